@@ -7,6 +7,7 @@ every Ray on the machine).
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -36,7 +37,8 @@ def _ray_executable() -> str:
 def ray_head(num_cpus: int = 2, startup_timeout: float = 90.0):
     """Start `ray start --head --block` in its own session; yield its GCS address."""
     port = free_port()
-    worker_low = free_port() % 20000 + 20000
+    # Below the kernel's ephemeral range, so free_port() picks never land inside it.
+    worker_low = random.randrange(10000, 29000, 300)
     temp_dir = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: Ray's socket paths have a length limit
     args = [
         _ray_executable(), "start", "--head", "--block", "--disable-usage-stats",
@@ -49,7 +51,7 @@ def ray_head(num_cpus: int = 2, startup_timeout: float = 90.0):
         f"--metrics-export-port={free_port()}",
         f"--node-manager-port={free_port()}",
         f"--object-manager-port={free_port()}",
-        f"--min-worker-port={worker_low}", f"--max-worker-port={worker_low + 2000}",
+        f"--min-worker-port={worker_low}", f"--max-worker-port={worker_low + 299}",
         f"--temp-dir={temp_dir}",
     ]
     log = open(os.path.join(temp_dir, "head.log"), "wb")
