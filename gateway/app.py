@@ -1,0 +1,141 @@
+"""The gateway: HTTP API, WebSocket sessions, health, metrics and the static client.
+
+Stateless: everything about a room lives in Redis and in its host actor, reached through
+`actors.client.RoomClient`; the process only keeps its sockets and its pub/sub subscriptions.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated
+
+import ray
+from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi.responses import ORJSONResponse
+from fastapi.staticfiles import StaticFiles
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, StringConstraints
+from redis.asyncio import Redis
+
+from actors.client import NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
+from actors.config import Config
+from gateway.hub import Hub
+from gateway.metrics import Metrics
+from gateway.state import GatewayState, gateway_state
+from gateway.ws import websocket_endpoint
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).with_name("static")
+READY_TIMEOUT = 2.0
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=24)]
+
+
+class NameBody(BaseModel):
+    name: Name
+
+
+class Seat(BaseModel):
+    room: str
+    seat: int
+    token: str
+
+
+Gateway = Annotated[GatewayState, Depends(gateway_state)]
+
+
+def create_app(config: Config) -> FastAPI:
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        rooms = RoomClient(config)
+        await rooms.start()
+        redis = Redis.from_url(config.redis_url)
+        hub = Hub(redis, config.prefix)
+        metrics.rooms.set_function(lambda: hub.room_count)
+        app.state.gateway = GatewayState(config=config, rooms=rooms, redis=redis, hub=hub,
+                                         metrics=metrics)
+        try:
+            yield
+        finally:
+            await hub.close()
+            await redis.aclose()
+            await rooms.close()
+
+    app = FastAPI(title="Werewolf gateway", lifespan=lifespan, default_response_class=ORJSONResponse)
+    app.state.metrics = metrics
+
+    @app.middleware("http")
+    async def time_requests(request: Request, call_next):
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        metrics.http_seconds.labels(
+            request.method, getattr(route, "path", None) or "static", str(response.status_code),
+        ).observe(time.perf_counter() - started)
+        return response
+
+    @app.post("/api/rooms", status_code=201, response_model=Seat)
+    async def create_room(body: NameBody, gw: Gateway):
+        return await gw.rooms.create_room(body.name)
+
+    @app.post("/api/rooms/{room}/join", response_model=Seat,
+              responses={404: {"description": "no such room"},
+                         409: {"description": "room_full, room_started or name_taken"}})
+    async def join_room(room: str, body: NameBody, gw: Gateway):
+        try:
+            return await gw.rooms.join(room, body.name)
+        except RoomNotFound:
+            raise HTTPException(404, {"code": "room_not_found"}) from None
+        except RoomFull:
+            raise HTTPException(409, {"code": "room_full"}) from None
+        except RoomStarted:
+            raise HTTPException(409, {"code": "room_started"}) from None
+        except NameTaken:
+            raise HTTPException(409, {"code": "name_taken"}) from None
+
+    @app.get("/api/rooms/{room}")
+    async def room_facts(room: str, gw: Gateway):
+        try:
+            return await gw.rooms.lobby(room)
+        except RoomNotFound:
+            raise HTTPException(404, {"code": "room_not_found"}) from None
+
+    @app.get("/healthz")
+    async def healthz():
+        return {"ok": True}
+
+    @app.get("/readyz")
+    async def readyz(gw: Gateway):
+        checks = {"redis": False, "ray": False}
+        try:
+            checks["redis"] = bool(await asyncio.wait_for(gw.redis.ping(), READY_TIMEOUT))
+        except Exception:
+            log.warning("readyz: Redis unreachable", exc_info=True)
+        try:
+            # ray.nodes() asks the GCS, so it fails when the cluster is gone.
+            nodes = await asyncio.wait_for(asyncio.to_thread(ray.nodes), READY_TIMEOUT)
+            checks["ray"] = any(node.get("Alive") for node in nodes)
+        except Exception:
+            log.warning("readyz: Ray unreachable", exc_info=True)
+        ok = all(checks.values())
+        return ORJSONResponse({"ok": ok, **checks}, status_code=200 if ok else 503)
+
+    @app.get("/metrics")
+    async def prometheus():
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    app.add_api_websocket_route("/ws/{room}", websocket_endpoint)
+    # Last, so the API routes win; html=True serves index.html at "/".
+    app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="static")
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """uvicorn factory (`gateway.app:app_from_env`): configuration from the environment."""
+    return create_app(Config.from_env())

@@ -1,0 +1,189 @@
+"""`werewolf serve`: Redis (private if none), a local Ray head (unless given one), the gateway.
+
+Flags become the environment variables of `actors.config.Config.from_env`, so uvicorn's worker
+processes (which build their app from the environment) all see the same configuration.
+Ctrl-C stops the gateway, then whatever this command started.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+DEFAULT_REDIS = ("127.0.0.1", 6379)
+RAY_FIRST_PORT = 6380  # Ray's default 6379 is Redis's port
+WS_MAX_BYTES = 1 << 20  # frames between 4 KiB and this get a `bad_frame` error; above, close 1009
+STARTUP_TIMEOUT = 90.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="werewolf")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser(
+        "serve", help="run Redis (if none), Ray (if none) and the gateway",
+        epilog="Phase durations: --duration-<phase> SECONDS, e.g. --duration-discussion 120 "
+               "(sets WW_DURATION_<PHASE>).")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1, help="gateway processes")
+    serve.add_argument("--redis-url", help="default: $REDIS_URL, else 127.0.0.1:6379 if it "
+                                           "answers, else a private redis-server")
+    serve.add_argument("--ray-address", help="default: $RAY_ADDRESS, else a local Ray head")
+    serve.add_argument("--games-per-actor", type=int, help="rooms per Ray host actor (1 = one each)")
+    serve.add_argument("--warm-actors", type=int, help="spare host actors kept started")
+    serve.add_argument("--prefix", help="Redis key prefix (WW_PREFIX)")
+    serve.add_argument("--log-level", default="info")
+    # Unknown flags are the open-ended --duration-<phase> family.
+    args, rest = parser.parse_known_args(argv)
+    os.environ.update(_env_from_flags(args, rest, serve))
+    return _serve(args)
+
+
+def _env_from_flags(args, rest: list[str], parser: argparse.ArgumentParser) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for flag, var in (("redis_url", "REDIS_URL"), ("ray_address", "RAY_ADDRESS"),
+                      ("games_per_actor", "WW_GAMES_PER_ACTOR"), ("warm_actors", "WW_WARM_ACTORS"),
+                      ("prefix", "WW_PREFIX")):
+        value = getattr(args, flag)
+        if value is not None:
+            env[var] = str(value)
+    it = iter(rest)
+    for item in it:
+        name, _, value = item.partition("=")
+        match = re.fullmatch(r"--duration-([a-z][a-z0-9_.-]*)", name)
+        if not match:
+            parser.error(f"unknown argument {item}")
+        if not value:
+            value = next(it, "")
+        if not value.isdigit():
+            parser.error(f"{name} needs a number of seconds")
+        env["WW_DURATION_" + re.sub(r"[.-]", "_", match.group(1)).upper()] = value
+    return env
+
+
+def _serve(args) -> int:
+    with ExitStack() as stack:
+        if not os.environ.get("REDIS_URL") and not _answers(*DEFAULT_REDIS):
+            os.environ["REDIS_URL"] = stack.enter_context(_private_redis())
+        if not os.environ.get("RAY_ADDRESS"):
+            os.environ["RAY_ADDRESS"] = stack.enter_context(_local_ray())
+        import uvicorn
+
+        shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+        print(f"Open http://{shown}:{args.port}/", flush=True)
+        uvicorn.run("gateway.app:app_from_env", factory=True, host=args.host, port=args.port,
+                    workers=args.workers, loop="uvloop", ws_max_size=WS_MAX_BYTES,
+                    log_level=args.log_level)
+    return 0
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _free_port(start: int | None = None) -> int:
+    for port in range(start, start + 200) if start else [0]:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port from {start}")
+
+
+@contextmanager
+def _private_redis():
+    exe = shutil.which("redis-server")
+    if exe is None:
+        sys.exit("No Redis answers at 127.0.0.1:6379 and redis-server is not installed "
+                 "(apt-get install redis-server, or set REDIS_URL).")
+    port = _free_port()
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no"], stdout=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        _wait(lambda: _answers("127.0.0.1", port), proc, "redis-server")
+        print(f"Started redis-server on 127.0.0.1:{port}", flush=True)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@contextmanager
+def _local_ray():
+    # Only for a head we start ourselves: loopback only, no token file to hand around.
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    port = _free_port(RAY_FIRST_PORT)
+    temp_dir = tempfile.mkdtemp(prefix="ww-ray", dir="/tmp")  # short: Ray's socket paths
+    ray_exe = Path(sys.executable).with_name("ray")
+    proc = subprocess.Popen(
+        [str(ray_exe) if ray_exe.exists() else "ray", "start", "--head", "--block",
+         "--disable-usage-stats", "--node-ip-address=127.0.0.1", f"--port={port}",
+         "--include-dashboard=false", f"--temp-dir={temp_dir}",
+         f"--ray-client-server-port={_free_port()}",
+         f"--dashboard-agent-listen-port={_free_port()}",
+         f"--dashboard-agent-grpc-port={_free_port()}",
+         f"--runtime-env-agent-port={_free_port()}", f"--metrics-export-port={_free_port()}"],
+        stdout=open(os.path.join(temp_dir, "head.log"), "wb"), stderr=subprocess.STDOUT,
+        start_new_session=True)
+    try:
+        _wait(lambda: _listening(port), proc, "ray head")
+        print(f"Started a local Ray head on 127.0.0.1:{port}", flush=True)
+        yield f"127.0.0.1:{port}"
+    finally:
+        _kill_family(proc)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _wait(ready, proc: subprocess.Popen, what: str) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while not ready():
+        if proc.poll() is not None:
+            sys.exit(f"{what} exited with {proc.returncode}")
+        if time.monotonic() > deadline:
+            sys.exit(f"{what} did not start in {STARTUP_TIMEOUT:.0f}s")
+        time.sleep(0.2)
+
+
+def _kill_family(proc: subprocess.Popen) -> None:
+    """Stop the head and the raylet's workers (never `ray stop`: it kills every Ray here)."""
+    import psutil
+
+    try:
+        family = [psutil.Process(proc.pid)] + psutil.Process(proc.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return
+    for p in family:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(family, timeout=10)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

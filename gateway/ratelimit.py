@@ -1,0 +1,23 @@
+"""Token bucket: `burst` actions at once, refilled at `rate` per second."""
+from __future__ import annotations
+
+import time
+
+
+class TokenBucket:
+    __slots__ = ("rate", "burst", "_tokens", "_at")
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._tokens = float(burst)
+        self._at = time.monotonic()
+
+    def take(self, now: float | None = None) -> bool:
+        now = time.monotonic() if now is None else now
+        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        return False

@@ -1,0 +1,303 @@
+"""The WebSocket session: `GET /ws/{room}` (see docs/protocol.md).
+
+Order of delivery: subscribe to the room first (live events buffer in the socket's queue), take the
+actor's `welcome` at seq S, replay the stored events `since < seq <= S`, then forward the buffered
+and live events with `seq > S`. The session remembers the last room seq it handled, so nothing is
+sent twice, and a jump in seq (pub/sub lost a message) is filled from the stored log.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+import orjson
+from fastapi import Depends, WebSocket, WebSocketException, status
+from starlette.websockets import WebSocketState
+
+from gateway.state import GatewayState, gateway_state
+
+log = logging.getLogger(__name__)
+
+MAX_FRAME_BYTES = 4096
+HELLO_TIMEOUT = 5.0
+MAX_BAD_FRAMES_IN_A_ROW = 20
+SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with `since`
+CHAT_BURST, CHAT_RATE = 5, 1.0  # 5 lines at once, then one a second
+MAX_ID_CHARS = 64
+MAX_TARGETS = 32
+
+CLOSE_OVERFLOW = 1013  # "try again later": the client reconnects with `since`
+
+
+class BadFrame(Exception):
+    """The client's frame is not a valid command; `id` is echoed when it could be read."""
+
+    def __init__(self, message: str, frame_id: str | int | None = None) -> None:
+        super().__init__(message)
+        self.frame_id = frame_id
+
+
+@dataclass(frozen=True)
+class Hello:
+    seat: int
+    since: int | None
+
+
+def parse_frame(raw: str | bytes | None) -> dict:
+    """Decode and type-check a client frame; returns the command with only the known fields."""
+    if raw is None:
+        raise BadFrame("empty frame")
+    size = len(raw.encode()) if isinstance(raw, str) else len(raw)
+    if size > MAX_FRAME_BYTES:
+        raise BadFrame(f"frame is {size} bytes, the limit is {MAX_FRAME_BYTES}")
+    try:
+        frame = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise BadFrame("frame is not JSON") from None
+    if not isinstance(frame, dict):
+        raise BadFrame("frame is not a JSON object")
+    frame_id = frame.get("id")
+    if frame_id is not None and not (
+        (isinstance(frame_id, str) and len(frame_id) <= MAX_ID_CHARS)
+        or (isinstance(frame_id, int) and not isinstance(frame_id, bool))
+    ):
+        raise BadFrame(f"id must be a string of at most {MAX_ID_CHARS} characters or an integer")
+    kind = frame.get("type")
+    check = _CHECKS.get(kind) if isinstance(kind, str) else None
+    if check is None:
+        raise BadFrame(f"unknown frame type {kind!r}", frame_id)
+    command = {"type": kind, "id": frame_id}
+    try:
+        check(frame, command)
+    except BadFrame as e:
+        e.frame_id = frame_id
+        raise
+    return command
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_act(frame: dict, command: dict) -> None:
+    action, targets = frame.get("action"), frame.get("targets", [])
+    if not isinstance(action, str) or not action:
+        raise BadFrame("act needs an action name")
+    if not isinstance(targets, list) or len(targets) > MAX_TARGETS or not all(map(_is_int, targets)):
+        raise BadFrame("targets must be a list of seat numbers")
+    command.update(action=action, targets=targets)
+
+
+def _check_chat(frame: dict, command: dict) -> None:
+    text = frame.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise BadFrame("chat needs a non-empty text")
+    command["text"] = text
+
+
+def _check_settings(frame: dict, command: dict) -> None:
+    if "roles" in frame:
+        roles = frame["roles"]
+        if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+            raise BadFrame("roles must be a list of role names")
+        command["roles"] = roles
+    if "durations" in frame:
+        durations = frame["durations"]
+        if not isinstance(durations, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in durations.values()
+        ):
+            raise BadFrame("durations must map phase names to seconds")
+        command["durations"] = durations
+
+
+def _check_nothing(frame: dict, command: dict) -> None:
+    pass
+
+
+_CHECKS = {
+    "act": _check_act,
+    "chat": _check_chat,
+    "settings": _check_settings,
+    "start": _check_nothing,
+    "ping": _check_nothing,
+}
+
+
+async def hello(websocket: WebSocket, room: str,
+                gw: GatewayState = Depends(gateway_state)) -> Hello:
+    """Auth dependency: accept, read the first frame, resolve its token to a seat of this room."""
+    await websocket.accept()
+    try:
+        message = await asyncio.wait_for(websocket.receive(), HELLO_TIMEOUT)
+    except asyncio.TimeoutError:
+        raise WebSocketException(status.WS_1008_POLICY_VIOLATION, "no hello") from None
+    raw = message.get("text") or message.get("bytes")
+    try:
+        frame = orjson.loads(raw) if raw and len(raw) <= MAX_FRAME_BYTES else None
+    except orjson.JSONDecodeError:
+        frame = None
+    gw.metrics.messages_in.labels("hello").inc()
+    if not (isinstance(frame, dict) and frame.get("type") == "hello"
+            and isinstance(frame.get("token"), str)
+            and (frame.get("since") is None or (_is_int(frame["since"]) and frame["since"] >= 0))):
+        raise WebSocketException(status.WS_1008_POLICY_VIOLATION, "first frame must be hello")
+    seat = await gw.rooms.authenticate(room, frame["token"])
+    if seat is None:
+        raise WebSocketException(status.WS_1008_POLICY_VIOLATION, "not_authenticated")
+    return Hello(seat=seat, since=frame.get("since"))
+
+
+async def websocket_endpoint(websocket: WebSocket, room: str, who: Hello = Depends(hello),
+                             gw: GatewayState = Depends(gateway_state)) -> None:
+    await Session(websocket, room, who.seat, gw).run(who.since)
+
+
+class Session:
+    def __init__(self, websocket: WebSocket, room: str, seat: int, gw: GatewayState) -> None:
+        self.ws = websocket
+        self.room = room
+        self.seat = seat
+        self.gw = gw
+        self.metrics = gw.metrics
+        self.queue: asyncio.Queue = asyncio.Queue(SEND_QUEUE_FRAMES)
+        self.last = 0  # last room seq handled (sent or filtered out)
+        self.sender: asyncio.Task | None = None
+
+    # Called by the hub for every stored event of the room, in publish order.
+    def deliver(self, event: dict) -> None:
+        try:
+            self.queue.put_nowait(event)
+        except asyncio.QueueFull:
+            self._drop()
+
+    def _reply(self, frame: dict) -> None:
+        if frame.get("type") == "error":
+            self.metrics.errors.labels(frame.get("code", "internal")).inc()
+        self.metrics.messages_out.labels(frame.get("type", "?")).inc()
+        try:
+            self.queue.put_nowait(orjson.dumps(frame).decode())
+        except asyncio.QueueFull:
+            self._drop()
+
+    def _drop(self) -> None:
+        if self.sender is not None and not self.sender.done():
+            self.metrics.dropped.inc()
+            self.sender.cancel()
+
+    async def run(self, since: int | None) -> None:
+        gw, room, seat = self.gw, self.room, self.seat
+        self.metrics.sockets.inc()
+        present = False
+        tasks: list[asyncio.Task] = []
+        close_code = status.WS_1000_NORMAL_CLOSURE
+        try:
+            await gw.hub.attach(room, self)
+            try:
+                welcome = await gw.rooms.welcome(room, seat)
+                upto = welcome["seq"]
+                replay = (await gw.rooms.events_after(room, since, upto=upto)
+                          if since is not None and since < upto else [])
+            except Exception:
+                log.exception("welcome failed for room %s seat %s", room, seat)
+                self.metrics.errors.labels("internal").inc()
+                await self.ws.send_text(orjson.dumps(_error(None, "internal", "room unavailable, retry")).decode())
+                close_code = status.WS_1011_INTERNAL_ERROR
+                return
+            await self.ws.send_text(orjson.dumps(
+                {"type": "welcome", "seat": seat, "seq": upto, "view": welcome["view"]}).decode())
+            self.metrics.messages_out.labels("welcome").inc()
+            for event in replay:
+                await self._send_event(event)
+            self.last = upto
+            try:
+                await gw.rooms.presence(room, seat, True)
+                present = True
+            except Exception:
+                log.exception("presence failed for room %s seat %s", room, seat)
+            self.sender = asyncio.create_task(self._send_loop())
+            receiver = asyncio.create_task(self._receive_loop())
+            tasks = [self.sender, receiver]
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            if self.sender.done():
+                close_code = CLOSE_OVERFLOW if self.sender.cancelled() else close_code
+            elif not receiver.cancelled() and receiver.exception() is None:
+                close_code = receiver.result()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await gw.hub.detach(room, self)
+            if present:
+                try:
+                    await gw.rooms.presence(room, seat, False)
+                except Exception:
+                    log.exception("presence failed for room %s seat %s", room, seat)
+            self.metrics.sockets.dec()
+            if self.ws.application_state == WebSocketState.CONNECTED \
+                    and self.ws.client_state == WebSocketState.CONNECTED:
+                try:
+                    await self.ws.close(close_code)
+                except Exception:  # the peer vanished while we closed; nothing left to do
+                    pass
+
+    async def _send_event(self, event: dict) -> None:
+        to = event.get("to")
+        if to is None or self.seat in to:
+            await self.ws.send_text(event["frame"])
+            self.metrics.out_event.inc()
+
+    async def _send_loop(self) -> None:
+        while True:
+            item = await self.queue.get()
+            if isinstance(item, str):
+                await self.ws.send_text(item)
+                continue
+            seq = item["seq"]
+            if seq <= self.last:
+                continue
+            if seq > self.last + 1:
+                for missed in await self.gw.rooms.events_after(self.room, self.last, upto=seq - 1):
+                    await self._send_event(missed)
+            await self._send_event(item)
+            self.last = seq
+
+    async def _receive_loop(self) -> int:
+        """Read client frames until the client leaves (returns a close code for the server)."""
+        bad_in_a_row = 0
+        while True:
+            message = await self.ws.receive()
+            if message["type"] == "websocket.disconnect":
+                return status.WS_1000_NORMAL_CLOSURE
+            try:
+                command = parse_frame(message.get("text") or message.get("bytes"))
+            except BadFrame as e:
+                self.metrics.messages_in.labels("bad").inc()
+                self._reply(_error(e.frame_id, "bad_frame", str(e)))
+                bad_in_a_row += 1
+                if bad_in_a_row >= MAX_BAD_FRAMES_IN_A_ROW:
+                    return status.WS_1008_POLICY_VIOLATION
+                continue
+            bad_in_a_row = 0
+            kind = command["type"]
+            self.metrics.messages_in.labels(kind).inc()
+            if kind == "ping":
+                self._reply({"type": "ack", "id": command["id"]})
+                continue
+            if kind == "chat" and not self.gw.hub.chat_bucket(
+                    self.room, self.seat, rate=CHAT_RATE, burst=CHAT_BURST).take():
+                self._reply(_error(command["id"], "rate_limited", "too many chat lines, slow down"))
+                continue
+            started = time.perf_counter()
+            try:
+                reply = await self.gw.rooms.command(self.room, self.seat, command)
+            except Exception:
+                log.exception("command %s failed in room %s", kind, self.room)
+                reply = _error(command["id"], "internal", "the room did not answer, retry")
+            self.metrics.command_seconds.labels(kind).observe(time.perf_counter() - started)
+            self._reply(reply)
+
+
+def _error(frame_id: str | int | None, code: str, message: str) -> dict:
+    return {"type": "error", "id": frame_id, "code": code, "message": message}
