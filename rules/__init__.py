@@ -1,1 +1,17 @@
-"""Werewolf rules engine."""
+"""Werewolf rules engine: pure, deterministic, JSON-serialisable state. See RULES.md."""
+
+from rules.engine import (ACTIONS, act, advance, next_deadline, prompts_for, say, start_game,
+                          view)
+from rules.errors import (BadFrame, BadSettings, IllegalTarget, NotYourTurn, RoomClosed,
+                          RulesError)
+from rules.outcome import Outcome, outcome
+from rules.settings import (DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, ROLES, SPECIAL_ROLES,
+                            Settings, roles_in_play, wolves_for)
+from rules.state import GameState
+
+__all__ = [
+    "ACTIONS", "BadFrame", "BadSettings", "DEFAULT_DURATIONS", "GameState", "IllegalTarget",
+    "MAX_PLAYERS", "MIN_PLAYERS", "NotYourTurn", "Outcome", "ROLES", "RoomClosed", "RulesError",
+    "SPECIAL_ROLES", "Settings", "act", "advance", "next_deadline", "outcome", "prompts_for",
+    "roles_in_play", "say", "start_game", "view", "wolves_for",
+]

@@ -1,0 +1,72 @@
+"""Plays random full games through the engine alone: `python -m rules.bench --games N`.
+
+Prints games/s and microseconds per command (act, say, advance, view), the floor under every
+latency the cluster can reach.
+"""
+
+import argparse
+import random
+import time
+
+from rules.engine import act, advance, say, start_game, view
+from rules.errors import NotYourTurn
+from rules.settings import MAX_PLAYERS, MIN_PLAYERS, SPECIAL_ROLES, Settings
+
+
+def random_game(seed: int, rng: random.Random, timed: dict | None = None):
+    """One full game with random legal answers, chat and timeouts; returns the final state."""
+    clock = time.perf_counter
+    n = rng.randint(MIN_PLAYERS, MAX_PLAYERS)
+    roles = [r for r in SPECIAL_ROLES if rng.random() < 0.8]
+    settings = Settings.from_json({"roles": roles})
+    now = 1_700_000_000_000
+    state, _ = start_game([f"p{i}" for i in range(n)], settings, seed, now)
+    counts = timed if timed is not None else {}
+
+    def timed_call(kind, fn, *args):
+        start = clock()
+        result = fn(*args)
+        spent, calls = counts.get(kind, (0.0, 0))
+        counts[kind] = (spent + clock() - start, calls + 1)
+        return result
+
+    while state.phase != "over":
+        now += rng.randint(0, 3000)
+        if state.prompts and rng.random() < 0.85:
+            prompt = rng.choice(state.prompts)
+            k = rng.randint(prompt["min"], min(prompt["max"], len(prompt["choices"])))
+            targets = rng.sample(prompt["choices"], k)
+            state, _ = timed_call("act", act, state, prompt["seat"], prompt["action"], targets, now)
+        elif rng.random() < 0.5:
+            seat = rng.randrange(n)
+            try:
+                state, _ = timed_call("say", say, state, seat, "hello there", now)
+            except NotYourTurn:  # a sleeping villager may not talk
+                pass
+        else:
+            now = max(now, state.deadline)
+            state, _ = timed_call("advance", advance, state, now)
+        timed_call("view", view, state, rng.randrange(n))
+    return state
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    timed: dict = {}
+    start = time.perf_counter()
+    for game in range(args.games):
+        random_game(args.seed * 1_000_003 + game, rng, timed)
+    elapsed = time.perf_counter() - start
+    commands = sum(calls for _, calls in timed.values())
+    print(f"{args.games} games in {elapsed:.2f} s: {args.games / elapsed:.1f} games/s, "
+          f"{commands} commands, {elapsed / commands * 1e6:.1f} us/command overall")
+    for kind, (spent, calls) in sorted(timed.items()):
+        print(f"  {kind:8s} {calls:8d} calls {spent / calls * 1e6:8.1f} us/call")
+
+
+if __name__ == "__main__":
+    main()

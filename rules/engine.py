@@ -1,0 +1,161 @@
+"""The public API: every function returns (new_state, events) or raises, never mutating input."""
+
+import random
+
+from rules import roles as _roles  # noqa: F401  (registers every step, hook and view field)
+from rules.errors import BadFrame, IllegalTarget, NotYourTurn, RoomClosed
+from rules.settings import MAX_PLAYERS, MIN_PLAYERS, Settings, roles_in_play
+from rules.state import GameState
+from rules.table import STEPS, VIEW_FIELDS, WOLF, Table, is_night, living
+
+ACTIONS = frozenset(action for step in STEPS.values() for action in step.actions)
+MAX_CHAT = 500
+
+
+def start_game(names: list, settings: Settings, seed: int, now: int):
+    """Deal the cards from `seed` and open the first night."""
+    if not isinstance(names, list) or not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
+        raise BadFrame(f"start: {MIN_PLAYERS}-{MAX_PLAYERS} players needed")
+    if not all(isinstance(n, str) for n in names):
+        raise BadFrame("start: names must be strings")
+    if type(seed) is not int or type(now) is not int:
+        raise BadFrame("start: seed and now must be integers")
+    deck = [role for role, count in roles_in_play(len(names), settings).items()
+            for _ in range(count)]
+    random.Random(f"{seed}/0").shuffle(deck)
+    state = GameState(
+        seed=seed, draws=0, settings=settings.to_json(), names=list(names), roles=deck,
+        alive=[True] * len(names), phase="start", day=1, deadline=None, mayor=None, prompts=[],
+        memo={"vote": {"elected": False, "votes": {}, "requests": []}}, pending=[], resume=None,
+        chat=[], outcome=None)
+    t = Table(state, now)
+    t.emit("game_started", None, seats=[{"seat": i, "name": n} for i, n in enumerate(names)],
+           roles_in_play=roles_in_play(len(names), settings))
+    for seat, role in enumerate(deck):
+        t.emit("role", [seat], role=role)
+    wolves = [seat for seat, role in enumerate(deck) if role == WOLF]
+    t.emit("wolves", wolves, wolves=wolves)
+    t.start_night()
+    t.run()
+    return t.s, t.events
+
+
+def _check_seat(state: GameState, seat, command: str) -> None:
+    if state.phase == "over":
+        raise RoomClosed(f"{command}: the game is over")
+    if type(seat) is not int or not 0 <= seat < len(state.roles):
+        raise BadFrame(f"{command}: no seat {seat!r} at this table")
+
+
+def act(state: GameState, seat: int, action: str, targets: list, now: int):
+    """Answer an open prompt; targets=[] passes where the prompt's `min` is 0."""
+    _check_seat(state, seat, str(action))
+    if action not in ACTIONS:
+        raise BadFrame(f"{action!r}: unknown action")
+    if not isinstance(targets, list) or not all(type(x) is int for x in targets):
+        raise BadFrame(f"{action}: targets must be a list of seat numbers")
+    prompt = next((p for p in state.prompts if p["seat"] == seat and p["action"] == action),
+                  None)
+    if prompt is None:
+        raise NotYourTurn(f"{action}: seat {seat} has no open {action} prompt "
+                          f"in phase {state.phase}")
+    if not prompt["min"] <= len(targets) <= prompt["max"]:
+        raise IllegalTarget(f"{action}: {prompt['min']}-{prompt['max']} targets expected "
+                            f"in phase {state.phase}, got {len(targets)}")
+    if len(set(targets)) != len(targets) or any(x not in prompt["choices"] for x in targets):
+        raise IllegalTarget(f"{action}: targets {targets} not among the choices "
+                            f"{prompt['choices']} in phase {state.phase}")
+    t = Table(state, now)
+    STEPS[state.phase].act(t, seat, action, targets)
+    t.run()
+    return t.s, t.events
+
+
+def channel_of(state: GameState, seat: int) -> tuple[str, list | None] | None:
+    """The channel `seat` may write now and its readers (None = everybody), or None."""
+    if not state.alive[seat]:
+        return "dead", [s for s, alive in enumerate(state.alive) if not alive]
+    if not is_night(state.phase):
+        return "day", None
+    if state.roles[seat] == WOLF:
+        return "wolves", [s for s in living(state) if state.roles[s] == WOLF]
+    return None
+
+
+def say(state: GameState, seat: int, text: str, now: int):
+    """Chat on the channel the seat's state gives it (day, wolves at night, the dead)."""
+    _check_seat(state, seat, "chat")
+    if not isinstance(text, str) or not 1 <= len(text.strip()) <= MAX_CHAT:
+        raise BadFrame(f"chat: text must be 1-{MAX_CHAT} characters")
+    channel = channel_of(state, seat)
+    if channel is None:
+        raise NotYourTurn(f"chat: villagers sleep and keep quiet in phase {state.phase}")
+    name, readers = channel
+    line = {"channel": name, "seat": seat, "name": state.names[seat], "text": text.strip(),
+            "ts": now}
+    new = state.clone()
+    new.chat.append({**line, "to": readers})
+    return new, [{"kind": "chat", "to": readers, **line}]
+
+
+def advance(state: GameState, now: int):
+    """Fire the current deadline if it is due; phases the timeout ends chain on at once."""
+    if state.phase == "over" or state.deadline is None or state.deadline > now:
+        return state, []
+    t = Table(state, now)
+    t.finish()
+    t.run()
+    return t.s, t.events
+
+
+def next_deadline(state: GameState) -> int | None:
+    return state.deadline
+
+
+def prompts_for(state: GameState, seat: int) -> list:
+    return [{"kind": "prompt", "action": p["action"], "choices": p["choices"], "min": p["min"],
+             "max": p["max"], "deadline": p["deadline"]}
+            for p in state.prompts if p["seat"] == seat]
+
+
+def view(state: GameState, seat: int) -> dict:
+    """Everything `seat` may know now, and nothing more."""
+    over = state.phase == "over"
+    me_alive = state.alive[seat]
+    seats = [{"seat": i, "name": name, "alive": alive, "mayor": i == state.mayor,
+              "role": state.roles[i] if over or not alive or i == seat else None}
+             for i, (name, alive) in enumerate(zip(state.names, state.alive))]
+    chat: dict = {}
+    for line in state.chat:
+        if over or line["to"] is None or seat in line["to"]:
+            chat.setdefault(line["channel"], []).append(
+                {k: v for k, v in line.items() if k != "to"})
+    channel = None if over else channel_of(state, seat)
+    result = {
+        "phase": state.phase,
+        "day": state.day,
+        "deadline": state.deadline,
+        "seats": seats,
+        "me": {"seat": seat, "role": state.roles[seat], "alive": me_alive},
+        "waiting": None if over else _waiting(state),
+        "mayor": state.mayor,
+        "chat": chat,
+        "channels": [channel[0]] if channel else [],
+        "prompts": prompts_for(state, seat),
+        "outcome": state.outcome,
+    }
+    for fields in VIEW_FIELDS:
+        result.update(fields(state, seat))
+    return result
+
+
+def _waiting(state: GameState) -> dict:
+    step = STEPS[state.phase]
+    seats = None
+    if step.names_waiting_seats:
+        if state.phase in ("day.election", "day.vote"):
+            voted = state.memo["vote"]["votes"]
+            seats = [s for s in living(state) if str(s) not in voted]
+        else:
+            seats = sorted({p["seat"] for p in state.prompts})
+    return {"action": step.waiting_action, "seats": seats}

@@ -1,0 +1,157 @@
+"""The day: first-day mayor election, discussion, elimination vote, mayor's tie-break."""
+
+from rules.table import VIEW_FIELDS, Step, Table, living, register
+
+VOTE_PHASES = ("day.election", "day.vote")
+
+
+def tally(state) -> dict:
+    """{str(target): weight}; in the elimination vote the mayor's vote counts twice."""
+    weights: dict = {}
+    double = state.phase == "day.vote"
+    for voter, target in state.memo["vote"]["votes"].items():
+        if target is not None:
+            key = str(target)
+            weights[key] = weights.get(key, 0) + (2 if double and int(voter) == state.mayor else 1)
+    return weights
+
+
+def top(weights: dict) -> list:
+    if not weights:
+        return []
+    best = max(weights.values())
+    return sorted(int(seat) for seat, w in weights.items() if w == best)
+
+
+class _VoteStep(Step):
+    """Public vote: each living seat votes (or abstains) and may change until the phase ends."""
+
+    names_waiting_seats = True
+
+    def open(self, t: Table) -> None:
+        t.s.memo["vote"]["votes"] = {}
+        for seat in living(t.s):
+            t.open_prompt(seat, self.actions[0], self.choices(t, seat), 0, 1)
+
+    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
+        target = targets[0] if targets else None
+        t.s.memo["vote"]["votes"][str(seat)] = target
+        t.emit("voted", None, phase=self.phase, seat=seat, target=target, tally=tally(t.s))
+
+    def done(self, t: Table) -> bool:
+        return len(t.s.memo["vote"]["votes"]) == sum(t.s.alive)
+
+
+@register
+class ElectionStep(_VoteStep):
+    phase = "day.election"
+    duration = "election"
+    actions = ("mayor.elect",)
+    waiting_action = "mayor.elect"
+
+    def choices(self, t: Table, seat: int) -> list:
+        return living(t.s)  # candidates may vote for themselves (RULES.md, D7)
+
+    def close(self, t: Table) -> None:
+        weights = tally(t.s)
+        tied = top(weights)
+        mayor = None
+        if tied:
+            mayor = tied[0] if len(tied) == 1 else t.rng().choice(tied)
+        t.emit("vote_result", None, phase=self.phase, target=mayor, tally=weights,
+               tie=tied if len(tied) > 1 else [])
+        t.s.memo["vote"]["elected"] = True
+        if mayor is not None:
+            t.s.mayor = mayor
+            t.emit("mayor", None, seat=mayor, how="elected")
+        t.enter("day.discussion")
+
+
+@register
+class DiscussionStep(Step):
+    phase = "day.discussion"
+    duration = "discussion"
+    actions = ("vote.request",)
+    waiting_action = "vote.request"
+
+    def open(self, t: Table) -> None:
+        t.s.memo["vote"]["requests"] = []
+        for seat in living(t.s):
+            t.open_prompt(seat, "vote.request", [], 0, 0)
+
+    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
+        requests = t.s.memo["vote"]["requests"]
+        requests.append(seat)
+        t.close_prompt(seat, action)
+        t.emit("vote_requested", None, seat=seat, count=len(requests), needed=needed(t.s))
+
+    def done(self, t: Table) -> bool:
+        return len(t.s.memo["vote"]["requests"]) >= needed(t.s)
+
+    def close(self, t: Table) -> None:
+        t.enter("day.vote")
+
+
+def needed(state) -> int:
+    """A majority of the living: more than half."""
+    return sum(state.alive) // 2 + 1
+
+
+@register
+class VoteStep(_VoteStep):
+    phase = "day.vote"
+    duration = "vote"
+    actions = ("vote",)
+    waiting_action = "vote"
+
+    def choices(self, t: Table, seat: int) -> list:
+        return [s for s in living(t.s) if s != seat]  # no vote against oneself (RULES.md, D7)
+
+    def close(self, t: Table) -> None:
+        weights = tally(t.s)
+        tied = top(weights)
+        if len(tied) > 1 and t.s.mayor is not None:
+            t.s.memo["vote"]["tie"] = tied
+        t.emit("vote_result", None, phase=self.phase, target=tied[0] if len(tied) == 1 else None,
+               tally=weights, tie=tied if len(tied) > 1 else [])
+        if len(tied) > 1 and t.s.mayor is not None:
+            t.enter("day.tiebreak")
+        else:
+            t.eliminate(tied[0] if len(tied) == 1 else None)
+
+
+@register
+class TiebreakStep(Step):
+    phase = "day.tiebreak"
+    duration = "tiebreak"
+    actions = ("mayor.tiebreak",)
+    waiting_action = "mayor.tiebreak"
+
+    def open(self, t: Table) -> None:
+        t.s.memo["vote"]["chosen"] = None
+        t.open_prompt(t.s.mayor, "mayor.tiebreak", t.s.memo["vote"]["tie"], 1, 1)
+
+    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
+        t.s.memo["vote"]["chosen"] = targets[0]
+        t.close_prompt(seat, action)
+
+    def close(self, t: Table) -> None:
+        chosen = t.s.memo["vote"].pop("chosen")
+        tie = t.s.memo["vote"].pop("tie")
+        t.emit("vote_result", None, phase=self.phase, target=chosen, tally={}, tie=tie)
+        t.eliminate(chosen)
+
+
+def view_fields(state, seat: int) -> dict:
+    vote = state.memo["vote"]
+    fields = {"votes": None, "tally": None, "requests": None}
+    if state.phase in VOTE_PHASES:
+        fields["votes"] = dict(vote["votes"])
+        fields["tally"] = tally(state)
+    elif state.phase == "day.discussion":
+        fields["requests"] = {"count": len(vote["requests"]), "needed": needed(state),
+                              "mine": seat in vote["requests"]}
+    return fields
+
+
+VIEW_FIELDS.append(view_fields)
