@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from redis.asyncio import Redis
 from starlette.requests import HTTPConnection
 
-from actors.client import RoomClient
-from actors.config import Config
-from gateway.hub import Hub
-from gateway.metrics import Metrics
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from actors.client import RoomClient
+    from actors.config import Config
+    from gateway.hub import Hub
+    from gateway.metrics import Metrics
 
 
 @dataclass

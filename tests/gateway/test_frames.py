@@ -1,0 +1,54 @@
+"""Client frame parsing: every malformed frame is a `bad_frame`, valid ones keep only known fields."""
+import orjson
+import pytest
+
+from gateway.ws import MAX_FRAME_BYTES, BadFrame, parse_frame
+
+
+@pytest.mark.parametrize("raw, why", [
+    (None, "empty"),
+    ("{", "not JSON"),
+    ("[1, 2]", "not a JSON object"),
+    ('"act"', "not a JSON object"),
+    ('{"id": 1}', "unknown frame type None"),
+    ('{"type": "dance"}', "unknown frame type 'dance'"),
+    ('{"type": 7}', "unknown frame type 7"),
+    ('{"type": "hello", "token": "x"}', "unknown frame type 'hello'"),
+    ('{"type": "act", "targets": [1]}', "act needs an action name"),
+    ('{"type": "act", "action": "vote", "targets": 3}', "targets must be a list"),
+    ('{"type": "act", "action": "vote", "targets": ["3"]}', "targets must be a list"),
+    ('{"type": "act", "action": "vote", "targets": [true]}', "targets must be a list"),
+    ('{"type": "chat", "text": ""}', "chat needs a non-empty text"),
+    ('{"type": "chat", "text": 5}', "chat needs a non-empty text"),
+    ('{"type": "settings", "roles": "seer"}', "roles must be a list"),
+    ('{"type": "settings", "durations": {"vote": "5"}}', "durations must map"),
+    ('{"type": "ping", "id": [1]}', "id must be"),
+    ('{"type": "ping", "id": true}', "id must be"),
+])
+def test_malformed_frames_are_bad_frames(raw, why):
+    with pytest.raises(BadFrame, match=why):
+        parse_frame(raw)
+
+
+def test_oversized_frame_is_refused_by_its_utf8_size():
+    text = "é" * (MAX_FRAME_BYTES // 2)  # fewer characters than the limit, more bytes
+    with pytest.raises(BadFrame, match="bytes"):
+        parse_frame(orjson.dumps({"type": "chat", "text": text}).decode())
+
+
+def test_error_keeps_the_frame_id_when_it_was_readable():
+    with pytest.raises(BadFrame) as caught:
+        parse_frame('{"type": "act", "id": "a1", "action": "vote", "targets": "x"}')
+    assert caught.value.frame_id == "a1"
+
+
+def test_valid_frames_keep_only_known_fields():
+    assert parse_frame('{"type": "act", "id": 3, "action": "vote", "targets": [2], "x": 1}') == {
+        "type": "act", "id": 3, "action": "vote", "targets": [2]}
+    assert parse_frame('{"type": "act", "action": "vote.request"}') == {
+        "type": "act", "id": None, "action": "vote.request", "targets": []}
+    assert parse_frame(b'{"type": "chat", "id": "c", "text": "hi"}') == {
+        "type": "chat", "id": "c", "text": "hi"}
+    assert parse_frame('{"type": "settings", "id": 1, "roles": ["seer"]}') == {
+        "type": "settings", "id": 1, "roles": ["seer"]}
+    assert parse_frame('{"type": "start"}') == {"type": "start", "id": None}
