@@ -1,0 +1,168 @@
+"""Pure, transport-free pieces of the load-test player: event-stream checks, prompt answers, chat
+lines that carry their own send time. No Locust, gevent or socket import here, so this is unit
+tested on its own and shared by every driver (Locust tables, latency script).
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+
+# Event kinds every seat receives (audience "all" in docs/protocol.md). Every seat that was
+# connected from seq 1 (hello since=0) must hold exactly the same set of these.
+PUBLIC_KINDS = frozenset({
+    "joined", "presence", "settings", "game_started", "phase", "death", "mayor",
+    "vote_requested", "voted", "vote_result", "game_over",
+})
+
+DAY_PHASES = frozenset({"day.election", "day.discussion", "day.vote", "day.tiebreak"})
+WOLF_CHAT_PHASES = frozenset({"night.wolves"})
+ASK_TO_VOTE = "vote.request"
+
+CHAT_MARK = "lt"
+
+
+def now_ms() -> float:
+    return time.time() * 1000.0
+
+
+def chat_text(seat: int, n: int, t_ms: float | None = None) -> str:
+    """A chat line that carries its send time (wall clock ms: every reader is on this box)."""
+    return f"{CHAT_MARK} {t_ms if t_ms is not None else now_ms():.3f} {seat} {n} hello table"
+
+
+def parse_chat_text(text: str) -> tuple[float, int, int] | None:
+    """(send ms, sender seat, n) for a load-test chat line, else None."""
+    parts = text.split(" ", 4)
+    if len(parts) < 4 or parts[0] != CHAT_MARK:
+        return None
+    try:
+        return float(parts[1]), int(parts[2]), int(parts[3])
+    except ValueError:
+        return None
+
+
+@dataclass
+class StreamCheck:
+    """One seat's received event stream: seqs must rise strictly (gaps allowed: private events)."""
+
+    seqs: list = field(default_factory=list)
+    kinds: dict = field(default_factory=dict)   # seq -> kind
+    duplicated: int = 0
+    reordered: int = 0
+
+    def add(self, seq: int, kind: str) -> str | None:
+        """Record one event; return "duplicated"/"reordered" when the stream breaks the contract."""
+        if self.seqs and seq <= self.seqs[-1]:
+            if seq in self.kinds:
+                self.duplicated += 1
+                return "duplicated"
+            self.reordered += 1
+            self.kinds[seq] = kind
+            return "reordered"
+        self.seqs.append(seq)
+        self.kinds[seq] = kind
+        return None
+
+    def public(self, upto: int | None = None) -> set:
+        return {s for s, k in self.kinds.items() if k in PUBLIC_KINDS and (upto is None or s <= upto)}
+
+
+def lost_public_events(streams: dict, upto: int | None = None) -> dict:
+    """seat -> sorted public seqs that seat missed while the others got them.
+
+    `streams` maps seat -> StreamCheck for seats connected since seq 1 (hello since=0).
+    """
+    union: set = set()
+    for st in streams.values():
+        union |= st.public(upto)
+    return {seat: sorted(union - st.public(upto)) for seat, st in streams.items() if union - st.public(upto)}
+
+
+def compare_replay(live: StreamCheck, replay_seqs: list, upto: int) -> tuple[list, list]:
+    """(missing live, extra live) seqs <= upto between a live stream and a since=0 replay."""
+    a = {s for s in live.seqs if s <= upto}
+    b = {s for s in replay_seqs if s <= upto}
+    return sorted(b - a), sorted(a - b)
+
+
+def choose_targets(prompt: dict, rng: random.Random) -> list:
+    """A legal random answer: between min and max distinct choices, preferring to act (not pass)."""
+    choices = list(prompt.get("choices") or [])
+    lo = int(prompt.get("min") or 0)
+    hi = int(prompt.get("max") if prompt.get("max") is not None else len(choices))
+    hi = min(hi, len(choices))
+    if hi <= 0:
+        return []
+    k = max(lo, min(hi, 1 if lo <= 1 else lo))
+    return rng.sample(choices, k)
+
+
+def answer_delay(prompt: dict, rng: random.Random, think: tuple[float, float], now_s: float,
+                 ask_fraction: tuple[float, float] = (0.3, 0.9)) -> float:
+    """Seconds to wait before answering: a think time, never past the prompt's deadline.
+
+    Ask-to-vote is answered late in the discussion (a fraction of the time left) so the table talks.
+    """
+    deadline = prompt.get("deadline")
+    left = (deadline / 1000.0 - now_s) if deadline else None
+    if prompt.get("action") == ASK_TO_VOTE and left is not None and left > 0:
+        return left * rng.uniform(*ask_fraction)
+    d = rng.uniform(*think)
+    if left is not None:
+        d = max(0.0, min(d, left - 0.5))
+    return d
+
+
+@dataclass
+class SeatState:
+    """What the load-test player tracks of its own seat."""
+
+    seat: int
+    role: str | None = None
+    wolf: bool = False
+    alive: bool = True
+    phase: str | None = None
+    over: bool = False
+    over_seq: int | None = None
+    prompts: dict = field(default_factory=dict)     # action -> prompt frame
+
+    def on_event(self, ev: dict) -> None:
+        kind = ev.get("kind")
+        if kind == "role":
+            self.role = ev.get("role")
+            if self.role in ("werewolf", "wolf"):
+                self.wolf = True
+        elif kind == "wolves":
+            self.wolf = True
+        elif kind == "phase":
+            self.phase = ev.get("phase")
+        elif kind == "death" and ev.get("seat") == self.seat:
+            self.alive = False
+        elif kind == "prompt":
+            self.prompts[ev.get("action")] = ev
+        elif kind == "prompt_closed":
+            self.prompts.pop(ev.get("action"), None)
+        elif kind == "game_over":
+            self.over = True
+            self.over_seq = ev.get("seq")
+            self.prompts.clear()
+
+    def chat_channel(self) -> str | None:
+        """"day"/"wolves" if this seat would talk now in the load model, else None."""
+        if self.over or not self.alive or self.phase is None:
+            return None
+        if self.phase in DAY_PHASES:
+            return "day"
+        if self.phase in WOLF_CHAT_PHASES and self.wolf:
+            return "wolves"
+        return None
+
+
+def percentile(values, q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100) of a list; None when empty."""
+    if not values:
+        return None
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, int(round(q / 100.0 * len(s) + 0.5)) - 1))
+    return s[k]
