@@ -1,0 +1,108 @@
+// The WebSocket session: hello with `since`, acks by id, reconnect with backoff and jitter.
+const BASE_DELAY_MS = 500;
+const MAX_DELAY_MS = 15000;
+const POLICY_VIOLATION = 1008; // the gateway's answer to a bad token
+
+export class Connection {
+  constructor({ room, token, since, onWelcome, onEvent, onError, onStatus, onRejected }) {
+    Object.assign(this, { room, token, onWelcome, onEvent, onError, onStatus, onRejected });
+    this.lastSeq = since;
+    this.attempt = 0;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.ws = null;
+    this.timer = null;
+    this.stopped = false;
+    window.addEventListener("online", () => this.retryNow());
+  }
+
+  start() {
+    this.stopped = false;
+    this.open();
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.ws) this.ws.close();
+  }
+
+  open() {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const ws = new WebSocket(`${scheme}://${location.host}/ws/${encodeURIComponent(this.room)}`);
+    this.ws = ws;
+    this.onStatus({ state: "connecting" });
+    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", token: this.token, since: this.lastSeq }));
+    ws.onmessage = (msg) => this.receive(JSON.parse(msg.data));
+    ws.onclose = (ev) => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.failPending();
+      if (ev.code === POLICY_VIOLATION) {
+        this.stopped = true;
+        this.onRejected();
+      } else if (!this.stopped) {
+        this.scheduleRetry();
+      }
+    };
+  }
+
+  scheduleRetry() {
+    const ceiling = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** this.attempt);
+    // Full jitter, so a table of phones that lost the same Wi-Fi does not come back in lockstep.
+    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+    this.attempt += 1;
+    this.onStatus({ state: "offline", retryAt: Date.now() + delay });
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.open(), delay);
+  }
+
+  retryNow() {
+    if (this.stopped || this.ws) return;
+    clearTimeout(this.timer);
+    this.open();
+  }
+
+  receive(frame) {
+    if (frame.type === "welcome") {
+      this.attempt = 0;
+      const replayFrom = this.lastSeq;
+      this.lastSeq = frame.seq;
+      this.onStatus({ state: "online" });
+      this.onWelcome(frame, replayFrom);
+    } else if (frame.type === "event") {
+      // Replayed events (seq <= welcome's seq) are already in the view; the app uses them for its feed only.
+      const fresh = frame.seq > this.lastSeq;
+      if (fresh) this.lastSeq = frame.seq;
+      this.onEvent(frame, fresh);
+    } else if (frame.type === "ack") {
+      this.settle(frame.id, null);
+    } else if (frame.type === "error") {
+      if (frame.id != null && this.pending.has(frame.id)) this.settle(frame.id, frame);
+      else this.onError(frame);
+    }
+  }
+
+  settle(id, error) {
+    const waiter = this.pending.get(id);
+    if (!waiter) return;
+    this.pending.delete(id);
+    if (error) waiter.reject(error);
+    else waiter.resolve();
+  }
+
+  failPending() {
+    for (const waiter of this.pending.values()) waiter.reject({ code: "disconnected" });
+    this.pending.clear();
+  }
+
+  // Resolves on the server's ack, rejects with the error frame.
+  send(frame) {
+    const id = `c${this.nextId++}`;
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return Promise.reject({ code: "disconnected" });
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.ws.send(JSON.stringify({ ...frame, id }));
+    });
+  }
+}

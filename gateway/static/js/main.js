@@ -1,0 +1,648 @@
+// The browser client: renders the seat's view and answers the prompts it receives.
+// It holds no rules: what to show comes from the view and the events, what to do from the prompts.
+import { LANGS, pickLanguage, setLanguage, t, has, language } from "./i18n.js";
+import { Connection } from "./conn.js";
+import { applyEvent } from "./state.js";
+import qrcode from "../vendor/qrcode.mjs";
+
+// Shown as toggles to the host; the server decides which are valid and what they imply.
+const SPECIAL_ROLES = ["seer", "witch", "hunter", "cupid"];
+const MIN_PLAYERS = 6;
+const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers", "game_over"]);
+const FEED_LIMIT = 80;
+
+const $ = (sel) => document.querySelector(sel);
+const app = {
+  room: null, token: null, seat: null, view: null, conn: null,
+  feed: [], feedSeq: 0,
+  selected: {}, answered: {}, chatTab: null, lastWritable: null, renderQueued: false,
+};
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c != null) node.append(c);
+  return node;
+}
+
+// Replaces a container's children and gives focus back to the element with the same data-fk,
+// so a keyboard user keeps their place when the view changes under them.
+function rebuild(container, nodes) {
+  const active = document.activeElement;
+  const fk = container.contains(active) ? active.dataset.fk : null;
+  container.replaceChildren(...nodes);
+  if (fk) container.querySelector(`[data-fk="${CSS.escape(fk)}"]`)?.focus();
+}
+
+function toast(text) {
+  const box = $("#toast");
+  box.textContent = text;
+  box.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => (box.hidden = true), 5000);
+}
+
+function errorText(err) {
+  const code = err?.code ?? (typeof err?.detail === "object" ? err.detail.code : null) ?? "unknown";
+  return has(`error.${code}`) ? t(`error.${code}`) : t("error.unknown", { code });
+}
+
+function showScreen(id) {
+  for (const s of document.querySelectorAll(".screen")) s.hidden = s.id !== id;
+  document.body.dataset.screen = id;
+}
+
+// ---------- rooms, tokens, routing ----------
+
+const tokenKey = (room) => `ww:token:${room}`;
+
+function roomFromUrl() {
+  const m = location.hash.match(/^#\/r\/([A-Za-z0-9]+)/);
+  if (m) return m[1].toUpperCase();
+  const q = new URLSearchParams(location.search).get("room");
+  return q ? q.toUpperCase() : null;
+}
+
+function shareLink(room) {
+  return `${location.origin}${location.pathname}#/r/${room}`;
+}
+
+async function api(method, path, body) {
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: body ? { "content-type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  } catch {
+    throw { code: "network" };
+  }
+  const data = await res.json().catch(() => ({}));
+  if (res.status === 404) throw { code: "not_found" };
+  if (res.status === 422) throw { code: "bad_name" };
+  if (!res.ok) throw { code: data?.detail?.code ?? "unknown" };
+  return data;
+}
+
+function seated(answer) {
+  localStorage.setItem(tokenKey(answer.room), answer.token);
+  if (roomFromUrl() === answer.room) route();
+  else location.hash = `#/r/${answer.room}`;
+}
+
+async function route() {
+  const room = roomFromUrl();
+  if (app.conn && app.room !== room) {
+    app.conn.stop();
+    app.conn = null;
+  }
+  if (!room) {
+    showScreen("screen-home");
+    return;
+  }
+  const token = localStorage.getItem(tokenKey(room));
+  if (!token) {
+    showJoin(room);
+    return;
+  }
+  if (app.conn) return;
+  Object.assign(app, { room, token, view: null, feed: [], feedSeq: 0, selected: {}, answered: {} });
+  // since=0 on a fresh page: the view comes whole, and the replayed history refills the feed.
+  app.conn = new Connection({
+    room, token, since: 0,
+    onWelcome, onEvent,
+    onError: (frame) => toast(errorText(frame)),
+    onStatus: showConnStatus,
+    onRejected: () => {
+      localStorage.removeItem(tokenKey(room));
+      app.conn = null;
+      toast(t("error.not_authenticated"));
+      showJoin(room);
+    },
+  });
+  app.conn.start();
+}
+
+async function showJoin(room) {
+  showScreen("screen-join");
+  $("#join-title").textContent = t("join.title", { room });
+  $("#join-seated").textContent = "";
+  try {
+    const lobby = await api("GET", `/api/rooms/${room}`);
+    const names = lobby.players.map((p) => p.name).join(", ");
+    if (names) $("#join-seated").textContent = t("join.seated", { names });
+  } catch (err) {
+    $("#join-seated").textContent = errorText(err);
+  }
+}
+
+function bindForms() {
+  $("#form-create").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      seated(await api("POST", "/api/rooms", { name: e.target.name.value.trim() }));
+    } catch (err) {
+      toast(errorText(err));
+    }
+  });
+  $("#form-join-code").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const room = e.target.room.value.trim().toUpperCase();
+    try {
+      seated(await api("POST", `/api/rooms/${room}/join`, { name: e.target.name.value.trim() }));
+    } catch (err) {
+      toast(errorText(err));
+    }
+  });
+  $("#form-join").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const room = roomFromUrl();
+    try {
+      seated(await api("POST", `/api/rooms/${room}/join`, { name: e.target.name.value.trim() }));
+    } catch (err) {
+      toast(errorText(err));
+    }
+  });
+  $("#copy-link").addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText($("#share-link").value);
+      toast(t("lobby.copied"));
+    } catch {
+      $("#share-link").select();
+    }
+  });
+  $("#start").addEventListener("click", () => send({ type: "start" }));
+  $("#chat-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const input = $("#chat-input");
+    const text = input.value.trim();
+    if (!text) return;
+    send({ type: "chat", text }).then(() => (input.value = ""));
+  });
+  $("#lang").addEventListener("change", async (e) => {
+    await setLanguage(e.target.value, { persist: true });
+    app.qrFor = null;
+    render();
+  });
+}
+
+function send(frame) {
+  if (!app.conn) return Promise.reject({ code: "disconnected" });
+  return app.conn.send(frame).catch((err) => {
+    toast(errorText(err));
+    throw err;
+  });
+}
+
+// ---------- connection callbacks ----------
+
+function onWelcome(frame) {
+  app.seat = frame.seat;
+  app.view = { prompts: [], chat: {}, votes: {}, tally: {}, pointing: {}, ...frame.view };
+  scheduleRender();
+}
+
+function onEvent(ev, fresh) {
+  if (!app.view) return;
+  if (fresh) applyEvent(app.view, ev, app.seat);
+  // A replayed game_over still carries the full cards and chat for the end screen.
+  if (ev.kind === "game_over") app.view.final = { alive: ev.alive, roles: ev.roles, chat: ev.chat };
+  if (ev.seq > app.feedSeq) {
+    app.feedSeq = ev.seq;
+    if (FEED_KINDS.has(ev.kind)) {
+      app.feed.push(ev);
+      if (app.feed.length > FEED_LIMIT) app.feed.shift();
+    }
+  }
+  scheduleRender();
+}
+
+function showConnStatus(status) {
+  const box = $("#conn");
+  box.dataset.state = status.state;
+  clearInterval(showConnStatus.timer);
+  const paint = () => {
+    if (status.state === "offline") {
+      const s = Math.max(0, Math.ceil((status.retryAt - Date.now()) / 1000));
+      box.textContent = t("conn.offline", { s });
+    } else {
+      box.textContent = t(`conn.${status.state}`);
+    }
+  };
+  paint();
+  if (status.state === "offline") showConnStatus.timer = setInterval(paint, 500);
+}
+
+// ---------- rendering ----------
+
+function scheduleRender() {
+  if (app.renderQueued) return;
+  app.renderQueued = true;
+  queueMicrotask(() => {
+    app.renderQueued = false;
+    render();
+  });
+}
+
+function render() {
+  const v = app.view;
+  if (!v) return;
+  if (v.status === "lobby") renderLobby(v);
+  else if (v.status === "finished" || v.outcome) renderEnd(v);
+  else renderGame(v);
+}
+
+const roleName = (role) => (role ? t(`role.${role}`) : t("role.unknown"));
+
+function nameOf(seat) {
+  if (seat == null) return t("players.nobody");
+  const v = app.view;
+  const s = (v.seats || []).find((x) => x.seat === Number(seat)) || v.players.find((x) => x.seat === Number(seat));
+  return s ? s.name : `#${seat}`;
+}
+
+function isHost(v) {
+  return v.host === app.seat;
+}
+
+function renderLobby(v) {
+  showScreen("screen-lobby");
+  document.body.dataset.phase = "lobby";
+  $("#lobby-title").textContent = t("lobby.title", { room: v.room });
+  const link = shareLink(v.room);
+  $("#share-link").value = link;
+  if (app.qrFor !== `${link}|${language()}`) {
+    app.qrFor = `${link}|${language()}`;
+    const qr = qrcode(0, "M");
+    qr.addData(link);
+    qr.make();
+    $("#qr").innerHTML = qr.createSvgTag({ cellSize: 4, margin: 4, scalable: true, title: t("lobby.qr") });
+  }
+
+  $("#lobby-players-title").textContent = t("lobby.players", { n: v.players.length });
+  rebuild($("#lobby-players"), v.players.map((p) =>
+    el("li", { "data-seat": p.seat, class: "player" },
+      connDot(p.connected),
+      el("span", { class: "name", text: p.name }),
+      p.seat === v.host ? el("span", { class: "badge", text: t("lobby.host") }) : null,
+      p.seat === app.seat ? el("span", { class: "muted", text: `(${t("lobby.you")})` }) : null)));
+
+  const need = v.players.length < MIN_PLAYERS;
+  const hostName = nameOf(v.host);
+  $("#lobby-need").textContent = need
+    ? t("lobby.need", { n: v.players.length, min: MIN_PLAYERS })
+    : isHost(v) ? "" : t("lobby.wait_host", { name: hostName });
+
+  const rip = v.roles_in_play || {};
+  $("#lobby-wolves").textContent = t("lobby.wolves", { n: rip.werewolf ?? 0 });
+  rebuild($("#lobby-roles"), Object.entries(rip).map(([role, n]) =>
+    el("li", { class: "chip", "data-role": role, text: n > 1 ? `${roleName(role)} ×${n}` : roleName(role) })));
+  const durations = v.settings?.durations || {};
+  rebuild($("#lobby-durations"), Object.entries(durations).flatMap(([k, s]) =>
+    [el("dt", { text: durationLabel(k) }), el("dd", { text: String(s) })]));
+
+  const hostForm = $("#lobby-host");
+  hostForm.hidden = !isHost(v);
+  if (isHost(v)) renderHostForm(v, need);
+}
+
+function durationLabel(key) {
+  return has(`duration.${key}`) ? t(`duration.${key}`) : key;
+}
+
+// Inputs are rebuilt only when the set of settings changes, and a focused input is never
+// overwritten, so the host can type while other players' updates arrive.
+function renderHostForm(v, need) {
+  const chosen = new Set(v.settings?.roles || []);
+  const roles = [...new Set([...SPECIAL_ROLES, ...chosen])];
+  const durations = v.settings?.durations || {};
+  const shape = `${roles.join()}|${Object.keys(durations).join()}|${language()}`;
+  const rolesBox = $("#host-roles");
+  const durBox = $("#host-durations");
+  if (app.hostShape !== shape) {
+    app.hostShape = shape;
+    rolesBox.replaceChildren(...roles.map((role) =>
+      el("label", { class: "check" },
+        el("input", { type: "checkbox", name: "role", value: role, onchange: sendSettings }),
+        el("span", { text: `${roleName(role)}: ${t(`explain.${role}`)}` }))));
+    durBox.replaceChildren(...Object.keys(durations).map((k) =>
+      el("label", {},
+        el("span", { text: durationLabel(k) }),
+        el("input", { type: "number", name: k, min: 1, inputmode: "numeric", onchange: sendSettings }))));
+  }
+  for (const box of rolesBox.querySelectorAll("input")) box.checked = chosen.has(box.value);
+  for (const input of durBox.querySelectorAll("input")) {
+    if (document.activeElement !== input) input.value = durations[input.name];
+  }
+  $("#start").disabled = need;
+}
+
+function sendSettings() {
+  const roles = [...document.querySelectorAll("#host-roles input:checked")].map((b) => b.value);
+  const durations = {};
+  for (const input of document.querySelectorAll("#host-durations input")) durations[input.name] = Number(input.value);
+  send({ type: "settings", roles, durations }).catch(() => render());
+}
+
+function connDot(connected) {
+  const label = connected ? t("players.online") : t("players.offline");
+  return el("span", { class: `dot ${connected ? "on" : "off"}`, role: "img", "aria-label": label, title: label });
+}
+
+function phaseLabel(v) {
+  return has(`phase.${v.phase}`) ? t(`phase.${v.phase}`) : v.phase;
+}
+
+function dayLabel(phase, day) {
+  return t(String(phase).startsWith("night") ? "game.night" : "game.day", { n: day });
+}
+
+function renderGame(v) {
+  showScreen("screen-game");
+  document.body.dataset.phase = v.phase;
+  $("#phase-name").textContent = phaseLabel(v);
+  $("#phase-day").textContent = dayLabel(v.phase, v.day);
+  tick();
+  renderWaiting(v);
+  renderCard(v);
+  renderPrompts(v);
+  renderPlayers(v);
+  renderChat(v);
+  renderFeed();
+}
+
+function tick() {
+  const v = app.view;
+  const box = $("#countdown");
+  if (!v || !v.deadline || v.status !== "running") {
+    box.textContent = "";
+    return;
+  }
+  const s = Math.max(0, Math.ceil((v.deadline - Date.now()) / 1000));
+  box.textContent = t("game.left", { s });
+}
+
+function renderWaiting(v) {
+  const w = v.waiting;
+  const box = $("#waiting");
+  if (!w || !w.action) {
+    box.textContent = "";
+    return;
+  }
+  const who = w.seats && w.seats.length
+    ? w.seats.map(nameOf).join(", ")
+    : has(`waiting.role.${w.action}`) ? t(`waiting.role.${w.action}`) : t("waiting.someone");
+  box.textContent = t("waiting.for", { who });
+}
+
+function renderCard(v) {
+  const me = v.me || {};
+  const card = $("#card");
+  card.dataset.role = me.role || "";
+  $("#card-role").textContent = roleName(me.role);
+  $("#card-explain").textContent = me.role ? t(`explain.${me.role}`) : "";
+  const facts = [];
+  if (me.alive === false) facts.push(el("li", { class: "warn", text: t("card.dead") }));
+  if (v.mayor === app.seat) facts.push(el("li", { text: t("card.mayor") }));
+  if (v.lover != null) facts.push(el("li", { "data-fact": "lover", text: t("card.lover", { name: nameOf(v.lover) }) }));
+  if (v.wolves && v.wolves.length) {
+    facts.push(el("li", { "data-fact": "wolves", text: t("card.wolves", { names: v.wolves.map(nameOf).join(", ") }) }));
+  }
+  for (const r of v.seer_results || []) {
+    facts.push(el("li", { "data-fact": "seen", text: t("card.seen", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
+  }
+  rebuild($("#card-facts"), facts);
+}
+
+function promptKey(p) {
+  return `${p.action}:${p.deadline}`;
+}
+
+function myCurrentChoice(v, p) {
+  if (p.action === "wolves.point") return v.pointing?.[app.seat];
+  if (p.action === "vote" || p.action === "mayor.elect") return v.votes?.[app.seat];
+  return undefined;
+}
+
+function act(p, targets) {
+  const key = promptKey(p);
+  send({ type: "act", action: p.action, targets }).then(() => {
+    app.answered[key] = targets;
+    delete app.selected[key];
+    scheduleRender();
+  }, () => {});
+}
+
+function renderPrompts(v) {
+  const prompts = v.prompts || [];
+  const nodes = prompts.map((p) => promptNode(v, p));
+  if (!nodes.length) nodes.push(el("p", { class: "muted", text: t("act.nothing") }));
+  // Offered even without a prompt, so the button is there as soon as the discussion starts.
+  if (v.phase === "day.discussion" && v.requests && v.me?.alive && !prompts.some((p) => p.action === "vote.request")) {
+    nodes.push(requestNode(v, { action: "vote.request", choices: [], min: 0, max: 0, deadline: v.deadline }));
+  }
+  rebuild($("#prompts"), nodes);
+}
+
+function actionText(action, part) {
+  return has(`action.${action}.${part}`) ? t(`action.${action}.${part}`) : part === "title" ? t("action.unknown.title", { action }) : "";
+}
+
+function requestNode(v, p) {
+  const r = v.requests || { count: 0, needed: "?", mine: false };
+  const vars = { count: r.count, needed: r.needed ?? "?" };
+  const asked = r.mine || app.answered[promptKey(p)];
+  return el("div", { class: "prompt", "data-action": p.action, "data-key": promptKey(p), "data-answered": asked ? "1" : null },
+    el("h3", { text: actionText(p.action, "title") }),
+    el("p", { class: "hint", text: actionText(p.action, "help") }),
+    asked
+      ? el("p", { class: "ok", text: t("action.vote.request.asked", vars) })
+      : el("button", { type: "button", class: "primary", "data-fk": `req`, onclick: () => act(p, []),
+        text: t("action.vote.request.button", vars) }));
+}
+
+function promptNode(v, p) {
+  if (p.action === "vote.request") return requestNode(v, p);
+  const key = promptKey(p);
+  const sel = app.selected[key] || new Set();
+  const current = myCurrentChoice(v, p);
+  const answered = app.answered[key];
+  const extra = [];
+  if (p.action.startsWith("witch.") && v.witch) {
+    extra.push(el("p", { class: "info", text: v.witch.victim == null ? t("witch.no_victim") : t("witch.victim", { name: nameOf(v.witch.victim) }) }));
+  }
+  if (p.action === "wolves.point" && Object.keys(v.pointing || {}).length) {
+    extra.push(el("ul", { class: "plain pointing", "aria-label": t("wolves.pointing") },
+      Object.entries(v.pointing).map(([wolf, target]) =>
+        el("li", { text: `${nameOf(wolf)} → ${nameOf(target)}` }))));
+  }
+  const choose = (seat) => {
+    const next = new Set(sel);
+    if (p.max <= 1) {
+      next.clear();
+      next.add(seat);
+    } else if (next.has(seat)) next.delete(seat);
+    else if (next.size < p.max) next.add(seat);
+    app.selected[key] = next;
+    render();
+  };
+  const buttons = p.choices.map((seat) => {
+    const picked = sel.has(seat) || (!sel.size && (current === seat || answered?.includes(seat)));
+    const tally = v.tally?.[seat];
+    return el("button", {
+      type: "button", class: "choice", "data-seat": seat, "data-fk": `${key}:${seat}`,
+      "aria-pressed": picked ? "true" : "false", onclick: () => choose(seat),
+    }, nameOf(seat), tally ? el("span", { class: "count", text: ` ${tally}` }) : null);
+  });
+  const count = sel.size;
+  const ready = count >= Math.max(1, p.min) && count <= p.max;
+  const need = p.min === p.max ? t("act.pick", { n: p.max }) : t("act.pick_upto", { n: p.max });
+  return el("div", { class: "prompt", "data-action": p.action, "data-key": key, "data-answered": answered ? "1" : null },
+    el("h3", { text: actionText(p.action, "title") }),
+    el("p", { class: "hint", text: `${actionText(p.action, "help")} ${need}` }),
+    extra,
+    el("div", { class: "choices", role: "group", "aria-label": actionText(p.action, "title") }, buttons),
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "primary confirm", "data-fk": `${key}:ok`, disabled: !ready,
+        onclick: () => act(p, [...sel]), text: t("act.confirm") }),
+      p.min === 0 ? el("button", { type: "button", class: "pass", "data-fk": `${key}:pass`,
+        onclick: () => act(p, []), text: t("act.pass") }) : null),
+    answered ? el("p", { class: "ok", text: t("act.sent") }) : null);
+}
+
+function renderPlayers(v) {
+  const online = new Map(v.players.map((p) => [p.seat, p.connected]));
+  rebuild($("#players"), (v.seats || []).map((s) => {
+    const voted = v.votes?.[s.seat];
+    const points = v.pointing?.[s.seat];
+    const tally = v.tally?.[s.seat];
+    return el("li", {
+      class: `player ${s.alive ? "alive" : "dead"} ${s.seat === app.seat ? "me" : ""}`,
+      "data-seat": s.seat, "data-alive": s.alive ? "1" : "0", "data-role": s.role || null,
+    },
+      connDot(online.get(s.seat)),
+      el("span", { class: "name", text: s.name }),
+      s.seat === app.seat ? el("span", { class: "muted", text: `(${t("players.you")})` }) : null,
+      s.mayor || v.mayor === s.seat ? el("span", { class: "badge mayor", text: t("players.mayor") }) : null,
+      el("span", { class: "state", text: s.alive ? t("players.alive") : t("players.dead") }),
+      s.role ? el("span", { class: "chip role", text: roleName(s.role) }) : null,
+      tally ? el("span", { class: "tally", text: t("players.votes", { n: tally }) }) : null,
+      voted !== undefined ? el("span", { class: "muted vote", text: t("players.voted_for", { name: nameOf(voted) }) }) : null,
+      points !== undefined ? el("span", { class: "muted point", text: t("players.points_at", { name: nameOf(points) }) }) : null);
+  }));
+}
+
+function channelLabel(ch) {
+  return has(`chat.channel.${ch}`) ? t(`chat.channel.${ch}`) : ch;
+}
+
+function chatLine(line) {
+  return el("li", { class: "line", "data-channel": line.channel },
+    el("span", { class: "who", text: `${line.name}: ` }), el("bdi", { text: line.text }));
+}
+
+function renderChat(v) {
+  const chat = v.chat || {};
+  const writable = v.channels || [];
+  const tabs = [...new Set([...writable, ...Object.keys(chat)])];
+  // Follow the channel the seat may write to when it changes (night falls, or the seat dies).
+  if (writable[0] !== app.lastWritable) {
+    app.lastWritable = writable[0];
+    if (writable[0]) app.chatTab = writable[0];
+  }
+  if (!tabs.includes(app.chatTab)) app.chatTab = tabs[0] ?? null;
+  rebuild($("#chat-tabs"), tabs.map((ch) => el("button", {
+    type: "button", role: "tab", class: "tab", "data-channel": ch, "data-fk": `tab:${ch}`,
+    "aria-selected": ch === app.chatTab ? "true" : "false",
+    onclick: () => { app.chatTab = ch; render(); },
+  }, channelLabel(ch), el("span", { class: "count", text: ` ${(chat[ch] || []).length}` }))));
+  const lines = chat[app.chatTab] || [];
+  const log = $("#chat-log");
+  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  rebuild(log, lines.length ? lines.map(chatLine) : [el("li", { class: "muted", text: t("chat.empty") })]);
+  if (atBottom) log.scrollTop = log.scrollHeight;
+  const form = $("#chat-form");
+  form.hidden = !writable.length;
+  $("#chat-to").textContent = writable.length ? t("chat.write_to", { channel: channelLabel(writable[0]) }) : t("chat.readonly");
+}
+
+function feedText(ev) {
+  switch (ev.kind) {
+    case "joined": return t("feed.joined", { name: ev.name });
+    case "game_started": return t("feed.started");
+    case "phase": return t("feed.phase", { phase: has(`phase.${ev.phase}`) ? t(`phase.${ev.phase}`) : ev.phase, day: dayLabel(ev.phase, ev.day) });
+    case "death": {
+      const cause = has(`cause.${ev.cause}`) ? t(`cause.${ev.cause}`) : t("cause.unknown", { cause: ev.cause });
+      return t("feed.death", { name: nameOf(ev.seat), cause, role: roleName(ev.role) });
+    }
+    case "mayor": return ev.seat == null ? t("feed.mayor.none") : t(ev.how === "successor" ? "feed.mayor.successor" : "feed.mayor.elected", { name: nameOf(ev.seat) });
+    case "vote_result": {
+      if (ev.phase === "day.election") return t("feed.election_result", { name: nameOf(ev.target) });
+      const text = ev.target == null ? t("feed.vote_result.none") : t("feed.vote_result", { name: nameOf(ev.target) });
+      return ev.tie && ev.tie.length > 1 ? `${t("feed.vote_result.tie", { names: ev.tie.map(nameOf).join(", ") })} ${text}` : text;
+    }
+    case "seer_result": return t("feed.seer", { name: nameOf(ev.seat), role: roleName(ev.role) });
+    case "lovers": return t("feed.lovers", { name: nameOf(ev.lovers.find((s) => s !== app.seat) ?? app.seat) });
+    case "game_over": return t("feed.game_over");
+    default: return null;
+  }
+}
+
+function renderFeed() {
+  rebuild($("#feed"), app.feed.slice().reverse().map((ev) =>
+    el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev) })));
+}
+
+function renderEnd(v) {
+  showScreen("screen-end");
+  document.body.dataset.phase = "over";
+  const final = v.final || {};
+  const winners = v.outcome?.winners || [];
+  $("#end-me").textContent = winners.includes(app.seat) ? t("end.you_won") : t("end.you_lost");
+  $("#end-winners").textContent = winners.length ? t("end.winners", { names: winners.map(nameOf).join(", ") }) : t("end.no_winner");
+  const reason = v.outcome?.reason;
+  $("#end-reason").textContent = reason && has(`end.reason.${reason}`) ? t(`end.reason.${reason}`) : reason || "";
+  const roles = final.roles || {};
+  const alive = new Set(final.alive || (v.seats || []).filter((s) => s.alive).map((s) => s.seat));
+  rebuild($("#end-cards"), (v.seats || []).map((s) => {
+    const role = roles[s.seat] ?? s.role;
+    return el("li", { class: `player ${alive.has(s.seat) ? "alive" : "dead"}`, "data-seat": s.seat, "data-role": role },
+      el("span", { class: "name", text: s.name }),
+      el("span", { class: "chip role", text: roleName(role) }),
+      el("span", { class: "state", text: alive.has(s.seat) ? t("players.alive") : t("players.dead") }),
+      winners.includes(s.seat) ? el("span", { class: "badge", text: "★" }) : null);
+  }));
+  const lines = final.chat || Object.values(v.chat || {}).flat();
+  const byChannel = new Map();
+  for (const line of lines) {
+    if (!byChannel.has(line.channel)) byChannel.set(line.channel, []);
+    byChannel.get(line.channel).push(line);
+  }
+  rebuild($("#end-chat"), [...byChannel].map(([ch, ls]) =>
+    el("section", { class: "endchat", "data-channel": ch },
+      el("h3", { text: channelLabel(ch) }),
+      el("ol", { class: "plain chatlog" }, ls.map(chatLine)))));
+}
+
+// ---------- boot ----------
+
+async function boot() {
+  const lang = pickLanguage();
+  await setLanguage(lang);
+  const select = $("#lang");
+  select.replaceChildren(...LANGS.map((l) => el("option", { value: l, text: t(`lang.${l}`) })));
+  select.value = lang;
+  bindForms();
+  window.addEventListener("hashchange", route);
+  setInterval(tick, 250);
+  route();
+}
+
+boot();

@@ -1,0 +1,111 @@
+// Keeps the seat's view current between welcomes by applying each live event to it.
+// It only copies what events say; it never works out anything the rules decide.
+
+function seatOf(view, seat) {
+  return (view.seats || []).find((s) => s.seat === seat);
+}
+
+function dropPrompt(view, action) {
+  view.prompts = (view.prompts || []).filter((p) => p.action !== action);
+}
+
+export function applyEvent(view, ev, mySeat) {
+  // Fields the gateway may add to any event to refresh the view (e.g. `waiting`, `channels`).
+  for (const key of ["waiting", "channels"]) if (key in ev && ev.kind !== "chat") view[key] = ev[key];
+
+  switch (ev.kind) {
+    case "joined":
+      if (!view.players.some((p) => p.seat === ev.seat)) view.players.push({ seat: ev.seat, name: ev.name, connected: true });
+      break;
+    case "presence": {
+      const p = view.players.find((x) => x.seat === ev.seat);
+      if (p) p.connected = ev.connected;
+      break;
+    }
+    case "settings":
+      view.settings = ev.settings;
+      view.roles_in_play = ev.roles_in_play;
+      break;
+    case "game_started":
+      view.status = "running";
+      view.roles_in_play = ev.roles_in_play;
+      view.seats = ev.seats.map((s) => ({ seat: s.seat, name: s.name, alive: true, role: null, mayor: false }));
+      view.me = { seat: mySeat, role: null, alive: true };
+      Object.assign(view, { wolves: null, lover: null, prompts: [], votes: {}, tally: {}, pointing: {}, mayor: null });
+      view.chat = view.chat || {};
+      break;
+    case "role":
+      view.me.role = ev.role;
+      seatOf(view, mySeat).role = ev.role;
+      break;
+    case "wolves":
+      view.wolves = ev.wolves;
+      break;
+    case "lovers":
+      view.lover = ev.lovers.find((s) => s !== mySeat) ?? mySeat;
+      break;
+    case "phase":
+      // Votes, tallies, the pack's pointing and ask-to-vote counts belong to one phase.
+      Object.assign(view, { phase: ev.phase, day: ev.day, deadline: ev.deadline, votes: {}, tally: {}, pointing: {} });
+      if (ev.phase !== "day.discussion") view.requests = null;
+      break;
+    case "prompt": {
+      dropPrompt(view, ev.action);
+      const { action, choices, min, max, deadline } = ev;
+      view.prompts.push({ action, choices, min, max, deadline });
+      if (ev.action === "vote.request" && !view.requests) view.requests = { count: 0, needed: null, mine: false };
+      break;
+    }
+    case "prompt_closed":
+      dropPrompt(view, ev.action);
+      break;
+    case "seer_result":
+      view.seer_results = [...(view.seer_results || []), { seat: ev.seat, role: ev.role, night: view.day }];
+      break;
+    case "pointed":
+      view.pointing = { ...view.pointing, [ev.seat]: ev.target };
+      break;
+    case "witch_victim":
+      view.witch = { ...(view.witch || {}), victim: ev.victim };
+      break;
+    case "death": {
+      const s = seatOf(view, ev.seat);
+      if (s) Object.assign(s, { alive: false, role: ev.role });
+      if (ev.seat === mySeat) view.me.alive = false;
+      break;
+    }
+    case "mayor":
+      view.mayor = ev.seat;
+      for (const s of view.seats || []) s.mayor = s.seat === ev.seat;
+      break;
+    case "vote_requested":
+      view.requests = {
+        count: ev.count,
+        needed: ev.needed,
+        mine: Boolean(view.requests?.mine) || ev.seat === mySeat,
+      };
+      break;
+    case "voted":
+      view.votes = { ...view.votes, [ev.seat]: ev.target };
+      view.tally = ev.tally;
+      break;
+    case "vote_result":
+      view.tally = ev.tally;
+      break;
+    case "chat":
+      view.chat = view.chat || {};
+      (view.chat[ev.channel] = view.chat[ev.channel] || []).push({
+        channel: ev.channel, seat: ev.seat, name: ev.name, text: ev.text, ts: ev.ts,
+      });
+      break;
+    case "game_over":
+      view.status = "finished";
+      view.phase = "over";
+      view.deadline = null;
+      view.prompts = [];
+      view.outcome = { winners: ev.winners, reason: ev.reason };
+      view.final = { alive: ev.alive, roles: ev.roles, chat: ev.chat };
+      for (const s of view.seats || []) s.role = ev.roles[s.seat] ?? ev.roles[String(s.seat)] ?? s.role;
+      break;
+  }
+}
