@@ -23,8 +23,8 @@ class CupidStep(Step):
         lovers = sorted(targets)
         t.s.memo["cupid"] = {"lovers": lovers}
         t.close_prompt(seat, action)
-        # Each lover learns the other's seat (and name), never the role.
-        t.emit("lovers", lovers, lovers=lovers)
+        # Each lover learns the other's seat (and name), never the role; Cupid knows his work.
+        t.emit("lovers", sorted(set(lovers) | {seat}), lovers=lovers)
 
     def close(self, t: Table) -> None:
         t.next_night_step(after=self.night_order)
@@ -44,7 +44,7 @@ def grief(t: Table, seat: int) -> None:
 def view_fields(state, seat: int) -> dict:
     lovers = lovers_of(state)
     lover = None
-    if lovers and seat in lovers and lovers[0] != lovers[1]:
+    if lovers and seat in lovers:
         lover = lovers[1] if lovers[0] == seat else lovers[0]
     is_cupid = state.roles[seat] == "cupid"
     return {"lover": lover, "linked": lovers if is_cupid and lovers else None}
