@@ -12,8 +12,12 @@ ACTIONS = frozenset(action for step in STEPS.values() for action in step.actions
 MAX_CHAT = 500
 
 
-def start_game(names: list, settings: Settings, seed: int, now: int):
-    """Deal the cards from `seed` and open the first night."""
+def start_game(names: list, settings: Settings, seed: int, now: int, deal: list | None = None):
+    """Deal the cards from `seed` and open the first night.
+
+    `deal` sets the cards in seat order instead of shuffling (a set-up position, like a chess
+    FEN, for tests); it must hold exactly the cards of `roles_in_play`.
+    """
     if not isinstance(names, list) or not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
         raise BadFrame(f"start: {MIN_PLAYERS}-{MAX_PLAYERS} players needed")
     if not all(isinstance(n, str) for n in names):
@@ -22,7 +26,12 @@ def start_game(names: list, settings: Settings, seed: int, now: int):
         raise BadFrame("start: seed and now must be integers")
     deck = [role for role, count in roles_in_play(len(names), settings).items()
             for _ in range(count)]
-    random.Random(f"{seed}/0").shuffle(deck)
+    if deal is None:
+        random.Random(f"{seed}/0").shuffle(deck)
+    elif sorted(deal) != sorted(deck):
+        raise BadFrame(f"start: the deal must hold exactly {sorted(deck)}")
+    else:
+        deck = list(deal)
     state = GameState(
         seed=seed, draws=0, settings=settings.to_json(), names=list(names), roles=deck,
         alive=[True] * len(names), phase="start", day=1, deadline=None, mayor=None, prompts=[],

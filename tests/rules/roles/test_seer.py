@@ -1,0 +1,58 @@
+"""The Seer looks at one player's card each night; only she learns it."""
+
+import pytest
+
+from rules import IllegalTarget, NotYourTurn
+from tests.rules.driver import Game
+
+# seats: 0 wolf, 1 seer, 2 witch, 3 hunter, 4 cupid, 5 villager, 6 wolf, 7 villager
+DEAL = ["werewolf", "seer", "witch", "hunter", "cupid", "villager", "werewolf", "villager"]
+
+
+def test_the_seer_sees_one_card_and_only_she_learns_it():
+    game = Game(DEAL)
+    game.timeout()  # cupid
+    events = game.act(1, "seer.inspect", [6])
+    assert {"kind": "seer_result", "to": [1], "seat": 6, "role": "werewolf"} in events
+    assert game.view(1)["seer_results"] == [{"seat": 6, "role": "werewolf", "night": 1}]
+    assert game.view(1)["seats"][6]["role"] is None  # a result is not a revealed card
+    assert game.view(0)["seer_results"] is None
+    assert game.phase == "night.wolves"
+
+
+def test_the_seer_inspects_one_other_living_player():
+    game = Game(DEAL)
+    game.timeout()
+    with pytest.raises(IllegalTarget):
+        game.act(1, "seer.inspect", [1])
+    with pytest.raises(IllegalTarget):
+        game.act(1, "seer.inspect", [])
+    with pytest.raises(IllegalTarget):
+        game.act(1, "seer.inspect", [5, 6])
+
+
+def test_the_seer_results_accumulate_night_after_night():
+    game = Game(DEAL)
+    game.night(inspect=0, victim=None)
+    game.elect(None)
+    game.vote_out(None)
+    game.night(inspect=3, victim=None)
+    assert game.view(1)["seer_results"] == [{"seat": 0, "role": "werewolf", "night": 1},
+                                            {"seat": 3, "role": "hunter", "night": 2}]
+
+
+def test_a_seer_who_lets_time_run_out_sees_nothing():
+    game = Game(DEAL)
+    game.timeout()
+    game.timeout()
+    assert game.phase == "night.wolves" and game.events("seer_result") == []
+
+
+def test_a_dead_seer_no_longer_wakes():
+    game = Game(DEAL)
+    game.night(inspect=0, victim=1)
+    game.elect(None)
+    game.vote_out(None)
+    assert game.phase == "night.wolves"
+    with pytest.raises(NotYourTurn):
+        game.act(1, "seer.inspect", [0])
