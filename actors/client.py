@@ -1,0 +1,306 @@
+"""`RoomClient`: everything the gateway needs from the cluster, and nothing it must remember.
+
+Reads that only need Redis (tokens, the event log, events as they are published) never call an
+actor. Everything that changes a room is one call to the room's host actor, retried while the host
+restarts; the room dedupes retried frames by (seat, id), and joins by token hash.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import orjson
+import ray
+import redis.asyncio as aioredis
+from ray.exceptions import ActorUnavailableError, RayActorError
+
+from actors.config import Config
+from actors.placement import PlacementActor
+from actors.room import BadName, clean_name
+from actors.store import Keys, RedisStore
+
+log = logging.getLogger(__name__)
+
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L
+CODE_LENGTH = 6
+RESTART_PATIENCE = 60.0  # seconds a call keeps retrying while its host actor restarts
+
+
+class JoinRefused(Exception):
+    code = "join_refused"
+
+
+class RoomNotFound(JoinRefused, LookupError):
+    code = "room_not_found"
+
+
+class RoomFull(JoinRefused):
+    code = "room_full"
+
+
+class RoomStarted(JoinRefused):
+    code = "room_started"
+
+
+class NameTaken(JoinRefused):
+    code = "name_taken"
+
+
+_REFUSALS = {cls.code: cls for cls in (RoomNotFound, RoomFull, RoomStarted, NameTaken, BadName)}
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def normal_code(room: str) -> str:
+    """The canonical room code, or RoomNotFound for anything that cannot be one."""
+    code = room.upper() if isinstance(room, str) else ""
+    if len(code) != CODE_LENGTH or not all(c in CODE_ALPHABET for c in code):
+        raise RoomNotFound(f"no room {room!r}")
+    return code
+
+
+class RoomClient:
+    """Use as `async with RoomClient(config) as rc:` (or `await rc.start()` / `await rc.close()`)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.keys = Keys(config.prefix)
+        self.redis: aioredis.Redis | None = None
+        self.store: RedisStore | None = None
+        self.subscriptions: Subscriptions | None = None
+        self._handles: dict[str, ray.actor.ActorHandle] = {}
+        self._hosts: dict[str, str] = {}  # room code -> host actor name (never changes)
+
+    async def start(self) -> None:
+        if not ray.is_initialized():
+            ray.init(address=self.config.ray_address, namespace=self.config.namespace,
+                     log_to_driver=False)
+        self.redis = aioredis.from_url(self.config.redis_url)
+        self.store = RedisStore(self.redis, self.config.prefix, self.config.finished_ttl)
+        placement = PlacementActor.options(
+            name=self._placement_name, namespace=self.config.namespace, lifetime="detached",
+            get_if_exists=True, max_restarts=-1).remote(self.config)
+        self._handles[self._placement_name] = placement
+        self.subscriptions = Subscriptions(self.redis, self.keys, self.store.events_after)
+        await self.subscriptions.start()
+
+    async def close(self) -> None:
+        if self.subscriptions is not None:
+            await self.subscriptions.close()
+        if self.redis is not None:
+            await self.redis.aclose()
+
+    async def __aenter__(self) -> RoomClient:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    @property
+    def _placement_name(self) -> str:
+        return f"{self.config.prefix}-placement"
+
+    # -- rooms -----------------------------------------------------------------------------
+
+    async def create_room(self, name: str) -> dict:
+        """Open a room seating `name` as its host: {"room", "seat": 0, "token"}. Raises BadName."""
+        name = clean_name(name)
+        token = secrets.token_urlsafe(32)
+        host = await self._call(self._placement_name, "place")
+        while True:
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            if await self.redis.hsetnx(self.keys.room(code), "host", host):
+                break
+        self._hosts[code] = host
+        reply = await self._call(host, "create_room", code, name, token_hash(token))
+        _raise_refusal(reply)
+        return {"room": code, "seat": reply["seat"], "token": token}
+
+    async def join(self, room: str, name: str) -> dict:
+        """Seat `name`: {"room", "seat", "token"}. Raises RoomNotFound, RoomFull, RoomStarted,
+        NameTaken or BadName."""
+        code = normal_code(room)
+        name = clean_name(name)
+        token = secrets.token_urlsafe(32)
+        reply = await self._call(await self._host_of(code), "join", code, name, token_hash(token))
+        _raise_refusal(reply)
+        return {"room": code, "seat": reply["seat"], "token": token}
+
+    async def lobby(self, room: str) -> dict:
+        """Public lobby facts: room, status, host, players, settings, roles_in_play."""
+        code = normal_code(room)
+        facts = await self._call(await self._host_of(code), "lobby", code)
+        if facts is None:
+            raise RoomNotFound(f"no room {room!r}")
+        return facts
+
+    async def authenticate(self, room: str, token: str) -> int | None:
+        """The seat `token` proves in `room`, or None. Redis only."""
+        if not isinstance(token, str):
+            return None
+        try:
+            code = normal_code(room)
+        except RoomNotFound:
+            return None
+        seat = await self.redis.hget(self.keys.tokens(code), token_hash(token))
+        return None if seat is None else int(seat)
+
+    async def welcome(self, room: str, seat: int) -> dict:
+        """{"seq": S, "view": ...}: what `seat` may know, exactly as of event S."""
+        code = normal_code(room)
+        welcome = await self._call(await self._host_of(code), "welcome", code, seat)
+        if welcome is None:
+            raise RoomNotFound(f"no room {room!r}")
+        return welcome
+
+    async def command(self, room: str, seat: int, frame: dict) -> dict:
+        """Apply an act/chat/settings/start frame: the ack (sent once durable) or error frame."""
+        code = normal_code(room)
+        return await self._call(await self._host_of(code), "command", code, seat, frame)
+
+    async def presence(self, room: str, seat: int, connected: bool) -> None:
+        code = normal_code(room)
+        await self._call(await self._host_of(code), "presence", code, seat, connected)
+
+    async def events_after(self, room: str, since: int, upto: int | None = None) -> list[dict]:
+        """Stored events with since < seq <= upto (to the end if upto is None), in order."""
+        return await self.store.events_after(normal_code(room), since, upto)
+
+    def listen(self, room: str):
+        """`async with rc.listen(room) as queue:` every event stored from now on, in seq order.
+
+        Subscribed once the context is entered, so a welcome fetched inside it misses nothing:
+        skip the queued events with seq <= the welcome's seq.
+        """
+        return self.subscriptions.listen(normal_code(room))
+
+    async def host_stats(self, room: str) -> dict:
+        """The room's host actor: its name, process id and room count (for tests and ops)."""
+        return await self._call(await self._host_of(normal_code(room)), "stats")
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    async def _host_of(self, code: str) -> str:
+        host = self._hosts.get(code)
+        if host is None:
+            raw = await self.redis.hget(self.keys.room(code), "host")
+            if raw is None:
+                raise RoomNotFound(f"no room {code!r}")
+            host = self._hosts[code] = raw.decode()
+        return host
+
+    async def _handle(self, name: str) -> ray.actor.ActorHandle:
+        handle = self._handles.get(name)
+        if handle is None:
+            handle = await asyncio.to_thread(ray.get_actor, name, namespace=self.config.namespace)
+            self._handles[name] = handle
+        return handle
+
+    async def _call(self, actor: str, method: str, *args):
+        """Call a named actor; while it restarts, retry (the callee dedupes what already landed)."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + RESTART_PATIENCE
+        pause = 0.05
+        while True:
+            handle = await self._handle(actor)
+            try:
+                return await getattr(handle, method).remote(*args)
+            except (RayActorError, ActorUnavailableError) as e:
+                if loop.time() > give_up:
+                    raise
+                log.info("%s.%s: actor unavailable (%s); retrying", actor, method, type(e).__name__)
+            await asyncio.sleep(pause)  # back off while Ray restarts the process
+            pause = min(pause * 2, 1.0)
+
+
+def _raise_refusal(reply: dict) -> None:
+    if "error" in reply:
+        raise _REFUSALS.get(reply["error"], JoinRefused)(reply.get("message", reply["error"]))
+
+
+class _Channel:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.listeners: set[asyncio.Queue] = set()
+        self.subscribed = loop.create_future()
+        self.last: int | None = None  # last seq delivered, to drop repeats and fill gaps
+
+
+class Subscriptions:
+    """One Redis pub/sub connection per process, subscribed to a room's channel while at least one
+    local listener wants it. Each listener gets every stored event once, in seq order: a gap (a
+    message lost while the connection was being re-established) is filled from the log."""
+
+    def __init__(self, redis: aioredis.Redis, keys: Keys, events_after) -> None:
+        self._pubsub = redis.pubsub()
+        self._keys = keys
+        self._events_after = events_after
+        self._channels: dict[str, _Channel] = {}
+        self._reader: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        # A channel nobody publishes to keeps the connection subscribed while no room is.
+        await self._pubsub.subscribe(f"{self._keys.prefix}:mux")
+        self._reader = asyncio.create_task(self._read(), name="pubsub reader")
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        await self._pubsub.aclose()
+
+    @asynccontextmanager
+    async def listen(self, code: str) -> AsyncIterator[asyncio.Queue]:
+        queue: asyncio.Queue = asyncio.Queue()
+        channel = self._channels.get(code)
+        if channel is None:
+            channel = self._channels[code] = _Channel(asyncio.get_running_loop())
+            await self._pubsub.subscribe(self._keys.room(code))
+        channel.listeners.add(queue)
+        try:
+            await asyncio.wait_for(asyncio.shield(channel.subscribed), 10)
+            yield queue
+        finally:
+            channel.listeners.discard(queue)
+            if not channel.listeners and self._channels.get(code) is channel:
+                del self._channels[code]
+                await self._pubsub.unsubscribe(self._keys.room(code))
+
+    async def _read(self) -> None:
+        room_prefix = self._keys.room("")
+        while True:
+            try:
+                message = await self._pubsub.get_message(timeout=None)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # Redis went away: redis-py reconnects and resubscribes
+                log.warning("pubsub read failed (%r); retrying", e)
+                await asyncio.sleep(0.5)
+                continue
+            if message is None:
+                continue
+            code = message["channel"].decode().removeprefix(room_prefix)
+            channel = self._channels.get(code)
+            if channel is None:
+                continue
+            if message["type"] == "subscribe" and not channel.subscribed.done():
+                channel.subscribed.set_result(None)
+            elif message["type"] == "message":
+                await self._deliver(code, channel, orjson.loads(message["data"]))
+
+    async def _deliver(self, code: str, channel: _Channel, event: dict) -> None:
+        seq = event["seq"]
+        if channel.last is not None and seq <= channel.last:
+            return
+        events = [event]
+        if channel.last is not None and seq > channel.last + 1:
+            events = await self._events_after(code, channel.last, seq)
+        channel.last = seq
+        for queue in channel.listeners:
+            for item in events:
+                queue.put_nowait(item)

@@ -1,0 +1,58 @@
+"""Cluster configuration, built once (from the environment or CLI flags) and passed explicitly.
+
+Ray actors receive a `Config` as a constructor argument; nothing under `actors/` reads the
+environment after that, so a test can run several differently configured clusters side by side.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+_DURATION_PREFIX = "WW_DURATION_"
+
+
+@dataclass(frozen=True)
+class Config:
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    ray_address: str | None = None  # None: start or attach a local Ray
+    prefix: str = "ww"  # Redis key and channel prefix; also prefixes Ray actor names
+    games_per_actor: int = 1  # 1 = one Ray actor (one process) per game
+    warm_actors: int = 1  # empty host actors kept started so a new room never waits for one
+    namespace: str = "werewolf"  # Ray namespace of the named actors
+    durations: Mapping[str, int] = field(default_factory=dict)  # phase name -> seconds, room defaults
+    finished_ttl: int = 3600  # seconds a finished or broken room's state and log stay readable
+
+    def __post_init__(self) -> None:
+        if self.games_per_actor < 1:
+            raise ValueError("games_per_actor must be >= 1")
+        if self.warm_actors < 0:
+            raise ValueError("warm_actors must be >= 0")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Config:
+        """Read the WW_* variables; keyword overrides (e.g. from CLI flags) win."""
+        env = os.environ if env is None else env
+        values: dict = {}
+        if "REDIS_URL" in env:
+            values["redis_url"] = env["REDIS_URL"]
+        if env.get("RAY_ADDRESS"):
+            values["ray_address"] = env["RAY_ADDRESS"]
+        for key, name, kind in (
+            ("WW_PREFIX", "prefix", str),
+            ("WW_GAMES_PER_ACTOR", "games_per_actor", int),
+            ("WW_WARM_ACTORS", "warm_actors", int),
+            ("WW_NAMESPACE", "namespace", str),
+            ("WW_FINISHED_TTL", "finished_ttl", int),
+        ):
+            if key in env:
+                values[name] = kind(env[key])
+        durations = {
+            key[len(_DURATION_PREFIX):].lower(): int(value)
+            for key, value in env.items()
+            if key.startswith(_DURATION_PREFIX)
+        }
+        if durations:
+            values["durations"] = durations
+        values.update(overrides)
+        return cls(**values)

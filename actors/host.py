@@ -1,0 +1,154 @@
+"""Hosting rooms: `RoomHost` (plain Python, up to `games_per_actor` rooms) and `GameHost`, the
+async Ray actor that is only a shell around one RoomHost.
+
+A host is named and detached (a gateway is only a driver; it dying must not end games) and
+restartable (`max_restarts=-1`). On every (re)start it loads the rooms listed in
+`P:host:{name}:rooms`, each taking a new epoch, and their timers re-arm from the stored deadlines.
+A room it does not hold yet but the directory says it owns is loaded on first use.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+import ray
+import redis.asyncio as aioredis
+
+import rules
+from actors.clock import Clock, RealClock
+from actors.config import Config
+from actors.room import BadName, Room, RoomData, clean_name, error_frame
+from actors.store import RedisStore, Store
+
+log = logging.getLogger(__name__)
+
+
+class RoomHost:
+    def __init__(self, name: str, config: Config, store: Store, clock: Clock) -> None:
+        self.name = name
+        self.rooms: dict[str, Room] = {}
+        self._store = store
+        self._clock = clock
+        self._settings = rules.Settings.from_json({"durations": dict(config.durations)})
+        self._loading: dict[str, asyncio.Task] = {}
+
+    async def start(self) -> None:
+        """Take over every room this host owned before a restart (re-arming their timers)."""
+        codes = await self._store.host_rooms(self.name)
+        results = await asyncio.gather(*(self._room(code) for code in codes), return_exceptions=True)
+        for code, result in zip(codes, results):
+            if isinstance(result, Exception):
+                log.error("host %s: could not load room %s: %r", self.name, code, result)
+        log.info("host %s started with %d rooms", self.name, len(self.rooms))
+
+    def close(self) -> None:
+        for room in list(self.rooms.values()):
+            room.close()
+
+    async def create_room(self, code: str, name: str, token_hash: str) -> dict:
+        """Open room `code` here and seat its creator: {"seat": 0} or {"error", "message"}."""
+        try:
+            clean_name(name)
+        except BadName as e:
+            return {"error": e.code, "message": str(e)}
+        room = self.rooms.get(code)
+        if room is None:  # else a retried create that already happened: join dedupes by token
+            room = await Room.create(code, settings=self._settings, host=self.name, store=self._store,
+                                     clock=self._clock, on_close=self._forget)
+            self.rooms[code] = room
+        return await room.join(name, token_hash)
+
+    async def join(self, code: str, name: str, token_hash: str) -> dict:
+        room = await self._room(code)
+        if room is None:
+            known = await self._store.load(code) is not None
+            return {"error": "room_started" if known else "room_not_found", "message": "not open"}
+        return await room.join(name, token_hash)
+
+    async def command(self, code: str, seat: int, frame: dict) -> dict:
+        room = await self._room(code)
+        if room is None:
+            frame_id = frame.get("id") if isinstance(frame, dict) else None
+            return error_frame(frame_id, "room_closed", "the room is closed")
+        return await room.command(seat, frame)
+
+    async def presence(self, code: str, seat: int, connected: bool) -> None:
+        room = await self._room(code)
+        if room is not None:
+            await room.presence(seat, connected)
+
+    async def welcome(self, code: str, seat: int) -> dict | None:
+        room = await self._room(code)
+        if room is not None:
+            return room.welcome(seat)
+        data = await self._stored(code)  # finished or broken: served from its snapshot
+        return None if data is None else {"seq": data.seq, "view": data.view(seat)}
+
+    async def lobby(self, code: str) -> dict | None:
+        room = await self._room(code)
+        data = room.data if room is not None else await self._stored(code)
+        return None if data is None else data.lobby()
+
+    def stats(self) -> dict:
+        return {"name": self.name, "pid": os.getpid(), "rooms": len(self.rooms)}
+
+    async def _stored(self, code: str) -> RoomData | None:
+        raw = await self._store.load(code)
+        return None if raw is None else RoomData.from_json(raw)
+
+    async def _room(self, code: str) -> Room | None:
+        room = self.rooms.get(code)
+        if room is not None:
+            return room
+        task = self._loading.get(code)
+        if task is None:  # one load per room however many callers are waiting for it
+            task = self._loading[code] = asyncio.create_task(self._load(code))
+            task.add_done_callback(lambda _: self._loading.pop(code, None))
+        return await asyncio.shield(task)
+
+    async def _load(self, code: str) -> Room | None:
+        if (await self._store.status(code)).get("host") != self.name:
+            return None
+        room = await Room.load(code, host=self.name, store=self._store, clock=self._clock,
+                               on_close=self._forget)
+        if room is not None:
+            self.rooms[code] = room
+        return room
+
+    def _forget(self, code: str) -> None:
+        self.rooms.pop(code, None)
+
+
+@ray.remote(num_cpus=0)
+class GameHost:
+    """The Ray shell. Options (name, detached, max_restarts) are set where it is created."""
+
+    async def __init__(self, name: str, config: Config) -> None:
+        logging.basicConfig(level=logging.INFO)
+        self._redis = aioredis.from_url(config.redis_url)
+        store = RedisStore(self._redis, config.prefix, config.finished_ttl)
+        self._host = RoomHost(name, config, store, RealClock())
+        await self._host.start()
+
+    async def create_room(self, code: str, name: str, token_hash: str) -> dict:
+        return await self._host.create_room(code, name, token_hash)
+
+    async def join(self, code: str, name: str, token_hash: str) -> dict:
+        return await self._host.join(code, name, token_hash)
+
+    async def command(self, code: str, seat: int, frame: dict) -> dict:
+        return await self._host.command(code, seat, frame)
+
+    async def presence(self, code: str, seat: int, connected: bool) -> None:
+        await self._host.presence(code, seat, connected)
+
+    async def welcome(self, code: str, seat: int) -> dict | None:
+        return await self._host.welcome(code, seat)
+
+    async def lobby(self, code: str) -> dict | None:
+        return await self._host.lobby(code)
+
+    def stats(self) -> dict:
+        """Name, process id (the crash test kills it) and rooms held."""
+        return self._host.stats()

@@ -1,0 +1,100 @@
+"""Which host actor gets a new room.
+
+Redis keeps the truth: `P:hosts`, a sorted set of host actor name -> rooms placed on it (the
+persist script decrements it when a room ends). Picking a host is one Lua call that takes the
+fullest host still below `games_per_actor` and counts the room in, so hosts fill up one after the
+other and empty ones stay spare. `Placement` keeps `warm_actors` empty hosts started, so a new room
+only waits for a process start when rooms arrive faster than hosts start. `games_per_actor=1` is
+the same code: every host is full with one room.
+
+One named, detached `PlacementActor` per cluster runs it, so host starts are decided in one place.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+import ray
+import redis.asyncio as aioredis
+
+from actors.config import Config
+from actors.host import GameHost
+from actors.store import Keys
+
+log = logging.getLogger(__name__)
+
+_PICK = """
+local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '-inf', 'LIMIT', 0, 1)
+if #found == 0 then return false end
+redis.call('ZINCRBY', KEYS[1], 1, found[1])
+return found[1]
+"""
+
+
+class Placement:
+    def __init__(self, config: Config, redis: aioredis.Redis,
+                 start_host: Callable[[str], Awaitable[None]]) -> None:
+        self._config = config
+        self._redis = redis
+        self._keys = Keys(config.prefix)
+        self._start_host = start_host  # starts (or finds) the named host; returns once it serves
+        self._pick = redis.register_script(_PICK)
+        self._grow_lock = asyncio.Lock()
+        self._top_up_task: asyncio.Task | None = None
+
+    async def restore(self) -> None:
+        """Make sure every known host exists (after a whole-cluster restart they reload their rooms)."""
+        names = [n.decode() for n in await self._redis.zrange(self._keys.hosts(), 0, -1)]
+        await asyncio.gather(*(self._start_host(name) for name in names))
+        await self.top_up()
+
+    async def place(self) -> str:
+        """Reserve a slot for one new room and return its host's actor name."""
+        while (name := await self._take()) is None:
+            async with self._grow_lock:
+                if (name := await self._take()) is not None:
+                    break
+                await self._grow()  # no warm capacity left: this room waits for a host start
+        if self._top_up_task is None or self._top_up_task.done():
+            self._top_up_task = asyncio.create_task(self.top_up())
+        return name
+
+    async def top_up(self) -> None:
+        """Start hosts until `warm_actors` of them hold no room."""
+        while True:
+            async with self._grow_lock:
+                if await self._redis.zcount(self._keys.hosts(), 0, 0) >= self._config.warm_actors:
+                    return
+                await self._grow()
+
+    async def _take(self) -> str | None:
+        name = await self._pick(keys=[self._keys.hosts()], args=[self._config.games_per_actor])
+        return None if name is None else name.decode()
+
+    async def _grow(self) -> None:
+        name = f"{self._config.prefix}-host-{await self._redis.incr(self._keys.host_seq())}"
+        await self._start_host(name)
+        await self._redis.zadd(self._keys.hosts(), {name: 0}, nx=True)
+        log.info("started host %s", name)
+
+
+def host_options(config: Config, name: str) -> dict:
+    return dict(name=name, namespace=config.namespace, lifetime="detached", get_if_exists=True,
+                max_restarts=-1, max_concurrency=10_000)
+
+
+@ray.remote(num_cpus=0)
+class PlacementActor:
+    async def __init__(self, config: Config) -> None:
+        self._redis = aioredis.from_url(config.redis_url)
+        self._config = config
+        self._placement = Placement(config, self._redis, self._start_host)
+        await self._placement.restore()
+
+    async def _start_host(self, name: str) -> None:
+        host = GameHost.options(**host_options(self._config, name)).remote(name, self._config)
+        await host.stats.remote()
+
+    async def place(self) -> str:
+        return await self._placement.place()

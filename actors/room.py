@@ -1,0 +1,467 @@
+"""One room: its lobby, then its `rules` game, behind a single-writer mailbox.
+
+Lifecycle
+---------
+created   `Room.create` (new code) or `Room.load` (from the stored snapshot, after a host
+          restart); either way the room first claims a new epoch, which fences older writers.
+lobby     players join (seat = arrival order, seat 0 is the host); the host edits settings
+          and starts once at least six are seated.
+running   the rules game: commands (`act`, `chat`) and deadlines (one timer task sleeping until
+          `rules.next_deadline`) go through the mailbox and apply one at a time, in order.
+finished  the rules report an outcome. The final persist releases the room from its host and gives
+          its keys a TTL; the room then closes.
+broken    an unexpected exception while applying a command: the room stops answering (errors
+          `internal`, then `room_closed`) and is released like a finished room. Its neighbours in
+          the same host never notice.
+disposed  `close()`: timer and mailbox stopped; whatever is still queued is answered `room_closed`.
+
+Every change is persisted (snapshot + numbered events, one atomic `Store.persist`) before the
+command that caused it is acknowledged, and before the room's in-memory state moves on: readers
+(`welcome`, `lobby`) only ever see what is durable.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+
+import rules
+from rules import MAX_PLAYERS, MIN_PLAYERS, roles_in_play
+from actors.clock import Clock
+from actors.store import FINAL, OutOfSync, StaleEpoch, Store
+
+log = logging.getLogger(__name__)
+
+NAME_MAX = 24
+ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
+
+
+class BadName(ValueError):
+    code = "bad_name"
+
+
+def clean_name(name: object) -> str:
+    """A player name: 1-24 characters once trimmed."""
+    if not isinstance(name, str) or not 1 <= len(name.strip()) <= NAME_MAX:
+        raise BadName(f"a name has 1 to {NAME_MAX} characters")
+    return name.strip()
+
+
+@dataclass(frozen=True)
+class Player:
+    name: str
+    token_hash: str
+    connected: bool = False
+
+
+@dataclass(frozen=True)
+class RoomData:
+    """Everything a room is, as stored: replaced, never mutated, so a failed write changes nothing."""
+
+    code: str
+    status: str = "lobby"
+    seq: int = 0  # the last event's number
+    players: tuple[Player, ...] = ()
+    settings: rules.Settings = field(default_factory=rules.Settings.default)
+    game: rules.GameState | None = None
+    acked: dict[int, tuple] = field(default_factory=dict)  # seat -> ids of its latest acked frames
+
+    def to_json(self) -> bytes:
+        return orjson.dumps({
+            "code": self.code,
+            "status": self.status,
+            "seq": self.seq,
+            "players": [{"name": p.name, "token_hash": p.token_hash, "connected": p.connected}
+                        for p in self.players],
+            "settings": self.settings.to_json(),
+            "game": None if self.game is None else self.game.to_json(),
+            "acked": [[seat, list(ids)] for seat, ids in self.acked.items()],
+        })
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> RoomData:
+        d = orjson.loads(raw)
+        return cls(
+            code=d["code"],
+            status=d["status"],
+            seq=d["seq"],
+            players=tuple(Player(**p) for p in d["players"]),
+            settings=rules.Settings.from_json(d["settings"]),
+            game=None if d["game"] is None else rules.GameState.from_json(d["game"]),
+            acked={seat: tuple(ids) for seat, ids in d["acked"]},
+        )
+
+    def lobby(self) -> dict:
+        """The public lobby facts (also the lobby part of every view)."""
+        return {
+            "room": self.code,
+            "status": self.status,
+            "host": 0,
+            "players": [{"seat": seat, "name": p.name, "connected": p.connected}
+                        for seat, p in enumerate(self.players)],
+            "settings": self.settings.to_json(),
+            "roles_in_play": roles_in_play(len(self.players), self.settings),
+        }
+
+    def view(self, seat: int) -> dict:
+        view = self.lobby()
+        if self.game is not None:
+            view.update(rules.view(self.game, seat))
+        return view
+
+
+@dataclass
+class Change:
+    """What a handler decided: the new data (seq not yet advanced) and the events it emits."""
+
+    data: RoomData
+    events: list[dict]
+
+
+class Refused(Exception):
+    """A handler refusing a request; `code` is the protocol error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def error_frame(frame_id: Any, code: str, message: str) -> dict:
+    return {"type": "error", "id": frame_id, "code": code, "message": message}
+
+
+def encode_event(seq: int, event: dict) -> bytes:
+    """A stored event: who may see it, and the client frame built once as JSON text."""
+    payload = {k: v for k, v in event.items() if k not in ("kind", "to")}
+    frame = orjson.dumps({"type": "event", "seq": seq, "kind": event["kind"], **payload},
+                         option=orjson.OPT_NON_STR_KEYS)
+    to = event.get("to")
+    return orjson.dumps({"seq": seq, "to": None if to is None else sorted(to), "frame": frame.decode()})
+
+
+# Handlers are pure: (data, now, *args) -> (reply, Change | None). They raise Refused or
+# rules.RulesError to refuse, anything else is a bug that breaks the room.
+
+def _join(data: RoomData, now: int, name: str, token_hash: str):
+    for seat, player in enumerate(data.players):
+        if player.token_hash == token_hash:  # a retried join that already happened
+            return {"seat": seat}, None
+    if data.status != "lobby":
+        raise Refused("room_started", "the game has started")
+    try:
+        name = clean_name(name)
+    except BadName as e:
+        raise Refused(BadName.code, str(e)) from None
+    if len(data.players) >= MAX_PLAYERS:
+        raise Refused("room_full", f"the room has {MAX_PLAYERS} players")
+    if any(p.name.casefold() == name.casefold() for p in data.players):
+        raise Refused("name_taken", f"{name!r} is taken in this room")
+    seat = len(data.players)
+    players = data.players + (Player(name=name, token_hash=token_hash),)
+    event = {"kind": "joined", "to": None, "seat": seat, "name": name}
+    return {"seat": seat}, Change(replace(data, players=players), [event])
+
+
+def _check_seat(data: RoomData, seat: int) -> None:
+    if type(seat) is not int or not 0 <= seat < len(data.players):
+        raise Refused("not_authenticated", f"no seat {seat!r} in this room")
+
+
+def _presence(data: RoomData, now: int, seat: int, connected: bool):
+    _check_seat(data, seat)
+    if data.players[seat].connected == connected:
+        return None, None
+    players = list(data.players)
+    players[seat] = replace(players[seat], connected=connected)
+    event = {"kind": "presence", "to": None, "seat": seat, "connected": connected}
+    return None, Change(replace(data, players=tuple(players)), [event])
+
+
+def _tick(data: RoomData, now: int):
+    deadline = rules.next_deadline(data.game) if data.status == "running" else None
+    if deadline is None or deadline > now:
+        return None, None  # a stale timer: a command moved the deadline meanwhile
+    game, events = rules.advance(data.game, now=now)
+    after = rules.next_deadline(game)
+    if after is not None and after <= now and rules.outcome(game) is None:
+        raise RuntimeError(f"rules.advance left deadline {after} due at {now}")
+    return None, Change(_with_game(data, game), events)
+
+
+def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
+    status = "finished" if rules.outcome(game) is not None else "running"
+    return replace(data, game=game, status=status)
+
+
+def _command(data: RoomData, now: int, seat: int, frame: dict):
+    _check_seat(data, seat)
+    frame_id = frame.get("id")
+    kind = frame.get("type")
+    if frame_id is not None and frame_id in data.acked.get(seat, ()):
+        return {"type": "ack", "id": frame_id}, None
+    handler = _COMMANDS.get(kind)
+    if handler is None:
+        raise Refused("bad_frame", f"unknown command type {kind!r}")
+    change = handler(data, now, seat, frame)
+    if frame_id is not None:
+        ids = (data.acked.get(seat, ()) + (frame_id,))[-ACKED_PER_SEAT:]
+        change.data = replace(change.data, acked={**change.data.acked, seat: ids})
+    return {"type": "ack", "id": frame_id}, change
+
+
+def _running(data: RoomData) -> None:
+    if data.status != "running":
+        raise Refused("not_your_turn", "the game has not started")
+
+
+def _act(data: RoomData, now: int, seat: int, frame: dict) -> Change:
+    _running(data)
+    action, targets = frame.get("action"), frame.get("targets", [])
+    if not isinstance(action, str) or not isinstance(targets, list) or not all(
+            type(t) is int for t in targets):
+        raise Refused("bad_frame", "act needs an action name and a list of seats")
+    game, events = rules.act(data.game, seat=seat, action=action, targets=targets, now=now)
+    return Change(_with_game(data, game), events)
+
+
+def _chat(data: RoomData, now: int, seat: int, frame: dict) -> Change:
+    _running(data)
+    text = frame.get("text")
+    if not isinstance(text, str):
+        raise Refused("bad_frame", "chat needs a text")
+    game, events = rules.say(data.game, seat=seat, text=text, now=now)
+    return Change(_with_game(data, game), events)
+
+
+def _lobby_host(data: RoomData, seat: int, what: str) -> None:
+    if seat != 0:
+        raise Refused("not_host", f"only the host may {what}")
+    if data.status != "lobby":
+        raise Refused("not_your_turn", f"{what}: the game has started")
+
+
+def _settings(data: RoomData, now: int, seat: int, frame: dict) -> Change:
+    _lobby_host(data, seat, "change the settings")
+    wanted = data.settings.to_json()
+    wanted.update({k: frame[k] for k in ("roles", "durations") if k in frame})
+    settings = rules.Settings.from_json(wanted)
+    event = {"kind": "settings", "to": None, "settings": settings.to_json(),
+             "roles_in_play": roles_in_play(len(data.players), settings)}
+    return Change(replace(data, settings=settings), [event])
+
+
+def _start(data: RoomData, now: int, seat: int, frame: dict) -> Change:
+    _lobby_host(data, seat, "start the game")
+    if len(data.players) < MIN_PLAYERS:
+        raise Refused("not_your_turn", f"{MIN_PLAYERS} players are needed, {len(data.players)} seated")
+    game, events = rules.start_game(names=[p.name for p in data.players], settings=data.settings,
+                                    seed=secrets.randbits(63), now=now)
+    return Change(_with_game(data, game), events)
+
+
+_COMMANDS: dict[str, Callable[..., Change]] = {
+    "act": _act, "chat": _chat, "settings": _settings, "start": _start,
+}
+
+
+class Room:
+    def __init__(self, data: RoomData, *, epoch: int, host: str, store: Store, clock: Clock,
+                 on_close: Callable[[str], None] | None = None) -> None:
+        self.data = data  # committed: durable in the store
+        self.epoch = epoch
+        self.host = host
+        self._store = store
+        self._clock = clock
+        self._on_close = on_close
+        self._mailbox: asyncio.Queue = asyncio.Queue()
+        self._closed = False
+        self._resync = False  # a write failed ambiguously: reload the snapshot before the next one
+        self._armed: int | None = None
+        self._timer: asyncio.Task | None = None
+        self._worker = asyncio.create_task(self._run(), name=f"room {data.code}")
+        self._arm()
+
+    @property
+    def code(self) -> str:
+        return self.data.code
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @classmethod
+    async def create(cls, code: str, *, settings: rules.Settings, host: str, store: Store,
+                     clock: Clock, on_close: Callable[[str], None] | None = None) -> Room:
+        epoch = await store.claim(code, host)
+        return cls(RoomData(code=code, settings=settings), epoch=epoch, host=host, store=store,
+                   clock=clock, on_close=on_close)
+
+    @classmethod
+    async def load(cls, code: str, *, host: str, store: Store, clock: Clock,
+                   on_close: Callable[[str], None] | None = None) -> Room | None:
+        """Take the room over from its snapshot (None if there is nothing live to take over)."""
+        raw = await store.load(code)
+        if raw is None:
+            return None
+        data = RoomData.from_json(raw)
+        if data.status in FINAL:
+            return None
+        epoch = await store.claim(code, host)
+        return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close)
+
+    # -- the API a host calls --------------------------------------------------------------
+
+    async def join(self, name: str, token_hash: str) -> dict:
+        """{"seat": n}, or {"error": code, "message": ...}."""
+        return await self._submit(_join, (name, token_hash),
+                                  lambda code, message: {"error": code, "message": message})
+
+    async def command(self, seat: int, frame: dict) -> dict:
+        """The ack or error frame answering `frame` (act, chat, settings, start)."""
+        if not isinstance(frame, dict):
+            return error_frame(None, "bad_frame", "a command is a JSON object")
+        frame_id = frame.get("id")
+        return await self._submit(_command, (seat, frame),
+                                  lambda code, message: error_frame(frame_id, code, message))
+
+    async def presence(self, seat: int, connected: bool) -> None:
+        await self._submit(_presence, (seat, connected), lambda code, message: None)
+
+    def welcome(self, seat: int) -> dict:
+        """The view of `seat` at exactly seq S (the committed state), as {"seq": S, "view": ...}."""
+        data = self.data
+        return {"seq": data.seq, "view": data.view(seat)}
+
+    def close(self) -> None:
+        """Dispose: stop the timer and the mailbox; queued requests are answered room_closed."""
+        if self._closed:
+            return
+        self._closed = True
+        self._set_timer(None)
+        if asyncio.current_task() is not self._worker:
+            self._worker.cancel()
+        while not self._mailbox.empty():
+            _, _, on_error, future = self._mailbox.get_nowait()
+            if not future.done():
+                future.set_result(on_error("room_closed", "the room is closed"))
+        if self._on_close is not None:
+            self._on_close(self.code)
+
+    # -- the single writer -----------------------------------------------------------------
+
+    def _submit(self, handler, args: tuple, on_error) -> asyncio.Future:
+        future = asyncio.get_running_loop().create_future()
+        if self._closed:
+            future.set_result(on_error("room_closed", "the room is closed"))
+        else:
+            self._mailbox.put_nowait((handler, args, on_error, future))
+        return future
+
+    async def _run(self) -> None:
+        while True:
+            handler, args, on_error, future = await self._mailbox.get()
+            try:
+                reply = await self._apply(handler, args, on_error)
+            except asyncio.CancelledError:  # closed mid-command
+                if not future.done():
+                    future.set_result(on_error("room_closed", "the room is closed"))
+                raise
+            except Exception:  # the loop must outlive any bug; the room does not
+                log.exception("room %s broke in its mailbox", self.code)
+                await self._break()
+                reply = on_error("internal", "this room hit an internal error and is closed")
+            if not future.done():
+                future.set_result(reply)
+            if self.data.status in FINAL:
+                self.close()
+                return
+
+    async def _apply(self, handler, args: tuple, on_error):
+        if self._resync and not await self._reload():
+            return on_error("internal", "storage unavailable, retry")
+        data = self.data
+        if data.status in FINAL:
+            return on_error("room_closed", "the room is closed")
+        try:
+            reply, change = handler(data, self._clock.now(), *args)
+            if change is None:
+                return reply
+            seq = data.seq
+            events = [encode_event(seq + i, event) for i, event in enumerate(change.events, 1)]
+            new = replace(change.data, seq=seq + len(events))
+            snapshot = new.to_json()
+        except Refused as e:
+            return on_error(e.code, str(e))
+        except rules.RulesError as e:
+            return on_error(e.code, str(e))
+        except Exception:
+            log.exception("room %s broke applying %s%r", data.code, handler.__name__, args)
+            await self._break()
+            return on_error("internal", "this room hit an internal error and is closed")
+        try:
+            await self._store.persist(data.code, epoch=self.epoch, host=self.host, snapshot=snapshot,
+                                      status=new.status, first_seq=seq + 1, events=events,
+                                      tokens=_new_tokens(data, new))
+        except StaleEpoch:
+            log.warning("room %s: epoch %d fenced by a newer owner; stopping", data.code, self.epoch)
+            self.close()
+            return on_error("internal", "the room moved, retry")
+        except Exception as e:  # storage down, or a write we cannot tell landed: reload first
+            log.warning("room %s: persist failed (%r); will reload before the next write", data.code, e)
+            self._resync = True
+            return on_error("internal", "storage unavailable, retry")
+        self.data = new
+        self._arm()
+        return reply
+
+    async def _reload(self) -> bool:
+        try:
+            raw = await self._store.load(self.code)
+        except Exception as e:
+            log.warning("room %s: reload failed (%r)", self.code, e)
+            return False
+        self.data = RoomData.from_json(raw)
+        self._resync = False
+        self._arm()
+        return True
+
+    async def _break(self) -> None:
+        """Persist status `broken` (no events) so the directory and every gateway see it."""
+        broken = replace(self.data, status="broken")
+        try:
+            await self._store.persist(self.code, epoch=self.epoch, host=self.host,
+                                      snapshot=broken.to_json(), status="broken",
+                                      first_seq=broken.seq + 1, events=[], tokens={})
+        except Exception:
+            log.exception("room %s: could not store its broken status", self.code)
+        self.data = broken
+        self._set_timer(None)
+
+    # -- the timer -------------------------------------------------------------------------
+
+    def _arm(self) -> None:
+        data = self.data
+        self._set_timer(rules.next_deadline(data.game) if data.status == "running" else None)
+
+    def _set_timer(self, deadline: int | None) -> None:
+        if deadline == self._armed:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._armed = deadline
+        self._timer = None if deadline is None else asyncio.create_task(self._sleep(deadline))
+
+    async def _sleep(self, deadline: int) -> None:
+        await self._clock.sleep_until(deadline)
+        self._armed = None
+        self._timer = None
+        self._submit(_tick, (), lambda code, message: None)
+
+
+def _new_tokens(old: RoomData, new: RoomData) -> dict[str, int]:
+    return {p.token_hash: seat for seat, p in enumerate(new.players) if seat >= len(old.players)}

@@ -1,0 +1,216 @@
+"""Room persistence: the Redis layout of docs/architecture.md, and an in-memory twin for tests.
+
+One `persist` is atomic (one Lua script on Redis): check the writer's epoch is still the room's,
+check the log is exactly as long as the writer thinks, SET the snapshot, RPUSH the events, PUBLISH
+each one, and, when the room reaches a final status, release it from its host and give its keys a
+TTL. A room acknowledges a command only after `persist` returned.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+import orjson
+import redis.asyncio as aioredis
+
+FINAL = ("finished", "broken")
+
+
+class StaleEpoch(Exception):
+    """A newer epoch owns the room: this writer is a leftover and must stop."""
+
+
+class OutOfSync(Exception):
+    """The stored log is not where this writer expected: reload the room before writing again."""
+
+
+class Store(Protocol):
+    async def claim(self, code: str, host: str) -> int:
+        """Make `host` the room's owner with a new epoch (which fences every older writer)."""
+
+    async def load(self, code: str) -> bytes | None: ...
+
+    async def status(self, code: str) -> dict[str, str]: ...
+
+    async def host_rooms(self, host: str) -> list[str]: ...
+
+    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
+                      first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None: ...
+
+
+class Keys:
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def room(self, code: str) -> str:  # directory hash, and the room's pub/sub channel
+        return f"{self.prefix}:room:{code}"
+
+    def state(self, code: str) -> str:
+        return f"{self.prefix}:room:{code}:state"
+
+    def log(self, code: str) -> str:
+        return f"{self.prefix}:room:{code}:log"
+
+    def tokens(self, code: str) -> str:
+        return f"{self.prefix}:room:{code}:tokens"
+
+    def host_rooms(self, host: str) -> str:
+        return f"{self.prefix}:host:{host}:rooms"
+
+    def hosts(self) -> str:  # sorted set: host actor name -> rooms placed on it
+        return f"{self.prefix}:hosts"
+
+    def host_seq(self) -> str:
+        return f"{self.prefix}:hostseq"
+
+
+_CLAIM = """
+local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+redis.call('HSET', KEYS[1], 'host', ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2])
+return epoch
+"""
+
+# KEYS: room, state, log, tokens, host_rooms, hosts
+# ARGV: epoch, snapshot, status, first_seq, channel, ttl, host, code, ntokens, (hash, seat)*, events*
+_PERSIST = """
+if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return -1 end
+if redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[4]) - 1 then return -2 end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[1], 'status', ARGV[3])
+local ntokens = tonumber(ARGV[9])
+local i = 10
+for _ = 1, ntokens do
+  redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
+  i = i + 2
+end
+for j = i, #ARGV do
+  redis.call('RPUSH', KEYS[3], ARGV[j])
+  redis.call('PUBLISH', ARGV[5], ARGV[j])
+end
+if ARGV[3] == 'finished' or ARGV[3] == 'broken' then
+  redis.call('SREM', KEYS[5], ARGV[8])
+  redis.call('ZINCRBY', KEYS[6], -1, ARGV[7])
+  for k = 1, 4 do redis.call('EXPIRE', KEYS[k], ARGV[6]) end
+end
+return 1
+"""
+
+
+class RedisStore:
+    def __init__(self, redis: aioredis.Redis, prefix: str, finished_ttl: int) -> None:
+        self.redis = redis
+        self.keys = Keys(prefix)
+        self.finished_ttl = finished_ttl
+        self._claim = redis.register_script(_CLAIM)
+        self._persist = redis.register_script(_PERSIST)
+
+    async def claim(self, code: str, host: str) -> int:
+        k = self.keys
+        return int(await self._claim(keys=[k.room(code), k.host_rooms(host)], args=[host, code]))
+
+    async def load(self, code: str) -> bytes | None:
+        return await self.redis.get(self.keys.state(code))
+
+    async def status(self, code: str) -> dict[str, str]:
+        raw = await self.redis.hgetall(self.keys.room(code))
+        return {key.decode(): value.decode() for key, value in raw.items()}
+
+    async def host_rooms(self, host: str) -> list[str]:
+        return sorted(code.decode() for code in await self.redis.smembers(self.keys.host_rooms(host)))
+
+    async def events_after(self, code: str, since: int, upto: int | None = None) -> list[dict]:
+        """Stored events with since < seq <= upto (to the end if upto is None), in order."""
+        if upto is not None and upto <= since:
+            return []
+        raw = await self.redis.lrange(self.keys.log(code), max(since, 0), -1 if upto is None else upto - 1)
+        return [orjson.loads(item) for item in raw]
+
+    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
+                      first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None:
+        k = self.keys
+        args: list = [epoch, snapshot, status, first_seq, k.room(code), self.finished_ttl, host, code,
+                      len(tokens)]
+        for token_hash, seat in tokens.items():
+            args += [token_hash, seat]
+        args += events
+        result = await self._persist(
+            keys=[k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts()],
+            args=args)
+        _check(result)
+
+
+def _check(result: int) -> None:
+    if result == -1:
+        raise StaleEpoch()
+    if result == -2:
+        raise OutOfSync()
+
+
+class MemoryStore:
+    """The same contract in memory, for tests of Room and RoomHost without Redis.
+
+    `fail` makes persists raise (a storage outage) until cleared; `gate`, when not None, holds every
+    persist until the event is set (`held` tells the test one is waiting), so a test can see that
+    nothing is acknowledged before it is stored.
+    """
+
+    def __init__(self) -> None:
+        self.rooms: dict[str, dict[str, str]] = {}
+        self.snapshots: dict[str, bytes] = {}
+        self.logs: dict[str, list[bytes]] = {}
+        self.tokens: dict[str, dict[str, int]] = {}
+        self.hosted: dict[str, set[str]] = {}
+        self.fail: Exception | None = None
+        self.gate: asyncio.Event | None = None
+        self.held = asyncio.Event()  # set once a persist is waiting at the gate
+        self._changed = asyncio.Condition()
+
+    async def claim(self, code: str, host: str) -> int:
+        room = self.rooms.setdefault(code, {"epoch": "0"})
+        room["epoch"] = str(int(room["epoch"]) + 1)
+        room["host"] = host
+        self.hosted.setdefault(host, set()).add(code)
+        return int(room["epoch"])
+
+    async def load(self, code: str) -> bytes | None:
+        return self.snapshots.get(code)
+
+    async def status(self, code: str) -> dict[str, str]:
+        return dict(self.rooms.get(code, {}))
+
+    async def host_rooms(self, host: str) -> list[str]:
+        return sorted(self.hosted.get(host, ()))
+
+    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
+                      first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None:
+        if self.gate is not None:
+            self.held.set()
+            await self.gate.wait()
+        if self.fail is not None:
+            raise self.fail
+        room = self.rooms.get(code, {})
+        log = self.logs.setdefault(code, [])
+        if room.get("epoch") != str(epoch):
+            raise StaleEpoch()
+        if len(log) != first_seq - 1:
+            raise OutOfSync()
+        self.snapshots[code] = snapshot
+        room["status"] = status
+        self.tokens.setdefault(code, {}).update(tokens)
+        log.extend(events)
+        if status in FINAL:
+            self.hosted.get(host, set()).discard(code)
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+        """Wait until a persist makes `predicate()` true (the test's way to wait for an event)."""
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(predicate), timeout)
+
+    def kinds(self, code: str) -> list[str]:
+        """The event kinds stored for a room, in order."""
+        return [orjson.loads(orjson.loads(raw)["frame"])["kind"] for raw in self.logs.get(code, ())]
+

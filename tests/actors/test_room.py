@@ -1,0 +1,275 @@
+"""Room without Ray or Redis: in-memory store, fake clock, no sleeps."""
+import asyncio
+import itertools
+from dataclasses import replace
+
+import orjson
+
+import rules
+from actors.room import Room, RoomData
+from actors.store import MemoryStore
+from tests.actors.players import act_frames
+
+CODE = "ABCDEF"
+
+
+async def new_room(store, clock, code=CODE, host="h1") -> Room:
+    return await Room.create(code, settings=rules.Settings.default(), host=host, store=store,
+                             clock=clock)
+
+
+async def seat(room: Room, count: int) -> None:
+    for i in range(count):
+        assert await room.join(f"Player{i}", f"hash{i}") == {"seat": i}
+
+
+def stored(store: MemoryStore, code=CODE) -> list[dict]:
+    return [orjson.loads(raw) for raw in store.logs.get(code, [])]
+
+
+def frames(store: MemoryStore, code=CODE) -> list[dict]:
+    return [orjson.loads(event["frame"]) for event in stored(store, code)]
+
+
+async def test_players_join_in_turn_and_the_creator_hosts(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 3)
+    lobby = room.data.lobby()
+    assert lobby["host"] == 0
+    assert [p["name"] for p in lobby["players"]] == ["Player0", "Player1", "Player2"]
+    assert [f["kind"] for f in frames(store)] == ["joined"] * 3
+    assert store.tokens[CODE] == {"hash0": 0, "hash1": 1, "hash2": 2}
+
+
+async def test_names_are_trimmed_and_unique_ignoring_case(store, clock):
+    room = await new_room(store, clock)
+    assert await room.join("  Layla  ", "h0") == {"seat": 0}
+    assert room.data.players[0].name == "Layla"
+    assert (await room.join("LAYLA", "h1"))["error"] == "name_taken"
+    assert (await room.join("   ", "h2"))["error"] == "bad_name"
+    assert (await room.join("x" * 25, "h3"))["error"] == "bad_name"
+    assert len(room.data.players) == 1
+
+
+async def test_the_nineteenth_player_finds_the_room_full(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 18)
+    assert (await room.join("Late", "late"))["error"] == "room_full"
+
+
+async def test_a_retried_join_gets_the_same_seat_once(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 2)
+    assert await room.join("Player1", "hash1") == {"seat": 1}
+    assert len(stored(store)) == 2
+
+
+async def test_only_the_host_changes_settings_or_starts(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    refused = await room.command(1, {"type": "settings", "id": 1, "roles": ["seer"]})
+    assert refused == {"type": "error", "id": 1, "code": "not_host", "message": refused["message"]}
+    assert (await room.command(1, {"type": "start", "id": 2}))["code"] == "not_host"
+    assert room.data.status == "lobby"
+
+
+async def test_settings_change_is_announced_with_the_deal(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    ack = await room.command(0, {"type": "settings", "id": "s", "roles": ["seer"],
+                                 "durations": {"discussion": 60}})
+    assert ack == {"type": "ack", "id": "s"}
+    event = frames(store)[-1]
+    assert event["kind"] == "settings"
+    assert event["settings"]["roles"] == ["seer"]
+    assert event["settings"]["durations"]["discussion"] == 60
+    assert event["roles_in_play"] == {"werewolf": 1, "seer": 1, "villager": 4}
+    bad = await room.command(0, {"type": "settings", "id": "t", "roles": ["dragon"]})
+    assert bad["code"] == "bad_frame"
+    assert room.data.settings.roles == ("seer",)
+
+
+async def test_start_needs_six_players_and_then_closes_the_lobby(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 5)
+    assert (await room.command(0, {"type": "start", "id": 1}))["code"] == "not_your_turn"
+    await room.join("Player5", "hash5")
+    assert await room.command(0, {"type": "start", "id": 2}) == {"type": "ack", "id": 2}
+    assert room.data.status == "running"
+    assert store.rooms[CODE]["status"] == "running"
+    assert (await room.join("Late", "late"))["error"] == "room_started"
+    assert (await room.command(0, {"type": "start", "id": 3}))["code"] == "not_your_turn"
+    assert "game_started" in store.kinds(CODE)
+
+
+async def test_bad_frames_are_refused_and_change_nothing(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "start", "id": 0})
+    before = room.data
+    for frame in ({"type": "dance", "id": 1}, {"type": "act", "id": 2, "action": 7},
+                  {"type": "act", "id": 3, "action": "vote", "targets": ["x"]},
+                  {"type": "chat", "id": 4}, ["not", "an", "object"]):
+        assert (await room.command(1, frame))["code"] == "bad_frame"
+    assert (await room.command(99, {"type": "chat", "id": 5, "text": "hi"}))["code"] == "not_authenticated"
+    assert room.data is before
+    assert room.data.status == "running"
+
+
+async def test_events_are_numbered_from_one_in_the_order_commands_arrive(store, clock):
+    room = await new_room(store, clock)
+    replies = await asyncio.gather(*(room.join(f"P{i}", f"h{i}") for i in range(10)))
+    assert replies == [{"seat": i} for i in range(10)]
+    events = stored(store)
+    assert [e["seq"] for e in events] == list(range(1, 11))
+    assert [orjson.loads(e["frame"])["name"] for e in events] == [f"P{i}" for i in range(10)]
+    assert all(orjson.loads(e["frame"])["seq"] == e["seq"] for e in events)
+
+
+async def test_private_events_keep_their_audience_outside_the_frame(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "start", "id": 0})
+    roles = [e for e in stored(store) if orjson.loads(e["frame"])["kind"] == "role"]
+    assert sorted(e["to"][0] for e in roles) == list(range(6))
+    assert all("to" not in orjson.loads(e["frame"]) for e in roles)
+
+
+async def test_the_welcome_matches_its_seq(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "start", "id": 0})
+    welcome = room.welcome(2)
+    assert welcome["seq"] == len(store.logs[CODE])
+    view = welcome["view"]
+    assert view["status"] == "running" and view["room"] == CODE
+    assert view["me"]["seat"] == 2
+    assert view["phase"] == room.data.game.phase
+    assert [p["name"] for p in view["players"]] == [f"Player{i}" for i in range(6)]
+
+
+async def test_nothing_is_acknowledged_or_visible_before_it_is_stored(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 1)
+    store.gate = asyncio.Event()
+    pending = asyncio.create_task(room.join("Omar", "omar"))
+    await asyncio.wait_for(store.held.wait(), 5)
+    assert not pending.done()
+    assert room.welcome(0)["seq"] == 1
+    assert len(room.data.players) == 1
+    store.gate.set()
+    assert await pending == {"seat": 1}
+    assert room.welcome(0)["seq"] == 2
+
+
+async def test_a_failed_write_is_an_error_and_changes_nothing(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    store.fail = ConnectionError("redis down")
+    reply = await room.command(0, {"type": "start", "id": "go"})
+    assert reply["code"] == "internal"
+    assert room.data.status == "lobby" and room.welcome(0)["seq"] == 6
+    store.fail = None
+    assert await room.command(0, {"type": "start", "id": "go"}) == {"type": "ack", "id": "go"}
+    assert [e["seq"] for e in stored(store)] == list(range(1, len(store.logs[CODE]) + 1))
+
+
+async def test_a_retried_frame_applies_once(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    frame = {"type": "settings", "id": "same", "roles": ["witch"]}
+    assert await room.command(0, frame) == {"type": "ack", "id": "same"}
+    logged = len(store.logs[CODE])
+    assert await room.command(0, frame) == {"type": "ack", "id": "same"}
+    assert len(store.logs[CODE]) == logged
+
+
+async def test_the_timer_advances_the_phase_when_the_fake_clock_passes_the_deadline(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "start", "id": 0})
+    phase = room.data.game.phase
+    clock.advance(rules.next_deadline(room.data.game) - clock.now())
+    await store.wait_for(lambda: room.data.game.phase != phase)
+    assert store.kinds(CODE)[-1] in ("phase", "prompt")
+
+
+async def test_a_game_plays_to_its_end_and_the_room_releases_itself(store, clock):
+    closed = []
+    room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
+                             clock=clock, on_close=closed.append)
+    await seat(room, 6)
+    ids = itertools.count()
+    await room.command(0, {"type": "start", "id": next(ids)})
+    for _ in range(500):
+        if room.data.status != "running":
+            break
+        acted = False
+        for s in range(6):
+            for frame in act_frames(room.welcome(s)["view"], ids):
+                acted |= (await room.command(s, frame))["type"] == "ack"
+        if not acted:
+            seq = room.data.seq
+            clock.advance(rules.next_deadline(room.data.game) - clock.now())
+            await store.wait_for(lambda: room.data.seq > seq or room.closed)
+    assert room.data.status == "finished"
+    assert store.kinds(CODE)[-1] == "game_over"
+    assert closed == [CODE] and room.closed
+    assert CODE not in store.hosted["h1"]
+    assert (await room.command(0, {"type": "chat", "id": "x", "text": "gg"}))["code"] == "room_closed"
+
+
+async def test_an_internal_error_breaks_only_that_room(store, clock):
+    good, bad = await new_room(store, clock, "GOODGG"), await new_room(store, clock, "BADBAD")
+    for room in (good, bad):
+        await seat(room, 6)
+        await room.command(0, {"type": "start", "id": 0})
+    bad.data = replace(bad.data, game=None)  # a bug: state the rules cannot read
+    seat_of_bad = 1
+    reply = await bad.command(seat_of_bad, {"type": "chat", "id": 1, "text": "hi"})
+    assert reply["code"] == "internal"
+    assert (await bad.command(1, {"type": "chat", "id": 2, "text": "hi"}))["code"] == "room_closed"
+    assert store.rooms["BADBAD"]["status"] == "broken"
+    assert "BADBAD" not in store.hosted["h1"]
+    phase = good.data.game.phase
+    clock.advance(rules.next_deadline(good.data.game) - clock.now())
+    await store.wait_for(lambda: good.data.game.phase != phase)
+    assert good.data.status == "running"
+
+
+async def test_a_reloaded_room_rearms_its_timer_and_fences_the_old_writer(store, clock):
+    old = await new_room(store, clock)
+    await seat(old, 6)
+    await old.command(0, {"type": "settings", "id": "a", "roles": ["seer"]})
+    await old.command(0, {"type": "start", "id": "b"})
+    # The host restarts: a new Room loads the snapshot while the old one still runs (a zombie).
+    new = await Room.load(CODE, host="h1", store=store, clock=clock)
+    assert new.epoch == old.epoch + 1
+    assert new.data == old.data
+    assert await new.command(0, {"type": "start", "id": "b"}) == {"type": "ack", "id": "b"}
+    phase = new.data.game.phase
+    clock.advance(rules.next_deadline(new.data.game) - clock.now())
+    await store.wait_for(lambda: new.data.game.phase != phase and old.closed)
+    seqs = [e["seq"] for e in stored(store)]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert store.kinds(CODE).count("game_started") == 1
+    assert old.data.game.phase == phase  # the zombie's tick was refused, never stored
+
+
+async def test_a_snapshot_round_trips(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "start", "id": 0})
+    assert RoomData.from_json(store.snapshots[CODE]) == room.data
+
+
+async def test_closing_answers_what_is_in_flight_or_queued(store, clock):
+    room = await new_room(store, clock)
+    store.gate = asyncio.Event()
+    first = asyncio.create_task(room.join("A", "a"))
+    second = asyncio.create_task(room.join("B", "b"))
+    await asyncio.wait_for(store.held.wait(), 5)
+    room.close()
+    assert (await first)["error"] == "room_closed"
+    assert (await second)["error"] == "room_closed"
+    assert (await room.join("C", "c"))["error"] == "room_closed"

@@ -1,0 +1,108 @@
+"""The Redis store against the real (shared) Redis, under a random prefix."""
+import orjson
+import pytest
+
+import rules
+from actors.clock import FakeClock
+from actors.room import Room, encode_event
+from actors.store import OutOfSync, RedisStore, StaleEpoch
+
+CODE = "ABCDEF"
+
+
+@pytest.fixture
+def rstore(redis, prefix):
+    return RedisStore(redis, prefix, finished_ttl=3600)
+
+
+def event(seq: int, text: str, to=None) -> bytes:
+    return encode_event(seq, {"kind": "chat", "to": to, "text": text})
+
+
+async def write(rstore, *, epoch, first_seq, texts, status="running", tokens=None):
+    await rstore.persist(CODE, epoch=epoch, host="h1", snapshot=orjson.dumps({"n": first_seq}),
+                         status=status, first_seq=first_seq,
+                         events=[event(first_seq + i, t) for i, t in enumerate(texts)],
+                         tokens=tokens or {})
+
+
+async def test_a_writer_with_a_stale_epoch_is_refused_and_changes_nothing(rstore, redis):
+    assert await rstore.claim(CODE, "h1") == 1
+    await write(rstore, epoch=1, first_seq=1, texts=["a", "b"])
+    assert await rstore.claim(CODE, "h1") == 2  # the room is taken over (host restart)
+    with pytest.raises(StaleEpoch):
+        await write(rstore, epoch=1, first_seq=3, texts=["zombie"])
+    assert orjson.loads(await rstore.load(CODE)) == {"n": 1}
+    assert [e["seq"] for e in await rstore.events_after(CODE, 0)] == [1, 2]
+    await write(rstore, epoch=2, first_seq=3, texts=["c"])
+    assert [e["seq"] for e in await rstore.events_after(CODE, 0)] == [1, 2, 3]
+
+
+async def test_a_writer_that_lost_track_of_the_log_is_refused(rstore):
+    await rstore.claim(CODE, "h1")
+    await write(rstore, epoch=1, first_seq=1, texts=["a"])
+    with pytest.raises(OutOfSync):
+        await write(rstore, epoch=1, first_seq=1, texts=["a again"])
+    assert len(await rstore.events_after(CODE, 0)) == 1
+
+
+async def test_events_after_returns_the_window_asked_for(rstore):
+    await rstore.claim(CODE, "h1")
+    await write(rstore, epoch=1, first_seq=1, texts=list("abcde"))
+    assert [e["seq"] for e in await rstore.events_after(CODE, 2)] == [3, 4, 5]
+    assert [e["seq"] for e in await rstore.events_after(CODE, 1, upto=3)] == [2, 3]
+    assert await rstore.events_after(CODE, 3, upto=3) == []
+    assert await rstore.events_after(CODE, 5) == []
+    stored = (await rstore.events_after(CODE, 4))[0]
+    assert stored["to"] is None
+    assert orjson.loads(stored["frame"]) == {"type": "event", "seq": 5, "kind": "chat", "text": "e"}
+
+
+async def test_each_stored_event_is_published_on_the_room_channel(rstore, redis, prefix):
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(f"{prefix}:room:{CODE}")
+    await pubsub.get_message(timeout=5)  # the subscribe confirmation
+    await rstore.claim(CODE, "h1")
+    await write(rstore, epoch=1, first_seq=1, texts=["a", "b"])
+    got = []
+    while len(got) < 2:
+        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5)
+        assert message is not None
+        got.append(orjson.loads(message["data"])["seq"])
+    assert got == [1, 2]
+    await pubsub.aclose()
+
+
+async def test_tokens_are_stored_by_hash(rstore, redis, prefix):
+    await rstore.claim(CODE, "h1")
+    await write(rstore, epoch=1, first_seq=1, texts=["a"], tokens={"abc": 0})
+    assert await redis.hget(f"{prefix}:room:{CODE}:tokens", "abc") == b"0"
+
+
+async def test_a_final_status_releases_the_room_and_sets_a_ttl(rstore, redis, prefix):
+    await redis.zadd(f"{prefix}:hosts", {"h1": 1})
+    await rstore.claim(CODE, "h1")
+    assert await rstore.host_rooms("h1") == [CODE]
+    await write(rstore, epoch=1, first_seq=1, texts=["over"], status="finished")
+    assert await rstore.host_rooms("h1") == []
+    assert await redis.zscore(f"{prefix}:hosts", "h1") == 0
+    assert (await rstore.status(CODE))["status"] == "finished"
+    for key in (f"{prefix}:room:{CODE}", f"{prefix}:room:{CODE}:state", f"{prefix}:room:{CODE}:log"):
+        assert 0 < await redis.ttl(key) <= 3600
+
+
+async def test_a_room_persists_through_redis(rstore):
+    clock = FakeClock()
+    room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=rstore,
+                             clock=clock)
+    for i in range(6):
+        await room.join(f"P{i}", f"hash{i}")
+    assert await room.command(0, {"type": "start", "id": 1}) == {"type": "ack", "id": 1}
+    reloaded = await Room.load(CODE, host="h1", store=rstore, clock=clock)
+    assert reloaded.data == room.data
+    assert len(await rstore.events_after(CODE, 0)) == room.data.seq
+    # The first Room is now fenced: its next write is refused and it stops.
+    await room.presence(0, True)
+    assert room.closed
+    assert not reloaded.data.players[0].connected
+    reloaded.close()
