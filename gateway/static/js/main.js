@@ -15,7 +15,7 @@ const $ = (sel) => document.querySelector(sel);
 const app = {
   room: null, token: null, seat: null, view: null, conn: null,
   feed: [], feedSeq: 0,
-  selected: {}, answered: {}, chatTab: null, lastWritable: null, renderQueued: false,
+  selected: {}, answered: {}, chatTab: null, chatPinned: false, renderQueued: false,
 };
 
 function el(tag, attrs = {}, ...children) {
@@ -184,7 +184,7 @@ function bindForms() {
     const input = $("#chat-input");
     const text = input.value.trim();
     if (!text) return;
-    send({ type: "chat", text }).then(() => (input.value = ""));
+    send({ type: "chat", text }).then(() => (input.value = ""), () => {});
   });
   $("#lang").addEventListener("change", async (e) => {
     await setLanguage(e.target.value, { persist: true });
@@ -212,6 +212,7 @@ function onWelcome(frame) {
 function onEvent(ev, fresh) {
   if (!app.view) return;
   if (fresh) applyEvent(app.view, ev, app.seat);
+  if (fresh && ev.kind === "phase") app.chatPinned = false;
   // A replayed game_over still carries the full cards and chat for the end screen.
   if (ev.kind === "game_over") app.view.final = { alive: ev.alive, roles: ev.roles, chat: ev.chat };
   if (ev.seq > app.feedSeq) {
@@ -389,17 +390,20 @@ function tick() {
   box.textContent = t("game.left", { s });
 }
 
+// From view.waiting when known, else from the phase and the public votes; never more.
 function renderWaiting(v) {
-  const w = v.waiting;
-  const box = $("#waiting");
-  if (!w || !w.action) {
-    box.textContent = "";
-    return;
+  let who = null;
+  if (v.phase === "day.election" || v.phase === "day.vote") {
+    const votes = v.votes || {};
+    who = (v.seats || []).filter((s) => s.alive && !(s.seat in votes)).map((s) => s.name).join(", ");
+  } else if (v.waiting?.seats?.length) {
+    who = v.waiting.seats.map(nameOf).join(", ");
+  } else if (v.waiting?.action && has(`waiting.role.${v.waiting.action}`)) {
+    who = t(`waiting.role.${v.waiting.action}`);
+  } else if (has(`waiting.phase.${v.phase}`)) {
+    who = t(`waiting.phase.${v.phase}`);
   }
-  const who = w.seats && w.seats.length
-    ? w.seats.map(nameOf).join(", ")
-    : has(`waiting.role.${w.action}`) ? t(`waiting.role.${w.action}`) : t("waiting.someone");
-  box.textContent = t("waiting.for", { who });
+  $("#waiting").textContent = who ? t("waiting.for", { who }) : "";
 }
 
 function renderCard(v) {
@@ -411,6 +415,7 @@ function renderCard(v) {
   const facts = [];
   if (me.alive === false) facts.push(el("li", { class: "warn", text: t("card.dead") }));
   if (v.mayor === app.seat) facts.push(el("li", { text: t("card.mayor") }));
+  if (v.linked) facts.push(el("li", { "data-fact": "linked", text: t("card.linked", { names: v.linked.map(nameOf).join(" ♥ ") }) }));
   if (v.lover != null) facts.push(el("li", { "data-fact": "lover", text: t("card.lover", { name: nameOf(v.lover) }) }));
   if (v.wolves && v.wolves.length) {
     facts.push(el("li", { "data-fact": "wolves", text: t("card.wolves", { names: v.wolves.map(nameOf).join(", ") }) }));
@@ -504,7 +509,8 @@ function promptNode(v, p) {
   const count = sel.size;
   const ready = count >= Math.max(1, p.min) && count <= p.max;
   const need = p.min === p.max ? t("act.pick", { n: p.max }) : t("act.pick_upto", { n: p.max });
-  return el("div", { class: "prompt", "data-action": p.action, "data-key": key, "data-answered": answered ? "1" : null },
+  return el("div", { class: "prompt", "data-action": p.action, "data-key": key, "data-min": p.min, "data-max": p.max,
+    "data-answered": answered ? "1" : null },
     el("h3", { text: actionText(p.action, "title") }),
     el("p", { class: "hint", text: `${actionText(p.action, "help")} ${need}` }),
     extra,
@@ -550,27 +556,26 @@ function chatLine(line) {
 
 function renderChat(v) {
   const chat = v.chat || {};
-  const writable = v.channels || [];
-  const tabs = [...new Set([...writable, ...Object.keys(chat)])];
-  // Follow the channel the seat may write to when it changes (night falls, or the seat dies).
-  if (writable[0] !== app.lastWritable) {
-    app.lastWritable = writable[0];
-    if (writable[0]) app.chatTab = writable[0];
-  }
+  const writable = v.channels; // null: unknown since the phase changed; the server still decides
+  const tabs = [...new Set([...(writable || []), ...Object.keys(chat)])];
+  // Follow the newest line's channel (night falls, the seat dies) unless the reader picked a tab.
+  const newest = Object.values(chat).flat().reduce((a, b) => (b.ts >= (a?.ts ?? -Infinity) ? b : a), null);
+  if (!app.chatPinned && newest) app.chatTab = newest.channel;
+  if (!app.chatPinned && writable?.length) app.chatTab = writable[0];
   if (!tabs.includes(app.chatTab)) app.chatTab = tabs[0] ?? null;
   rebuild($("#chat-tabs"), tabs.map((ch) => el("button", {
     type: "button", role: "tab", class: "tab", "data-channel": ch, "data-fk": `tab:${ch}`,
     "aria-selected": ch === app.chatTab ? "true" : "false",
-    onclick: () => { app.chatTab = ch; render(); },
+    onclick: () => { app.chatTab = ch; app.chatPinned = true; render(); },
   }, channelLabel(ch), el("span", { class: "count", text: ` ${(chat[ch] || []).length}` }))));
   const lines = chat[app.chatTab] || [];
   const log = $("#chat-log");
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   rebuild(log, lines.length ? lines.map(chatLine) : [el("li", { class: "muted", text: t("chat.empty") })]);
   if (atBottom) log.scrollTop = log.scrollHeight;
-  const form = $("#chat-form");
-  form.hidden = !writable.length;
-  $("#chat-to").textContent = writable.length ? t("chat.write_to", { channel: channelLabel(writable[0]) }) : t("chat.readonly");
+  $("#chat-form").hidden = writable?.length === 0;
+  $("#chat-to").textContent = writable == null ? ""
+    : writable.length ? t("chat.write_to", { channel: channelLabel(writable[0]) }) : t("chat.readonly");
 }
 
 function feedText(ev) {
@@ -589,7 +594,9 @@ function feedText(ev) {
       return ev.tie && ev.tie.length > 1 ? `${t("feed.vote_result.tie", { names: ev.tie.map(nameOf).join(", ") })} ${text}` : text;
     }
     case "seer_result": return t("feed.seer", { name: nameOf(ev.seat), role: roleName(ev.role) });
-    case "lovers": return t("feed.lovers", { name: nameOf(ev.lovers.find((s) => s !== app.seat) ?? app.seat) });
+    case "lovers": return ev.lovers.includes(app.seat)
+      ? t("feed.lovers", { name: nameOf(ev.lovers.find((s) => s !== app.seat) ?? app.seat) })
+      : t("card.linked", { names: ev.lovers.map(nameOf).join(" ♥ ") });
     case "game_over": return t("feed.game_over");
     default: return null;
   }

@@ -9,10 +9,14 @@ function dropPrompt(view, action) {
   view.prompts = (view.prompts || []).filter((p) => p.action !== action);
 }
 
-export function applyEvent(view, ev, mySeat) {
-  // Fields the gateway may add to any event to refresh the view (e.g. `waiting`, `channels`).
-  for (const key of ["waiting", "channels"]) if (key in ev && ev.kind !== "chat") view[key] = ev[key];
+// No event refreshes `waiting` or `channels`: they are exact in a welcome, and become unknown
+// (null) when the phase or the seat's life changes, unless the event itself carries them.
+function refreshOrForget(view, ev) {
+  view.waiting = ev.waiting ?? null;
+  view.channels = ev.channels ?? null;
+}
 
+export function applyEvent(view, ev, mySeat) {
   switch (ev.kind) {
     case "joined":
       if (!view.players.some((p) => p.seat === ev.seat)) view.players.push({ seat: ev.seat, name: ev.name, connected: true });
@@ -42,11 +46,14 @@ export function applyEvent(view, ev, mySeat) {
       view.wolves = ev.wolves;
       break;
     case "lovers":
-      view.lover = ev.lovers.find((s) => s !== mySeat) ?? mySeat;
+      // Cupid hears of the couple too, and may be one of them.
+      if (ev.lovers.includes(mySeat)) view.lover = ev.lovers.find((s) => s !== mySeat) ?? mySeat;
+      if (view.me.role === "cupid") view.linked = ev.lovers;
       break;
     case "phase":
       // Votes, tallies, the pack's pointing and ask-to-vote counts belong to one phase.
       Object.assign(view, { phase: ev.phase, day: ev.day, deadline: ev.deadline, votes: {}, tally: {}, pointing: {} });
+      refreshOrForget(view, ev);
       if (ev.phase !== "day.discussion") view.requests = null;
       break;
     case "prompt": {
@@ -71,7 +78,10 @@ export function applyEvent(view, ev, mySeat) {
     case "death": {
       const s = seatOf(view, ev.seat);
       if (s) Object.assign(s, { alive: false, role: ev.role });
-      if (ev.seat === mySeat) view.me.alive = false;
+      if (ev.seat === mySeat) {
+        view.me.alive = false;
+        refreshOrForget(view, ev);
+      }
       break;
     }
     case "mayor":
@@ -93,6 +103,8 @@ export function applyEvent(view, ev, mySeat) {
       view.tally = ev.tally;
       break;
     case "chat":
+      // The server chose the channel of our own line: that is where we write in this phase.
+      if (ev.seat === mySeat) view.channels = [ev.channel];
       view.chat = view.chat || {};
       (view.chat[ev.channel] = view.chat[ev.channel] || []).push({
         channel: ev.channel, seat: ev.seat, name: ev.name, text: ev.text, ts: ev.ts,
@@ -103,6 +115,8 @@ export function applyEvent(view, ev, mySeat) {
       view.phase = "over";
       view.deadline = null;
       view.prompts = [];
+      view.channels = [];
+      view.waiting = null;
       view.outcome = { winners: ev.winners, reason: ev.reason };
       view.final = { alive: ev.alive, roles: ev.roles, chat: ev.chat };
       for (const s of view.seats || []) s.role = ev.roles[s.seat] ?? ev.roles[String(s.seat)] ?? s.role;

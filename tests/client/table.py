@@ -1,0 +1,177 @@
+"""Six players at one table, each in their own Chromium context, driven through the page only.
+
+A player's moves come from what their page shows (the prompts, their card); the strategy below
+only makes games end quickly: the village votes for the werewolf it is told about by the test.
+"""
+from __future__ import annotations
+
+import asyncio
+import shutil
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+LAPTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 360, "height": 740}
+WAIT_MS = 60_000  # one phase on a loaded two-core machine, with room to spare
+GAME_MS = 240_000  # a whole game
+
+
+@dataclass
+class Player:
+    name: str
+    context: BrowserContext
+    page: Page
+    seat: int | None = None
+    role: str | None = None
+    said: set = field(default_factory=set)
+    errors: list = field(default_factory=list)  # uncaught page exceptions
+
+
+@asynccontextmanager
+async def chromium():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def new_player(browser: Browser, name: str, *, locale: str = "en-US", viewport=LAPTOP) -> Player:
+    context = await browser.new_context(locale=locale, viewport=viewport)
+    page = await context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    player = Player(name=name, context=context, page=page)
+    page.on("pageerror", player.errors.append)
+    return player
+
+
+async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dict]],
+                     durations: dict[str, int]) -> tuple[str, list[Player]]:
+    """The first spec creates the room through the home page; the others join from the share link."""
+    players = [await new_player(browser, name, locale=locale, viewport=viewport)
+               for name, locale, viewport in specs]
+    host = players[0]
+    await host.page.goto(url + "/")
+    await host.page.fill("#form-create input[name=name]", host.name)
+    await host.page.click("#form-create button[type=submit]")
+    await host.page.wait_for_selector("#screen-lobby:not([hidden])")
+    link = await host.page.input_value("#share-link")
+    room = link.rsplit("/", 1)[1]
+    for p in players[1:]:
+        await p.page.goto(link)
+        await p.page.fill("#form-join input[name=name]", p.name)
+        await p.page.click("#form-join button[type=submit]")
+        await p.page.wait_for_selector("#screen-lobby:not([hidden])")
+    for p in players:
+        await p.page.wait_for_selector(f"#lobby-players li:nth-child({len(players)})")
+
+    for name, seconds in durations.items():
+        box = host.page.locator(f"#host-durations input[name={name}]")
+        await box.fill(str(seconds))
+        await box.dispatch_event("change")
+    # Everyone sees the host's settings before the game starts.
+    last, seconds = list(durations.items())[-1]
+    for p in players:
+        await p.page.wait_for_function(
+            "([sel, v]) => [...document.querySelectorAll(sel)].some(e => e.textContent === v)",
+            arg=["#lobby-durations dd", str(seconds)])
+    await host.page.click("#start:not([disabled])")
+    for p in players:
+        await p.page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")
+        p.seat = int(await p.page.get_attribute("#players li.me", "data-seat"))
+        p.role = await p.page.get_attribute("#card", "data-role")
+    return room, players
+
+
+def wolves_of(players: list[Player]) -> set[int]:
+    return {p.seat for p in players if p.role == "werewolf"}
+
+
+async def choices(page: Page, key: str) -> list[int]:
+    return await page.eval_on_selector_all(
+        f'.prompt[data-key="{key}"] button.choice', "els => els.map(e => Number(e.dataset.seat))")
+
+
+def pick(action: str, options: list[int], me: Player, wolves: set[int], n: int) -> list[int]:
+    """Targets that end the game fast: the pack eats a villager, the village votes out a wolf."""
+    if action == "vote" and me.role != "werewolf":
+        preferred = [s for s in options if s in wolves]
+    elif action in ("vote", "wolves.point"):
+        preferred = [s for s in options if s not in wolves]
+    else:
+        preferred = []
+    ordered = preferred + [s for s in options if s not in preferred]
+    return ordered[:n]
+
+
+async def say(player: Player, text: str) -> None:
+    """Write one chat line and wait until it comes back from the server."""
+    page = player.page
+    await page.fill("#chat-input", text)
+    await page.click("#chat-form button[type=submit]")
+    await page.wait_for_selector(f'#chat-log li:has-text("{text}")')
+
+
+async def answer(player: Player, key: str, action: str, wolves: set[int]) -> None:
+    page = player.page
+    prompt = page.locator(f'.prompt[data-key="{key}"]')
+    if action == "vote.request":
+        await prompt.locator("button").click()
+    elif action.startswith("witch."):
+        await prompt.locator("button.pass").click()
+    else:
+        n = max(1, int(await prompt.get_attribute("data-min") or 1))
+        for seat in pick(action, await choices(page, key), player, wolves, n):
+            await prompt.locator(f'button.choice[data-seat="{seat}"]').click()
+        await prompt.locator("button.confirm").click()
+    # Answered (marked by the client after the server's ack) or closed by the server.
+    await page.wait_for_selector(f'.prompt[data-key="{key}"]:not([data-answered])', state="detached")
+
+
+OPEN_PROMPT = ".prompt:not([data-answered])"
+THE_END = "#screen-end:not([hidden])"
+
+
+async def play(player: Player, wolves: set[int], *, until: str = THE_END, on_prompt=None) -> None:
+    """Answer every prompt this page shows until `until` matches (a selector)."""
+    page = player.page
+    while True:
+        await page.wait_for_selector(f"{until}, {OPEN_PROMPT}", timeout=GAME_MS)
+        if await page.locator(until).count():
+            return
+        prompt = page.locator(OPEN_PROMPT).first
+        key = await prompt.get_attribute("data-key")
+        action = await prompt.get_attribute("data-action")
+        if key is None:  # re-rendered between the two reads
+            continue
+        if on_prompt:
+            await on_prompt(player, action)
+        await answer(player, key, action, wolves)
+
+
+async def play_all(players: list[Player], *, until: str = THE_END, on_prompt=None) -> None:
+    wolves = wolves_of(players)
+    await asyncio.gather(*(play(p, wolves, until=until, on_prompt=on_prompt) for p in players))
+
+
+# Where a seat may talk, from the rules: the living by day, the pack while it hunts.
+CHANNEL_OF_ACTION = {"vote.request": "day", "wolves.point": "wolves"}
+
+
+async def chatty(player: Player, action: str) -> None:
+    """Say one line in each channel the seat reaches, before its move there."""
+    channel = CHANNEL_OF_ACTION.get(action)
+    if channel and channel not in player.said:
+        player.said.add(channel)
+        await say(player, f"{player.name} speaks in {channel}")

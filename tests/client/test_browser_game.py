@@ -1,0 +1,151 @@
+"""The browser client against the real stack (gateway, Ray, Redis), in Debian's headless Chromium.
+
+Each test seats six players in six contexts of one browser, through the pages only: the host
+creates the table from the home page and sets the phase durations in the lobby, the others join
+from the share link.
+"""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.client.table import (
+    DOCS, LAPTOP, PHONE, chatty, chromium, play_all, say, seat_table,
+)
+from tests.stack import ray_address, redis_url, stack, ww_prefix  # noqa: F401
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+
+# The host's lobby settings: short enough for a game in a minute or two when everyone plays,
+# long enough that six pages on a busy two-core machine answer before a phase times out.
+SHORT = {"cupid": 15, "seer": 15, "wolves": 15, "witch": 15, "election": 15,
+         "discussion": 20, "vote": 15, "tiebreak": 15, "hunter": 15, "successor": 15}
+NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"]
+DAY = "body[data-phase='day.discussion']"
+
+
+def specs(locales: list[str], viewports: list[dict]) -> list[tuple[str, str, dict]]:
+    return list(zip(NAMES, locales, viewports))
+
+
+async def no_page_errors(players) -> None:
+    for p in players:
+        assert not p.errors, f"{p.name}: {p.errors}"
+
+
+def test_six_browsers_play_a_whole_game(stack):
+    gateway = stack.start_gateway()
+
+    async def main():
+        async with chromium() as browser:
+            _, players = await seat_table(
+                browser, gateway.url,
+                specs(["en-US", "ar", "zh-CN", "vi-VN", "en-GB", "en-US"],
+                      [LAPTOP, PHONE, PHONE, PHONE, LAPTOP, LAPTOP]),
+                SHORT)
+            shot = {}
+
+            async def screenshot_then_chat(player, action):
+                # The README's picture: a laptop seat at the day's vote, with the day's chat.
+                if action == "vote" and not shot and player.page.viewport_size == LAPTOP:
+                    shot[player.name] = True
+                    await player.page.screenshot(path=str(DOCS / "screenshot.png"))
+                await chatty(player, action)
+
+            await play_all(players, on_prompt=screenshot_then_chat)
+
+            spoken = {f"{p.name} speaks in {ch}" for p in players for ch in p.said}
+            assert any(line.endswith(" in day") for line in spoken)
+            for p in players:
+                page = p.page
+                cards = page.locator("#end-cards li")
+                assert await cards.count() == 6
+                roles = {int(await cards.nth(i).get_attribute("data-seat")): await cards.nth(i).get_attribute("data-role")
+                         for i in range(6)}
+                assert roles == {q.seat: q.role for q in players}, p.name
+                assert (await page.text_content("#end-winners")).strip()
+                end_chat = await page.text_content("#end-chat")
+                for line in spoken:
+                    assert line in end_chat, (p.name, line)
+            assert shot, "no laptop seat reached a vote"
+            await no_page_errors(players)
+
+    asyncio.run(main())
+
+
+def test_reload_keeps_the_seat_and_misses_nothing(stack):
+    gateway = stack.start_gateway()
+
+    async def main():
+        async with chromium() as browser:
+            durations = {**SHORT, "discussion": 300}  # the day waits for the test, not the clock
+            room, players = await seat_table(browser, gateway.url, specs(["en-US"] * 6, [LAPTOP] * 6), durations)
+            await play_all(players, until=DAY)
+
+            alive = [p for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
+            leaver, speaker = alive[0], alive[1]
+            page = leaver.page
+            before_feed = await page.locator("#feed li").count()
+            await page.goto("about:blank")  # the socket closes with the page
+
+            line = "said while you were away"
+            await say(speaker, line)
+            for p in players:
+                if p is not leaver:
+                    await p.page.wait_for_selector(f'#chat-log li:has-text("{line}")')
+
+            await page.goto(f"{gateway.url}/#/r/{room}")
+            await page.wait_for_selector(f'#chat-log li:has-text("{line}")')
+            assert await page.get_attribute("#players li.me", "data-seat") == str(leaver.seat)
+            assert await page.get_attribute("#card", "data-role") == leaver.role
+            assert await page.locator(f'#chat-log li:has-text("{line}")').count() == 1
+            # The feed is rebuilt from the replayed history: the night and its deaths are there.
+            assert await page.locator("#feed li").count() >= before_feed
+            assert await page.locator("#screen-join").is_hidden()
+            await no_page_errors(players)
+
+    asyncio.run(main())
+
+
+def test_arabic_at_360px_is_right_to_left_and_fits(stack):
+    gateway = stack.start_gateway()
+
+    async def main():
+        async with chromium() as browser:
+            durations = {**SHORT, "discussion": 300}
+            _, players = await seat_table(
+                browser, gateway.url, specs(["en-US", "ar-SA"] + ["en-US"] * 4, [LAPTOP, PHONE] + [LAPTOP] * 4),
+                durations)
+            arab = players[1]
+            await play_all(players, until=DAY)
+            alive = [p for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
+            for p in alive[:2]:
+                await say(p, f"مرحبًا من {p.name}")
+            page = arab.page
+            await page.wait_for_selector(f'#chat-log li:has-text("{alive[1].name}")')
+
+            layout = await page.evaluate("""() => {
+                const box = (sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+                                       return [r.left, r.right]; };
+                return {
+                  dir: document.documentElement.dir,
+                  lang: document.documentElement.lang,
+                  scrollWidth: document.documentElement.scrollWidth,
+                  boxes: ["#phase-name", "#countdown", "#card", "#act", "#players", "#chat-log",
+                          "#chat-input", "#lang"].map(box),
+                  phase: document.querySelector("#phase-name").textContent,
+                };
+            }""")
+            assert layout["dir"] == "rtl" and layout["lang"] == "ar"
+            assert layout["scrollWidth"] <= 360, layout
+            for left, right in layout["boxes"]:
+                assert 0 <= left and right <= 360, layout
+            assert layout["phase"] == "النهار: الحوار"
+            # Right to left: the phase name starts at the right edge, the countdown sits at the left.
+            phase_box, countdown_box = layout["boxes"][0], layout["boxes"][1]
+            assert phase_box[0] > countdown_box[0]
+            await page.screenshot(path=str(DOCS / "screenshot-ar-360.png"), full_page=True)
+            await no_page_errors(players)
+
+    asyncio.run(main())
