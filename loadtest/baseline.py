@@ -137,7 +137,7 @@ def create_app(game_seconds: float = 90.0) -> FastAPI:
                     await room.emit("phase", phase="day.discussion", day=1, deadline=None)
                     room.timer = asyncio.create_task(room._end_later())
                 await websocket.send_text(orjson.dumps({"type": "ack", "id": fid}).decode())
-        except WebSocketDisconnect:
+        except (WebSocketDisconnect, RuntimeError):  # RuntimeError: sending after the close
             pass
         finally:
             if room.sockets.get(seat) is websocket:

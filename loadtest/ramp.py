@@ -1,0 +1,365 @@
+"""The ramp: start a stack, grow the number of 18-player tables in steps, hold each, print a table.
+
+    /tmp/venv/bin/python -m loadtest.ramp                       # baseline, then both layouts
+    /tmp/venv/bin/python -m loadtest.ramp --layouts 100 --steps 50,100,250 --hold 60
+
+For each layout (`baseline` = loadtest/baseline.py, `1` = one Ray actor per game, `N` = N games per
+Ray actor) it starts the stack (n gateway processes, a private Ray head, the shared Redis under a
+random WW_PREFIX) and a Locust master + workers (loadtest/locustfile.py), then for each step:
+swarm to `rooms` tables, wait until every new table has connected, reset the stats, hold, and read
+Locust's percentiles plus CPU and memory of every component (gateway, Ray hosts, Ray system, Redis,
+Locust). It stops at the first step that breaks (p99 broadcast over --break-p99 ms, failures over
+--break-errors, any lost/duplicated/reordered event, tables that could not all connect) and writes
+results JSON, a markdown table and a PNG plot into --out. Optionally py-spy profiles the busiest
+processes of every step (--profile).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+
+import psutil
+
+from loadtest.runner import count, locust_cluster, pct
+from loadtest.stack import ROOT, baseline_stack, real_stack
+
+# Phases short enough that a table finishes games within a few minutes, long enough for a
+# realistic amount of chat by day (seconds; WW_DURATION_<PHASE> of the real stack).
+RAMP_DURATIONS = {"cupid": 5, "seer": 5, "wolves": 8, "witch": 5, "election": 10,
+                  "discussion": 30, "vote": 10, "tiebreak": 5, "hunter": 5, "successor": 5}
+CHECK_NAMES = ("lost", "duplicated", "reordered", "replay_mismatch")
+
+
+def cpu_snapshot(components: dict) -> dict:
+    snap = {}
+    for comp, procs in components.items():
+        for p in procs:
+            try:
+                t = p.cpu_times()
+                snap[p.pid] = (comp, t.user + t.system, p)
+            except psutil.Error:
+                pass
+    return snap
+
+
+def cpu_delta(a: dict, b: dict, seconds: float) -> dict:
+    """component -> CPU % of one core over the window; also pid -> % for the profiler."""
+    comp, per_pid = Counter(), {}
+    for pid, (c, t1, p) in b.items():
+        t0 = a.get(pid, (c, 0.0, p))[1]
+        v = 100.0 * (t1 - t0) / seconds
+        comp[c] += v
+        per_pid[pid] = (c, v)
+    return dict(comp), per_pid
+
+
+def memory(components: dict) -> dict:
+    out = Counter()
+    for comp, procs in components.items():
+        for p in procs:
+            try:
+                out[comp] += p.memory_info().rss / 2**20
+            except psutil.Error:
+                pass
+    return dict(out)
+
+
+def client_sockets(procs: list) -> int:
+    n = 0
+    for p in procs:
+        try:
+            n += sum(1 for c in p.net_connections(kind="tcp") if c.status == "ESTABLISHED")
+        except psutil.Error:
+            pass
+    return n
+
+
+def profile(pids: list, seconds: int, out: Path) -> list:
+    """py-spy record (raw collapsed stacks) of each pid, in parallel; returns the files."""
+    exe = Path(sys.executable).with_name("py-spy")
+    procs, files = [], []
+    for comp, pid in pids:
+        f = out / f"{comp}-{pid}.txt"
+        procs.append(subprocess.Popen(
+            [str(exe) if exe.exists() else "py-spy", "record", "-p", str(pid), "-d", str(seconds),
+             "-r", "50", "-f", "raw", "-o", str(f), "--nonblocking"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        files.append(f)
+    return procs, files
+
+
+def summarize_profile(path: Path, top: int = 12) -> dict:
+    """Self and inclusive shares of functions in a py-spy raw (collapsed) file."""
+    self_c, incl_c, total = Counter(), Counter(), 0
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        stack, _, n = line.rpartition(" ")
+        if not n.isdigit():
+            continue
+        n = int(n)
+        total += n
+        frames = [f.split(" (")[0] + " (" + f.split(" (")[-1].split(":")[0].rsplit("/", 1)[-1]
+                  if " (" in f else f for f in stack.split(";")]
+        self_c[frames[-1]] += n
+        for f in set(frames):
+            incl_c[f] += n
+    if not total:
+        return {}
+    return {"samples": total,
+            "self": [(f, round(100 * c / total, 1)) for f, c in self_c.most_common(top)],
+            "inclusive": [(f, round(100 * c / total, 1)) for f, c in incl_c.most_common(top * 2)]}
+
+
+def run_layout(layout: str, steps: list, args, out: Path) -> list:
+    rows = []
+    env = {"WW_LT_CHAT_INTERVAL": str(args.chat_interval),
+           "WW_LT_NIGHT_CHAT_INTERVAL": str(args.night_chat_interval),
+           "WW_LT_VERIFY_SEATS": str(args.verify_seats), "WW_LT_THINK": args.think}
+    with ExitStack() as stack:
+        print(f"\n== {layout}: starting the stack", flush=True)
+        if layout == "baseline":
+            running = stack.enter_context(baseline_stack(args.gateways, args.baseline_game_seconds))
+        else:
+            running = stack.enter_context(real_stack(args.gateways, games_per_actor=int(layout),
+                                                     durations=RAMP_DURATIONS,
+                                                     warm_actors=args.warm_actors))
+        env["WW_LT_GATEWAYS"] = ",".join(running.urls)
+        lc = stack.enter_context(locust_cluster(args.workers, env, out / f"locust-{layout}",
+                                                running.urls[0]))
+        prev = 0
+        for rooms in steps:
+            t_step = time.monotonic()
+            lc.reset()
+            lc.swarm(rooms, args.spawn_rate, running.urls[0])
+            need = 18 * (rooms - prev)
+            spawn_deadline = time.monotonic() + args.spawn_timeout + (rooms - prev) / args.spawn_rate
+            connected = 0
+            while time.monotonic() < spawn_deadline:
+                time.sleep(2)   # polling Locust's counters while tables connect
+                st = lc.stats()
+                connected = count(st.get("connect")) - count(st.get("connect"), "Failure Count")
+                if st["_state"]["user_count"] >= rooms and connected >= need:
+                    break
+            spawned_ok = connected >= need
+            time.sleep(args.settle)
+            lc.reset()
+            comps = {**running.components(), "locust": lc.processes()}
+            a = cpu_snapshot(comps)
+            t0 = time.monotonic()
+            load0 = os.getloadavg()[0]
+            prof_files = []
+            if args.profile and args.hold > 30:
+                time.sleep(args.hold - 25)
+                mid = cpu_snapshot({**running.components(), "locust": lc.processes()})
+                _, per_pid = cpu_delta(a, mid, time.monotonic() - t0)
+                busiest = sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:args.profile]
+                pdir = out / f"profile-{layout}-{rooms}"
+                pdir.mkdir(parents=True, exist_ok=True)
+                pprocs, prof_files = profile([(c, pid) for pid, (c, _v) in busiest], 20, pdir)
+                time.sleep(max(0.0, args.hold - (time.monotonic() - t0)))
+                for p in pprocs:
+                    try:
+                        p.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+            else:
+                time.sleep(args.hold)
+            comps = {**running.components(), "locust": lc.processes()}
+            b = cpu_snapshot(comps)
+            held = time.monotonic() - t0
+            cpu, _ = cpu_delta(a, b, held)
+            mem = memory(comps)
+            st = lc.stats()
+            failures = lc.failures()
+            socks = client_sockets(lc.processes())
+            row = make_row(layout, rooms, st, failures, cpu, mem, socks, held, spawned_ok,
+                           load0, os.getloadavg()[0], time.monotonic() - t_step)
+            row["profiles"] = {f.name: summarize_profile(f) for f in prof_files}
+            rows.append(row)
+            print(format_row(row), flush=True)
+            (out / "results.json").write_text(json.dumps(ALL + rows, indent=1))
+            if row["broke"]:
+                print(f"== {layout}: broke at {rooms} rooms: {row['broke']}", flush=True)
+                break
+            prev = rooms
+    return rows
+
+
+def make_row(layout, rooms, st, failures, cpu, mem, socks, held, spawned_ok, load0, load1, step_s):
+    b = st.get("broadcast")
+    total_fail = sum(count(r, "Failure Count") for k, r in st.items()
+                     if k not in ("_state", "Aggregated"))
+    total_req = sum(count(r) for k, r in st.items() if k not in ("_state", "Aggregated"))
+    checks = {n: count(st.get(n), "Failure Count") for n in CHECK_NAMES}
+    frames = pct(st.get("frames"), "Average Content Size") or 0
+    frames_total = frames * count(st.get("frames"))
+    row = {
+        "layout": layout, "rooms": rooms, "tables": st["_state"]["user_count"], "sockets": socks,
+        "hold_s": round(held, 1), "step_s": round(step_s, 1), "load": [round(load0, 2), round(load1, 2)],
+        "connect_p50": pct(st.get("connect"), "50%"), "connect_p99": pct(st.get("connect"), "99%"),
+        "ack_chat_p50": pct(st.get("ack:chat"), "50%"), "ack_chat_p99": pct(st.get("ack:chat"), "99%"),
+        "ack_act_p50": pct(st.get("ack:act"), "50%"), "ack_act_p99": pct(st.get("ack:act"), "99%"),
+        "bcast_p50": pct(b, "50%"), "bcast_p99": pct(b, "99%"), "bcast_max": pct(b, "Max Response Time"),
+        "deliveries_s": round(count(b) / held, 1), "frames_s": round(frames_total / held, 1),
+        "chats_s": round(count(st.get("ack:chat")) / held, 1),
+        "games": count(st.get("completed")), "requests": total_req, "failures": total_fail,
+        "checks": checks,
+        "errors": sorted({f"{f.get('Name')}: {f.get('Error')[:80]}" for f in failures})[:8],
+        "cpu": {k: round(v, 1) for k, v in sorted(cpu.items())},
+        "rss_mb": {k: round(v) for k, v in sorted(mem.items())},
+    }
+    broke = []
+    if not spawned_ok:
+        broke.append("not every table could connect in time")
+    if row["bcast_p99"] is not None and row["bcast_p99"] > ARGS.break_p99:
+        broke.append(f"p99 broadcast {row['bcast_p99']:.0f} ms > {ARGS.break_p99} ms")
+    if total_req and total_fail / total_req > ARGS.break_errors:
+        broke.append(f"failures {total_fail}/{total_req}")
+    if any(checks.values()):
+        broke.append(f"stream checks {checks}")
+    if count(b) == 0:
+        broke.append("no broadcast measured")
+    row["broke"] = "; ".join(broke)
+    return row
+
+
+def fmt(v, nd=0):
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+HEADER = ("| layout | rooms | sockets | load | connect p50/p99 | ack chat p50/p99 | ack act p50/p99 | "
+          "broadcast p50/p99 | deliveries/s | frames/s | games | fail | CPU % gw / ray-hosts / "
+          "ray-sys / redis / locust | RSS MB gw / ray-hosts / ray-sys / locust | broke |")
+
+
+def format_row(r: dict) -> str:
+    c, m = r["cpu"], r["rss_mb"]
+    return (f"| {r['layout']} | {r['rooms']} | {r['sockets']} | {r['load'][1]} | "
+            f"{fmt(r['connect_p50'])}/{fmt(r['connect_p99'])} | "
+            f"{fmt(r['ack_chat_p50'])}/{fmt(r['ack_chat_p99'])} | {fmt(r['ack_act_p50'])}/{fmt(r['ack_act_p99'])} | "
+            f"{fmt(r['bcast_p50'])}/{fmt(r['bcast_p99'])} | {r['deliveries_s']} | {r['frames_s']} | "
+            f"{r['games']} | {r['failures']} | "
+            f"{c.get('gateway', 0):.0f} / {c.get('ray-hosts', 0):.0f} / {c.get('ray-system', 0):.0f} / "
+            f"{c.get('redis', 0):.0f} / {c.get('locust', 0):.0f} | "
+            f"{m.get('gateway', 0)} / {m.get('ray-hosts', 0)} / {m.get('ray-system', 0)} / {m.get('locust', 0)} | "
+            f"{r['broke'] or 'ok'} |")
+
+
+def ratios(rows: list) -> list:
+    """Full stack vs baseline at the same room count, from this run."""
+    base = {r["rooms"]: r for r in rows if r["layout"] == "baseline"}
+    out = []
+    for r in rows:
+        b = base.get(r["rooms"])
+        if r["layout"] == "baseline" or not b:
+            continue
+
+        def per_delivery(x):
+            busy = sum(v for k, v in x["cpu"].items() if k != "locust")
+            return busy / max(x["deliveries_s"], 1e-9)
+        out.append({
+            "layout": r["layout"], "rooms": r["rooms"],
+            "p99_broadcast_ratio": (r["bcast_p99"] / b["bcast_p99"]) if r["bcast_p99"] and b["bcast_p99"] else None,
+            "server_cpu_per_delivery_ratio": per_delivery(r) / per_delivery(b) if b["deliveries_s"] else None,
+            "deliveries_ratio": r["deliveries_s"] / b["deliveries_s"] if b["deliveries_s"] else None,
+        })
+    return out
+
+
+def plot(rows: list, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5))
+    layouts = sorted({r["layout"] for r in rows})
+    for lay in layouts:
+        rs = [r for r in rows if r["layout"] == lay]
+        x = [r["rooms"] for r in rs]
+        axes[0].plot(x, [r["bcast_p99"] for r in rs], "o-", label=f"{lay} p99")
+        axes[0].plot(x, [r["bcast_p50"] for r in rs], "x--", label=f"{lay} p50")
+        server = [sum(v for k, v in r["cpu"].items() if k != "locust") for r in rs]
+        axes[1].plot(x, server, "o-", label=f"{lay} server")
+        axes[1].plot(x, [r["cpu"].get("locust", 0) for r in rs], "x--", label=f"{lay} locust")
+        axes[2].plot(x, [sum(r["rss_mb"].values()) / 1024 for r in rs], "o-", label=lay)
+    axes[0].axhline(250, color="grey", lw=0.8, ls=":")
+    axes[0].set(xlabel="rooms (18 sockets each)", ylabel="broadcast latency ms", yscale="log",
+                title="chat broadcast latency")
+    axes[1].set(xlabel="rooms", ylabel="CPU % of one core (2 cores = 200)", title="CPU")
+    axes[2].set(xlabel="rooms", ylabel="RSS GB (all components)", title="memory")
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fig.suptitle("werewolf load ramp (2 cores, generator on the same box)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+ALL: list = []
+ARGS = None
+
+
+def main(argv=None) -> int:
+    global ARGS
+    ap = argparse.ArgumentParser(description="ramp 18-player tables in steps; print a table")
+    ap.add_argument("--layouts", default="baseline,1,100",
+                    help="comma list: baseline, 1 (one Ray actor per game), N games per actor")
+    ap.add_argument("--steps", default="50,100,250,500,1000,2000")
+    ap.add_argument("--steps-one-per-actor", default="25,50,100,200",
+                    help="steps for layout 1 (a ~50 MB process per room)")
+    ap.add_argument("--hold", type=float, default=60)
+    ap.add_argument("--settle", type=float, default=5)
+    ap.add_argument("--gateways", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="Locust worker processes")
+    ap.add_argument("--spawn-rate", type=float, default=10, help="tables started per second")
+    ap.add_argument("--spawn-timeout", type=float, default=60)
+    ap.add_argument("--warm-actors", type=int, default=2)
+    ap.add_argument("--chat-interval", type=float, default=20)
+    ap.add_argument("--night-chat-interval", type=float, default=10)
+    ap.add_argument("--think", default="0.3,2.0")
+    ap.add_argument("--verify-seats", type=int, default=1)
+    ap.add_argument("--baseline-game-seconds", type=float, default=150)
+    ap.add_argument("--break-p99", type=float, default=2000)
+    ap.add_argument("--break-errors", type=float, default=0.01)
+    ap.add_argument("--profile", type=int, default=0, help="py-spy the N busiest processes per step")
+    ap.add_argument("--out", default=str(ROOT / "loadtest" / "results"))
+    ARGS = args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"ramp started {time.strftime('%H:%M:%S', time.gmtime())} UTC, load {os.getloadavg()}",
+          flush=True)
+    for layout in args.layouts.split(","):
+        steps = args.steps_one_per_actor if layout == "1" else args.steps
+        ALL.extend(run_layout(layout, [int(s) for s in steps.split(",")], args, out))
+    print("\n" + HEADER)
+    print("|" + "---|" * (HEADER.count("|") - 1))
+    for r in ALL:
+        print(format_row(r))
+    rat = ratios(ALL)
+    if rat:
+        print("\nfull stack / baseline, same run, same room count:")
+        for x in rat:
+            print(f"  {x['layout']:>22} {x['rooms']:>5} rooms: p99 broadcast x{fmt(x['p99_broadcast_ratio'], 2)}, "
+                  f"server CPU per delivery x{fmt(x['server_cpu_per_delivery_ratio'], 2)}, "
+                  f"deliveries/s x{fmt(x['deliveries_ratio'], 2)}")
+    (out / "results.json").write_text(json.dumps({"rows": ALL, "ratios": rat, "args": vars(args)},
+                                                  indent=1))
+    plot(ALL, out / "ramp.png")
+    print(f"\nwrote {out}/results.json and {out}/ramp.png; finished "
+          f"{time.strftime('%H:%M:%S', time.gmtime())} UTC", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Start what a load run talks to, and tell which process is which (for CPU/memory accounting).
+
+    with baseline_stack(n) as s:            # n bare FastAPI room servers (loadtest/baseline.py)
+    with real_stack(n, games_per_actor=100, durations=...) as s:   # private Ray head + n gateways
+        s.urls -> ["http://127.0.0.1:P", ...]; s.components() -> {"gateway": [Process], ...}
+
+The real stack reuses tests/ray_head.py (private Ray head on free loopback ports, never 6379, torn
+down by its own process tree, never `ray stop`) and tests/stack.py's `start_gateway`
+(`werewolf serve` subprocesses on the shared Redis under a random WW_PREFIX).
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+import resource  # noqa: E402
+import secrets  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from contextlib import ExitStack, contextmanager  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import psutil  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def raise_fd_limit(want: int = 200_000) -> None:
+    """Children inherit it: gateways, Ray workers, Locust workers."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), max(hard, want)))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _family(pid: int) -> list[psutil.Process]:
+    try:
+        p = psutil.Process(pid)
+        return [p] + p.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def redis_processes(port: int = 6379) -> list[psutil.Process]:
+    out = []
+    for p in psutil.process_iter(["name", "cmdline"]):
+        try:
+            if "redis-server" in (p.info["name"] or "") and f":{port}" in " ".join(p.info["cmdline"] or []):
+                out.append(p)
+        except psutil.Error:
+            pass
+    return out
+
+
+@dataclass
+class Running:
+    layout: str
+    urls: list
+    roots: dict = field(default_factory=dict)   # component -> [root pids] (their trees count)
+    ray_root: int | None = None
+    prefix: str = ""
+
+    def components(self) -> dict:
+        """component -> processes, read fresh (Ray starts host processes as rooms appear)."""
+        out: dict = {}
+        for name, pids in self.roots.items():
+            out[name] = [p for pid in pids for p in _family(pid)]
+        if self.ray_root:
+            hosts, system = [], []
+            for p in _family(self.ray_root):
+                try:
+                    cmd = " ".join(p.cmdline()[:2])
+                except psutil.Error:
+                    continue
+                (hosts if cmd.startswith("ray::") else system).append(p)
+            out["ray-hosts"] = hosts
+            out["ray-system"] = system
+        out["redis"] = redis_processes()
+        return out
+
+
+@contextmanager
+def baseline_stack(n: int = 2, game_seconds: float = 120.0):
+    raise_fd_limit()
+    procs, urls = [], []
+    try:
+        for _ in range(n):
+            port = free_port()
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "loadtest.baseline", "--port", str(port),
+                 "--game-seconds", str(game_seconds)], cwd=ROOT, start_new_session=True))
+            urls.append(f"http://127.0.0.1:{port}")
+        for url, proc in zip(urls, procs):
+            _wait_http(url + "/healthz", proc)
+        yield Running("baseline", urls, roots={"gateway": [p.pid for p in procs]})
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(timeout=10)
+
+
+@contextmanager
+def real_stack(n: int = 2, games_per_actor: int = 100, durations: dict | None = None,
+               warm_actors: int = 1, redis_url: str | None = None):
+    raise_fd_limit()
+    sys.path.insert(0, str(ROOT))
+    from tests.ray_head import ray_head
+    from tests.stack import start_gateway
+
+    redis_url = redis_url or os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    prefix = "lt" + secrets.token_hex(5)
+    with ExitStack() as stack:
+        address = stack.enter_context(ray_head(num_cpus=2))
+        port = int(address.rsplit(":", 1)[1])
+        ray_root = _ray_head_pid(port)
+        gateways = []
+        stack.callback(lambda: [g.kill() for g in gateways if g.process.poll() is None])
+        for _ in range(n):
+            gateways.append(start_gateway(ray_address=address, redis_url=redis_url, prefix=prefix,
+                                          durations=durations, games_per_actor=games_per_actor,
+                                          warm_actors=warm_actors))
+        yield Running(f"games_per_actor={games_per_actor}", [g.url for g in gateways],
+                      roots={"gateway": [g.process.pid for g in gateways]}, ray_root=ray_root,
+                      prefix=prefix)
+        _clean_redis(redis_url, prefix)
+
+
+def _ray_head_pid(port: int) -> int | None:
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if "ray" in cmd and "start" in cmd and "--head" in cmd and f"--port={port}" in cmd:
+            return p.pid
+    return None
+
+
+def _clean_redis(redis_url: str, prefix: str) -> None:
+    try:
+        import redis
+
+        r = redis.Redis.from_url(redis_url)
+        keys = list(r.scan_iter(f"{prefix}:*", count=1000))
+        for i in range(0, len(keys), 1000):
+            r.delete(*keys[i:i + 1000])
+    except Exception:  # noqa: BLE001  cleaning is best effort
+        pass
+
+
+def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{url}: process exited {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)   # polling a server that is still starting
+    raise TimeoutError(url)
