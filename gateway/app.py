@@ -18,12 +18,11 @@ from fastapi.responses import ORJSONResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, StringConstraints
-from redis.asyncio import Redis
 
 from actors.client import NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
 from actors.config import Config
-from gateway.hub import Hub
 from gateway.metrics import Metrics
+from gateway.seats import LocalSeats
 from gateway.state import GatewayState, gateway_state
 from gateway.ws import websocket_endpoint
 
@@ -55,16 +54,12 @@ def create_app(config: Config) -> FastAPI:
     async def lifespan(app: FastAPI):
         rooms = RoomClient(config)
         await rooms.start()
-        redis = Redis.from_url(config.redis_url)
-        hub = Hub(redis, config.prefix)
-        metrics.rooms.set_function(lambda: hub.room_count)
-        app.state.gateway = GatewayState(config=config, rooms=rooms, redis=redis, hub=hub,
-                                         metrics=metrics)
+        seats = LocalSeats()
+        metrics.rooms.set_function(lambda: seats.room_count)
+        app.state.gateway = GatewayState(config=config, rooms=rooms, seats=seats, metrics=metrics)
         try:
             yield
         finally:
-            await hub.close()
-            await redis.aclose()
             await rooms.close()
 
     app = FastAPI(title="Werewolf gateway", lifespan=lifespan, default_response_class=ORJSONResponse)
@@ -114,7 +109,7 @@ def create_app(config: Config) -> FastAPI:
     async def readyz(gw: Gateway):
         checks = {"redis": False, "ray": False}
         try:
-            checks["redis"] = bool(await asyncio.wait_for(gw.redis.ping(), READY_TIMEOUT))
+            checks["redis"] = bool(await asyncio.wait_for(gw.rooms.redis.ping(), READY_TIMEOUT))
         except Exception:
             log.warning("readyz: Redis unreachable", exc_info=True)
         try:

@@ -7,20 +7,17 @@ from typing import TYPE_CHECKING
 from starlette.requests import HTTPConnection
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
     from actors.client import RoomClient
     from actors.config import Config
-    from gateway.hub import Hub
     from gateway.metrics import Metrics
+    from gateway.seats import LocalSeats
 
 
 @dataclass
 class GatewayState:
     config: Config
     rooms: RoomClient
-    redis: Redis
-    hub: Hub
+    seats: LocalSeats
     metrics: Metrics
 
 

@@ -2,8 +2,8 @@
 
 Order of delivery: subscribe to the room first (live events buffer in the socket's queue), take the
 actor's `welcome` at seq S, replay the stored events `since < seq <= S`, then forward the buffered
-and live events with `seq > S`. The session remembers the last room seq it handled, so nothing is
-sent twice, and a jump in seq (pub/sub lost a message) is filled from the stored log.
+and live events with `seq > S`: nothing is sent twice and nothing is reordered. Each event goes
+to the socket only if its seat is in the event's audience (`to`), as the stored frame text.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 import orjson
-from fastapi import Depends, WebSocket, WebSocketException, status
+from fastapi import Depends, WebSocket, WebSocketDisconnect, WebSocketException, status
 from starlette.websockets import WebSocketState
 
 from gateway.state import GatewayState, gateway_state
@@ -24,7 +24,6 @@ MAX_FRAME_BYTES = 4096
 HELLO_TIMEOUT = 5.0
 MAX_BAD_FRAMES_IN_A_ROW = 20
 SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with `since`
-CHAT_BURST, CHAT_RATE = 5, 1.0  # 5 lines at once, then one a second
 MAX_ID_CHARS = 64
 MAX_TARGETS = 32
 
@@ -155,116 +154,121 @@ async def websocket_endpoint(websocket: WebSocket, room: str, who: Hello = Depen
 
 
 class Session:
+    """One socket of one seat. Events reach it through `RoomClient.listen` (one Redis pub/sub
+    connection per process, already deduplicated and gap-filled by room); acks and errors join the
+    same queue so that a single task writes to the socket."""
+
     def __init__(self, websocket: WebSocket, room: str, seat: int, gw: GatewayState) -> None:
         self.ws = websocket
         self.room = room
         self.seat = seat
         self.gw = gw
         self.metrics = gw.metrics
-        self.queue: asyncio.Queue = asyncio.Queue(SEND_QUEUE_FRAMES)
-        self.last = 0  # last room seq handled (sent or filtered out)
-        self.sender: asyncio.Task | None = None
-
-    # Called by the hub for every stored event of the room, in publish order.
-    def deliver(self, event: dict) -> None:
-        try:
-            self.queue.put_nowait(event)
-        except asyncio.QueueFull:
-            self._drop()
-
-    def _reply(self, frame: dict) -> None:
-        if frame.get("type") == "error":
-            self.metrics.errors.labels(frame.get("code", "internal")).inc()
-        self.metrics.messages_out.labels(frame.get("type", "?")).inc()
-        try:
-            self.queue.put_nowait(orjson.dumps(frame).decode())
-        except asyncio.QueueFull:
-            self._drop()
-
-    def _drop(self) -> None:
-        if self.sender is not None and not self.sender.done():
-            self.metrics.dropped.inc()
-            self.sender.cancel()
+        self.queue: asyncio.Queue | None = None
+        self.last = 0  # the welcome's seq: events up to it are in the view or the replay
 
     async def run(self, since: int | None) -> None:
         gw, room, seat = self.gw, self.room, self.seat
+        local = gw.seats.enter(room, seat)
         self.metrics.sockets.inc()
-        present = False
-        tasks: list[asyncio.Task] = []
         close_code = status.WS_1000_NORMAL_CLOSURE
+        present = False
         try:
-            await gw.hub.attach(room, self)
-            try:
-                welcome = await gw.rooms.welcome(room, seat)
-                upto = welcome["seq"]
-                replay = (await gw.rooms.events_after(room, since, upto=upto)
-                          if since is not None and since < upto else [])
-            except Exception:
-                log.exception("welcome failed for room %s seat %s", room, seat)
-                self.metrics.errors.labels("internal").inc()
-                await self.ws.send_text(orjson.dumps(_error(None, "internal", "room unavailable, retry")).decode())
-                close_code = status.WS_1011_INTERNAL_ERROR
-                return
-            await self.ws.send_text(orjson.dumps(
-                {"type": "welcome", "seat": seat, "seq": upto, "view": welcome["view"]}).decode())
-            self.metrics.messages_out.labels("welcome").inc()
-            for event in replay:
-                await self._send_event(event)
-            self.last = upto
-            try:
-                await gw.rooms.presence(room, seat, True)
-                present = True
-            except Exception:
-                log.exception("presence failed for room %s seat %s", room, seat)
-            self.sender = asyncio.create_task(self._send_loop())
-            receiver = asyncio.create_task(self._receive_loop())
-            tasks = [self.sender, receiver]
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            if self.sender.done():
-                close_code = CLOSE_OVERFLOW if self.sender.cancelled() else close_code
-            elif not receiver.cancelled() and receiver.exception() is None:
-                close_code = receiver.result()
+            async with gw.rooms.listen(room) as queue:  # subscribed before the welcome is taken
+                self.queue = queue
+                if not await self._welcome(since):
+                    close_code = status.WS_1011_INTERNAL_ERROR
+                    return
+                try:
+                    await gw.rooms.presence(room, seat, True)
+                    present = True
+                except Exception:
+                    log.exception("presence failed in room %s seat %s", room, seat)
+                close_code = await self._serve(local)
+        except (WebSocketDisconnect, OSError):
+            pass  # the client left during the welcome
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await gw.hub.detach(room, self)
-            if present:
+            self.metrics.sockets.dec()
+            if gw.seats.leave(room, seat) and present:
                 try:
                     await gw.rooms.presence(room, seat, False)
                 except Exception:
-                    log.exception("presence failed for room %s seat %s", room, seat)
-            self.metrics.sockets.dec()
+                    log.exception("presence failed in room %s seat %s", room, seat)
             if self.ws.application_state == WebSocketState.CONNECTED \
                     and self.ws.client_state == WebSocketState.CONNECTED:
                 try:
                     await self.ws.close(close_code)
-                except Exception:  # the peer vanished while we closed; nothing left to do
+                except Exception:  # the peer vanished while we closed: nothing left to do
                     pass
 
+    async def _welcome(self, since: int | None) -> bool:
+        """Send the welcome and, with `since`, the stored events the seat missed up to it."""
+        try:
+            welcome = await self.gw.rooms.welcome(self.room, self.seat)
+            upto = welcome["seq"]
+            replay = (await self.gw.rooms.events_after(self.room, since, upto=upto)
+                      if since is not None else [])
+        except Exception:
+            log.exception("no welcome in room %s for seat %s", self.room, self.seat)
+            self._count_out(_error(None, "internal", ""))
+            await self.ws.send_text(orjson.dumps(
+                _error(None, "internal", "the room is unavailable, reconnect later")).decode())
+            return False
+        await self.ws.send_text(orjson.dumps(
+            {"type": "welcome", "seat": self.seat, "seq": upto, "view": welcome["view"]}).decode())
+        self.metrics.messages_out.labels("welcome").inc()
+        for event in replay:
+            await self._send_event(event)
+        self.last = upto
+        return True
+
+    async def _serve(self, local) -> int:
+        """Run the sender and the receiver until either ends; return the close code."""
+        sender = asyncio.create_task(self._send_loop())
+        receiver = asyncio.create_task(self._receive_loop(local))
+        try:
+            done, _ = await asyncio.wait((sender, receiver), return_when=asyncio.FIRST_COMPLETED)
+            task = done.pop()
+            return task.result()
+        except (WebSocketDisconnect, OSError):
+            return status.WS_1000_NORMAL_CLOSURE  # the client went away mid-send
+        finally:
+            for task in (sender, receiver):
+                task.cancel()
+            await asyncio.gather(sender, receiver, return_exceptions=True)
+
+    def _reply(self, frame: dict) -> None:
+        self._count_out(frame)
+        self.queue.put_nowait(orjson.dumps(frame).decode())
+
+    def _count_out(self, frame: dict) -> None:
+        if frame["type"] == "error":
+            self.metrics.errors.labels(frame["code"]).inc()
+        self.metrics.messages_out.labels(frame["type"]).inc()
+
     async def _send_event(self, event: dict) -> None:
-        to = event.get("to")
+        to = event["to"]
         if to is None or self.seat in to:
             await self.ws.send_text(event["frame"])
             self.metrics.out_event.inc()
 
-    async def _send_loop(self) -> None:
+    async def _send_loop(self) -> int:
+        queue = self.queue
         while True:
-            item = await self.queue.get()
+            item = await queue.get()
             if isinstance(item, str):
                 await self.ws.send_text(item)
-                continue
-            seq = item["seq"]
-            if seq <= self.last:
-                continue
-            if seq > self.last + 1:
-                for missed in await self.gw.rooms.events_after(self.room, self.last, upto=seq - 1):
-                    await self._send_event(missed)
-            await self._send_event(item)
-            self.last = seq
+            elif item["seq"] > self.last:
+                self.last = item["seq"]
+                await self._send_event(item)
+            # The queue only grows while this socket reads slower than the room writes: drop it
+            # rather than hold frames for it without end; it resyncs with `since`.
+            if queue.qsize() > SEND_QUEUE_FRAMES:
+                self.metrics.dropped.inc()
+                return CLOSE_OVERFLOW
 
-    async def _receive_loop(self) -> int:
-        """Read client frames until the client leaves (returns a close code for the server)."""
+    async def _receive_loop(self, local) -> int:
+        """Read client frames until the client leaves (returns the server's close code)."""
         bad_in_a_row = 0
         while True:
             message = await self.ws.receive()
@@ -285,8 +289,7 @@ class Session:
             if kind == "ping":
                 self._reply({"type": "ack", "id": command["id"]})
                 continue
-            if kind == "chat" and not self.gw.hub.chat_bucket(
-                    self.room, self.seat, rate=CHAT_RATE, burst=CHAT_BURST).take():
+            if kind == "chat" and not local.chat.take():
                 self._reply(_error(command["id"], "rate_limited", "too many chat lines, slow down"))
                 continue
             started = time.perf_counter()

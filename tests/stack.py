@@ -17,7 +17,7 @@ Plain helpers (no pytest needed; the load tests and browser tests use them too):
     start_gateway(*, ray_address, redis_url, prefix, durations=TEST_DURATIONS,
                   games_per_actor=1, warm_actors=1, workers=1, port=None) -> Gateway
         waits until GET /readyz answers 200.
-    Gateway(url, ws_url, process, port): .url "http://127.0.0.1:P", .ws_url "ws://127.0.0.1:P",
+    Gateway(url, ws_url, process, port, prefix, log_path): .url "http://127.0.0.1:P", .ws_url "ws://127.0.0.1:P",
         .kill() (SIGKILL the gateway and its children: a crash), .stop() (SIGTERM, then wait).
     await create_room(url, name) -> {"room", "seat", "token"}
     await join_room(url, room, name) -> {"room", "seat", "token"}   (raises HTTPStatusError)
@@ -27,6 +27,8 @@ Plain helpers (no pytest needed; the load tests and browser tests use them too):
         await .send(frame: dict), await .send_raw(text),
         await .recv_until(predicate, timeout=...) -> the first frame after the previous match
             that satisfies predicate(frame) (TimeoutError otherwise),
+        await .wait_for(predicate, timeout=...) -> the first frame ever received that matches
+            (no cursor: safe beside another task that reads with recv_until),
         await .request(frame, timeout=...) -> the ack/error answering frame["id"],
         await .wait_closed(timeout=...) -> the close code, await .close().
 """
@@ -71,6 +73,7 @@ class Gateway:
     ws_url: str
     process: subprocess.Popen
     port: int
+    prefix: str
     log_path: Path
 
     def kill(self) -> None:
@@ -112,7 +115,7 @@ def start_gateway(*, ray_address: str, redis_url: str, prefix: str,
         cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
     log_file.close()
     gateway = Gateway(url=f"http://127.0.0.1:{port}", ws_url=f"ws://127.0.0.1:{port}",
-                      process=process, port=port, log_path=log_path)
+                      process=process, port=port, prefix=prefix, log_path=log_path)
     try:
         _wait_ready(gateway)
     except BaseException:
@@ -270,22 +273,29 @@ class Client:
 
         return await asyncio.wait_for(scan(), timeout)
 
-    async def request(self, frame: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
-        """Send a frame with a fresh id; return its ack or error (scans from the first frame)."""
-        frame = {**frame, "id": frame.get("id", f"r{next(_ids)}")}
-        await self.send(frame)
-
-        async def answered() -> dict:
+    async def wait_for(self, predicate, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """The first frame ever received that satisfies predicate(frame), waiting for it if need
+        be. Unlike recv_until it moves no cursor, so it may run beside a task reading frames."""
+        async def scan() -> dict:
+            checked = 0
             async with self._arrived:
                 while True:
-                    for f in self.frames:
-                        if f.get("type") in ("ack", "error") and f.get("id") == frame["id"]:
-                            return f
+                    for frame in self.frames[checked:]:
+                        if predicate(frame):
+                            return frame
+                    checked = len(self.frames)
                     if self._reader.done():
                         raise ConnectionError(f"socket closed ({self.ws.close_code})")
                     await self._arrived.wait()
 
-        return await asyncio.wait_for(answered(), timeout)
+        return await asyncio.wait_for(scan(), timeout)
+
+    async def request(self, frame: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """Send a frame with a fresh id (unless it has one); return the ack or error answering it."""
+        frame = {**frame, "id": frame.get("id", f"r{next(_ids)}")}
+        await self.send(frame)
+        return await self.wait_for(
+            lambda f: f.get("type") in ("ack", "error") and f.get("id") == frame["id"], timeout)
 
     async def wait_closed(self, timeout: float = DEFAULT_TIMEOUT) -> int | None:
         await asyncio.wait_for(asyncio.shield(self._reader), timeout)

@@ -1,0 +1,104 @@
+"""Assertions shared by the end-to-end tests: exact streams, no leaks, frames match the schemas."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import orjson
+from jsonschema import Draft202012Validator
+from redis.asyncio import Redis
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schema"
+ROLE_OF_ACTION = {"seer": "seer", "witch": "witch", "wolves": "werewolf", "cupid": "cupid",
+                  "hunter": "hunter"}
+
+
+async def stored_log(redis_url: str, prefix: str, room: str) -> list[dict]:
+    """The room's stored events (the ground truth): [{"seq", "to", "frame"}], seq from 1."""
+    redis = Redis.from_url(redis_url)
+    try:
+        return [orjson.loads(raw) for raw in await redis.lrange(f"{prefix}:room:{room}:log", 0, -1)]
+    finally:
+        await redis.aclose()
+
+
+def assert_exact_stream(client, log: list[dict], first: int | None = None,
+                        last: int | None = None) -> None:
+    """The client got every event of seqs first..last whose audience holds its seat, once each,
+    in order, byte for byte as stored, and nothing else. Defaults: after its welcome, to the end."""
+    seat = client.seat
+    first = client.welcome["seq"] + 1 if first is None else first
+    last = log[-1]["seq"] if last is None else last
+    assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+    expected = [orjson.loads(e["frame"]) for e in log[first - 1:last]
+                if e["to"] is None or seat in e["to"]]
+    got = [f for f in client.events if first <= f["seq"] <= last]
+    assert [f["seq"] for f in got] == [f["seq"] for f in expected], f"seat {seat}: stream differs"
+    assert got == expected
+
+
+def assert_no_leak(client, roles: dict[int, str]) -> None:
+    """Against the true roles: the socket saw only its own card, its own night information, the
+    channels it could read when each line was said, and public events."""
+    seat = client.seat
+    role = roles[seat]
+    dead: set[int] = set()
+    for frame in client.frames:
+        assert "to" not in frame, frame
+        if frame["type"] == "welcome":
+            assert_view_is_own(frame["view"], seat, role)
+            dead |= {s["seat"] for s in frame["view"].get("seats", []) if not s["alive"]}
+            continue
+        if frame["type"] != "event":
+            continue
+        kind = frame["kind"]
+        if kind == "role":
+            assert frame["role"] == role, frame
+        elif kind in ("wolves", "pointed"):
+            assert role == "werewolf", frame
+        elif kind == "lovers":
+            assert seat in frame["lovers"] or role == "cupid", frame
+        elif kind == "seer_result":
+            assert role == "seer", frame
+        elif kind == "witch_victim":
+            assert role == "witch", frame
+        elif kind in ("prompt", "prompt_closed"):
+            owner = ROLE_OF_ACTION.get(frame["action"].split(".")[0])
+            assert owner is None or owner == role, frame
+        elif kind == "chat":
+            if frame["channel"] == "wolves":
+                assert role == "werewolf" and seat not in dead, frame
+            elif frame["channel"] == "dead":
+                assert seat in dead, frame
+        elif kind == "death":
+            dead.add(frame["seat"])
+        elif kind == "game_over":
+            break  # from here on everything is public
+
+
+def assert_view_is_own(view: dict, seat: int, role: str) -> None:
+    if "me" not in view or view.get("phase") == "over":
+        return
+    assert view["me"]["role"] == role
+    for s in view["seats"]:
+        assert s["role"] is None or s["seat"] == seat or not s["alive"], s
+    if role != "werewolf":
+        assert not view.get("wolves") and not view.get("pointing"), view
+    if role != "seer":
+        assert not view.get("seer_results"), view
+    if role != "witch":
+        assert not view.get("witch"), view
+
+
+def validators() -> dict[str, Draft202012Validator]:
+    return {path.stem: Draft202012Validator(json.loads(path.read_text()))
+            for path in SCHEMAS.glob("*.json")}
+
+
+def assert_frames_match_schemas(streams: Iterable[list[dict]]) -> None:
+    """Every server frame captured on real sockets validates against docs/schema/<type>.json."""
+    schemas = validators()
+    for frames in streams:
+        for frame in frames:
+            schemas[frame["type"]].validate(frame)

@@ -1,0 +1,78 @@
+"""Test players that know no rules: they answer prompts with random legal-looking choices.
+
+A `Bot` watches its socket: every `prompt` event (and every prompt still open in a `welcome`'s
+view) is answered with between `min` and `max` random seats out of `choices`. A sleepy bot never
+answers, so the phases waiting on it end only by their deadline (the timers must fire).
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+
+from tests.stack import Client, connect, create_room, join_room
+
+NAMES = ["Layla", "Omar", "Ines", "Tariq", "Maya", "Bruno", "Sofia", "Yuki", "Amara", "Lars",
+         "Chen", "Nadia", "Pablo", "Zoe", "Ravi", "Elif", "Kofi", "Hana"]
+GAME_TIMEOUT = 240.0  # a whole game with 2 s phases; a hang fails instead of blocking the suite
+
+
+async def seat_table(url: str, players: int) -> tuple[str, list[dict]]:
+    """Create a room and seat `players` (the first is the host); return (room, seats)."""
+    host = await create_room(url, NAMES[0])
+    seats = [host] + [await join_room(url, host["room"], name) for name in NAMES[1:players]]
+    return host["room"], seats
+
+
+class Bot:
+    def __init__(self, client: Client, rng: random.Random, *, sleepy: bool = False,
+                 chatty: bool = True) -> None:
+        self.client = client
+        self.rng = rng
+        self.sleepy = sleepy
+        self.chatty = chatty
+        self.acked: list[dict] = []  # every act frame the room acknowledged
+        self._sent: dict[str, dict] = {}
+        self._ids = 0
+
+    async def answer(self, prompt: dict) -> None:
+        if self.sleepy:
+            return
+        choices = prompt["choices"]
+        k = self.rng.randint(prompt["min"], min(prompt["max"], len(choices)))
+        await self._send({"type": "act", "action": prompt["action"],
+                          "targets": self.rng.sample(choices, k)})
+        if self.chatty and self.rng.random() < 0.3:
+            await self._send({"type": "chat", "text": f"seat {self.client.seat} thinks"})
+
+    async def _send(self, frame: dict) -> None:
+        self._ids += 1
+        frame = {**frame, "id": f"s{self.client.seat}-{self._ids}"}
+        self._sent[frame["id"]] = frame
+        await self.client.send(frame)
+
+    def _note(self, frame: dict) -> None:
+        if frame.get("type") == "ack" and frame["id"] in self._sent:
+            sent = self._sent.pop(frame["id"])
+            if sent["type"] == "act":
+                self.acked.append(sent)
+
+    async def play(self, until=lambda frame: frame.get("kind") == "game_over") -> dict:
+        """Answer prompts until a frame matches `until` (default: game_over); return that frame."""
+        for prompt in (self.client.welcome or {}).get("view", {}).get("prompts") or []:
+            await self.answer(prompt)
+        while True:
+            frame = await self.client.recv_until(lambda f: True, timeout=GAME_TIMEOUT)
+            self._note(frame)
+            if until(frame):
+                return frame
+            if frame.get("kind") == "prompt":
+                await self.answer(frame)
+
+
+async def connect_all(ws_url: str, room: str, seats: list[dict]) -> list[Client]:
+    return list(await asyncio.gather(*(connect(ws_url, room, s["token"]) for s in seats)))
+
+
+async def start(host: Client) -> None:
+    reply = await host.request({"type": "start"})
+    assert reply["type"] == "ack", reply
