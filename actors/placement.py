@@ -60,6 +60,11 @@ class Placement:
             self._top_up_task = asyncio.create_task(self.top_up())
         return name
 
+    async def settled(self) -> None:
+        """Wait for the host starts already decided (ops and tests want to see the spares)."""
+        if self._top_up_task is not None:
+            await self._top_up_task
+
     async def top_up(self) -> None:
         """Start hosts until `warm_actors` of them hold no room."""
         while True:
@@ -98,3 +103,6 @@ class PlacementActor:
 
     async def place(self) -> str:
         return await self._placement.place()
+
+    async def settled(self) -> None:
+        await self._placement.settled()

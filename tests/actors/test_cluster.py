@@ -1,0 +1,161 @@
+"""The real thing: RoomClient -> placement -> GameHost Ray actors -> Redis, on a private Ray head."""
+import asyncio
+import itertools
+import os
+import signal
+
+import orjson
+import pytest
+import ray
+
+from actors.client import NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
+from actors.config import Config
+from tests.actors.conftest import REDIS_URL
+from tests.actors.players import act_frames
+
+pytestmark = pytest.mark.e2e
+
+SHORT = {name: 1 for name in ("cupid", "seer", "wolves", "witch", "election", "discussion", "vote",
+                              "tiebreak", "hunter", "successor")}
+
+
+@pytest.fixture
+async def cluster(ray_address, prefix, request):
+    """A RoomClient on its own prefix and namespace; its actors are killed afterwards."""
+    config = Config(redis_url=REDIS_URL, ray_address=ray_address, prefix=prefix, namespace=prefix,
+                    games_per_actor=request.param, warm_actors=1, durations=SHORT)
+    async with RoomClient(config) as rc:
+        yield rc
+        hosts = [name.decode() for name in await rc.redis.zrange(rc.keys.hosts(), 0, -1)]
+        for name in hosts + [f"{prefix}-placement"]:
+            ray.kill(ray.get_actor(name, namespace=prefix))
+
+
+async def open_table(rc: RoomClient, players: int) -> tuple[str, list[str]]:
+    created = await rc.create_room("Host")
+    tokens = [created["token"]]
+    for i in range(1, players):
+        joined = await rc.join(created["room"], f"Player{i}")
+        assert joined["seat"] == i
+        tokens.append(joined["token"])
+    return created["room"], tokens
+
+
+async def play(rc: RoomClient, room: str, seats: int, queue: asyncio.Queue) -> list[dict]:
+    """Answer every prompt until game_over; when nobody can act, wait for the next event."""
+    ids = itertools.count()
+    seen = []
+    while True:
+        acted = False
+        for seat in range(seats):
+            view = (await rc.welcome(room, seat))["view"]
+            if view["status"] != "running":
+                return seen
+            for frame in act_frames(view, ids):
+                acted |= (await rc.command(room, seat, frame))["type"] == "ack"
+        if not acted:
+            seen.append(await asyncio.wait_for(queue.get(), 30))
+        while not queue.empty():
+            seen.append(queue.get_nowait())
+        if any(orjson.loads(e["frame"])["kind"] == "game_over" for e in seen):
+            return seen
+
+
+def kinds(events: list[dict]) -> list[str]:
+    return [orjson.loads(e["frame"])["kind"] for e in events]
+
+
+@pytest.mark.parametrize("cluster", [1, 4], indirect=True, ids=["actor-per-game", "shared-actor"])
+async def test_a_game_runs_from_lobby_to_game_over(cluster):
+    rc = cluster
+    room, tokens = await open_table(rc, 6)
+    assert [await rc.authenticate(room, t) for t in tokens] == list(range(6))
+    assert await rc.authenticate(room, "forged") is None
+    with pytest.raises(NameTaken):
+        await rc.join(room, "player1")
+    lobby = await rc.lobby(room.lower())
+    assert lobby["status"] == "lobby" and len(lobby["players"]) == 6
+    async with rc.listen(room) as queue:
+        welcome = await rc.welcome(room, 0)
+        assert welcome["seq"] == 6
+        assert await rc.command(room, 0, {"type": "start", "id": "go"}) == {"type": "ack", "id": "go"}
+        with pytest.raises(RoomStarted):
+            await rc.join(room, "Late")
+        await play(rc, room, 6, queue)
+    log = await rc.events_after(room, 0)
+    assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+    assert kinds(log)[-1] == "game_over"
+    assert (await rc.welcome(room, 3))["view"]["status"] == "finished"
+    assert (await rc.command(room, 0, {"type": "chat", "id": 1, "text": "gg"}))["code"] == "room_closed"
+
+
+@pytest.mark.parametrize("cluster", [1], indirect=True, ids=["actor-per-game"])
+async def test_each_game_gets_its_own_actor_and_a_warm_one_waits(cluster):
+    rc = cluster
+    rooms = [(await rc.create_room(f"Host{i}"))["room"] for i in range(3)]
+    pids = {(await rc.host_stats(room))["pid"] for room in rooms}
+    assert len(pids) == 3
+    await ray.get_actor(f"{rc.config.prefix}-placement", namespace=rc.config.namespace).settled.remote()
+    hosts = await rc.redis.zrange(rc.keys.hosts(), 0, -1, withscores=True)
+    assert sorted(score for _, score in hosts) == [0, 1, 1, 1]  # and a spare one started
+
+
+@pytest.mark.parametrize("cluster", [3], indirect=True, ids=["shared-actor"])
+async def test_rooms_share_an_actor_up_to_the_setting(cluster):
+    rc = cluster
+    rooms = [(await rc.create_room(f"Host{i}"))["room"] for i in range(4)]
+    names = [(await rc.host_stats(room))["name"] for room in rooms]
+    assert names[0] == names[1] == names[2] != names[3]
+    with pytest.raises(RoomNotFound):
+        await rc.lobby("ZZZZZZ")
+    room = rooms[0]
+    for i in range(1, 18):
+        await rc.join(room, f"P{i}")
+    with pytest.raises(RoomFull):
+        await rc.join(room, "P18")
+
+
+@pytest.mark.parametrize("cluster", [2], indirect=True, ids=["shared-actor"])
+async def test_a_killed_host_comes_back_with_every_acknowledged_action(cluster):
+    rc = cluster
+    room, _ = await open_table(rc, 6)
+    neighbour, _ = await open_table(rc, 6)
+    assert (await rc.host_stats(room))["name"] == (await rc.host_stats(neighbour))["name"]
+    epoch = int(await rc.redis.hget(rc.keys.room(room), "epoch"))
+    async with rc.listen(room) as queue:
+        await rc.command(room, 0, {"type": "start", "id": "go"})
+        # Chats keep flowing from the host seat while its process is killed under them.
+        acked = []
+
+        async def chatter():
+            for n in itertools.count():
+                view = (await rc.welcome(room, 0))["view"]
+                if view["status"] != "running":
+                    return
+                reply = await rc.command(room, 0, {"type": "chat", "id": f"c{n}", "text": f"line {n}"})
+                if reply["type"] == "ack":
+                    acked.append(f"line {n}")
+                if len(acked) >= 20:
+                    return
+
+        talking = asyncio.create_task(chatter())
+        pid = (await rc.host_stats(room))["pid"]
+        os.kill(pid, signal.SIGKILL)
+        after = (await rc.host_stats(room))["pid"]
+        assert after != pid
+        await asyncio.wait_for(talking, 60)
+        # With nobody acting, only the re-armed timers can move the game on.
+        seq = (await rc.welcome(room, 0))["seq"]
+        while True:
+            event = await asyncio.wait_for(queue.get(), 30)
+            if event["seq"] > seq and orjson.loads(event["frame"])["kind"] == "phase":
+                break
+        await play(rc, room, 6, queue)
+    log = await rc.events_after(room, 0)
+    assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+    said = [orjson.loads(e["frame"])["text"] for e in log if orjson.loads(e["frame"])["kind"] == "chat"]
+    for text in acked:
+        assert said.count(text) == 1
+    assert kinds(log)[-1] == "game_over"
+    assert int(await rc.redis.hget(rc.keys.room(neighbour), "epoch")) == epoch + 1
+    assert (await rc.lobby(neighbour))["status"] == "lobby"
