@@ -22,6 +22,7 @@ command that caused it is acknowledged, and before the room's in-memory state mo
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import secrets
 from collections.abc import Callable
@@ -69,7 +70,7 @@ class RoomData:
     players: tuple[Player, ...] = ()
     settings: rules.Settings = field(default_factory=rules.Settings.default)
     game: rules.GameState | None = None
-    acked: dict[int, tuple] = field(default_factory=dict)  # seat -> ids of its latest acked frames
+    acked: dict[int, tuple] = field(default_factory=dict)  # seat -> keys of its latest acked frames
 
     def to_json(self) -> bytes:
         return orjson.dumps({
@@ -202,16 +203,27 @@ def _command(data: RoomData, now: int, seat: int, frame: dict):
     _check_seat(data, seat)
     frame_id = frame.get("id")
     kind = frame.get("type")
-    if frame_id is not None and frame_id in data.acked.get(seat, ()):
+    key = None if frame_id is None else frame_key(frame)
+    if key is not None and key in data.acked.get(seat, ()):
         return {"type": "ack", "id": frame_id}, None
     handler = _COMMANDS.get(kind)
     if handler is None:
         raise Refused("bad_frame", f"unknown command type {kind!r}")
     change = handler(data, now, seat, frame)
-    if frame_id is not None:
-        ids = (data.acked.get(seat, ()) + (frame_id,))[-ACKED_PER_SEAT:]
-        change.data = replace(change.data, acked={**change.data.acked, seat: ids})
+    if key is not None:
+        keys = (data.acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]
+        change.data = replace(change.data, acked={**change.data.acked, seat: keys})
     return {"type": "ack", "id": frame_id}, change
+
+
+def frame_key(frame: dict) -> str:
+    """Identifies a retry: the same id *and* content. A client that restarts its ids at 1 (a page
+    reload) sends new frames with old ids, and those must not be taken for retries."""
+    try:
+        canonical = orjson.dumps(frame, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as e:  # e.g. an integer beyond 64 bits
+        raise Refused("bad_frame", f"unreadable frame: {e}") from None
+    return hashlib.blake2b(canonical, digest_size=8).hexdigest()
 
 
 def _running(data: RoomData) -> None:

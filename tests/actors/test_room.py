@@ -109,7 +109,8 @@ async def test_bad_frames_are_refused_and_change_nothing(store, clock):
     before = room.data
     for frame in ({"type": "dance", "id": 1}, {"type": "act", "id": 2, "action": 7},
                   {"type": "act", "id": 3, "action": "vote", "targets": ["x"]},
-                  {"type": "chat", "id": 4}, ["not", "an", "object"]):
+                  {"type": "chat", "id": 4}, {"type": "chat", "id": 2**70, "text": "big"},
+                  ["not", "an", "object"]):
         assert (await room.command(1, frame))["code"] == "bad_frame"
     assert (await room.command(99, {"type": "chat", "id": 5, "text": "hi"}))["code"] == "not_authenticated"
     assert room.data is before
@@ -182,6 +183,14 @@ async def test_a_retried_frame_applies_once(store, clock):
     logged = len(store.logs[CODE])
     assert await room.command(0, frame) == {"type": "ack", "id": "same"}
     assert len(store.logs[CODE]) == logged
+
+
+async def test_an_old_id_on_a_new_frame_is_not_a_retry(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "settings", "id": 1, "roles": ["witch"]})
+    await room.command(0, {"type": "settings", "id": 1, "roles": ["seer"]})  # ids restarted
+    assert room.data.settings.roles == ("seer",)
 
 
 async def test_the_timer_advances_the_phase_when_the_fake_clock_passes_the_deadline(store, clock):

@@ -1,0 +1,71 @@
+"""The parts of the client that need only Redis: codes, and the pub/sub multiplexer."""
+import asyncio
+
+import orjson
+import pytest
+
+from actors.client import CODE_ALPHABET, RoomNotFound, Subscriptions, normal_code
+from actors.room import encode_event
+from actors.store import Keys, RedisStore
+
+CODE = "ABCDEF"
+
+
+@pytest.fixture
+async def rstore(redis, prefix):
+    store = RedisStore(redis, prefix, finished_ttl=3600)
+    await store.claim(CODE, "h1")
+    return store
+
+
+@pytest.fixture
+async def subscriptions(redis, prefix, rstore):
+    subs = Subscriptions(redis, Keys(prefix), rstore.events_after)
+    await subs.start()
+    yield subs
+    await subs.close()
+
+
+async def write(rstore, first_seq: int, count: int) -> None:
+    await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="lobby", first_seq=first_seq,
+                         events=[encode_event(first_seq + i, {"kind": "chat", "to": None, "n": i})
+                                 for i in range(count)], tokens={})
+
+
+async def take(queue: asyncio.Queue, count: int) -> list[int]:
+    return [(await asyncio.wait_for(queue.get(), 5))["seq"] for _ in range(count)]
+
+
+def test_room_codes_are_case_insensitive_and_checked():
+    assert normal_code("abcdef") == "ABCDEF"
+    for bad in ("ABCDE", "ABCDEF1", "ABCDE0", "ABC:EF", None):
+        with pytest.raises(RoomNotFound):
+            normal_code(bad)
+    assert not set("0O1IL") & set(CODE_ALPHABET)
+
+
+async def test_listeners_of_a_room_share_one_subscription(subscriptions, rstore, redis, prefix):
+    channel = f"{prefix}:room:{CODE}"
+    async with subscriptions.listen(CODE) as first, subscriptions.listen(CODE) as second:
+        assert (await redis.pubsub_numsub(channel))[0][1] == 1
+        await write(rstore, 1, 3)
+        assert await take(first, 3) == [1, 2, 3]
+        assert await take(second, 3) == [1, 2, 3]
+    assert (await redis.pubsub_numsub(channel))[0][1] == 0
+
+
+async def test_a_lost_message_is_refilled_from_the_log_and_a_repeat_dropped(subscriptions, rstore,
+                                                                            redis, prefix):
+    keys = Keys(prefix)
+    async with subscriptions.listen(CODE) as queue:
+        await write(rstore, 1, 1)
+        assert await take(queue, 1) == [1]
+        # Event 2 reaches the log but its message is lost (as during a reconnection).
+        await redis.rpush(keys.log(CODE), encode_event(2, {"kind": "chat", "to": None}))
+        await write(rstore, 3, 1)
+        assert await take(queue, 2) == [2, 3]
+        await redis.publish(keys.room(CODE), encode_event(3, {"kind": "chat", "to": None}))
+        await write(rstore, 4, 1)
+        assert await take(queue, 1) == [4]
+        event = orjson.loads((await rstore.events_after(CODE, 3))[0]["frame"])
+        assert event["seq"] == 4
