@@ -1,0 +1,171 @@
+"""Properties over thousands of random games: random tables (6-18 seats, random role exclusions),
+random legal and illegal commands, random chat and timeouts.
+
+RULES_GAMES sets the number of games (default 2000, the CI figure)."""
+
+import os
+import random
+
+import orjson
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from rules import (ACTIONS, MAX_PLAYERS, MIN_PLAYERS, SPECIAL_ROLES, GameState, RulesError,
+                   Settings, act, advance, say, start_game, view)
+
+GAMES = int(os.environ.get("RULES_GAMES", "2000"))
+T0 = 1_700_000_000_000
+MAX_COMMANDS = 3000  # far above the longest random game; reaching it means a game that never ends
+PRIVATE_ROLE_FIELDS = {"wolves": "werewolf", "pointing": "werewolf", "seer_results": "seer",
+                       "witch": "witch", "linked": "cupid"}
+
+
+def play(n: int, table: Settings, seed: int, rng: random.Random):
+    """A random game, checked command by command; returns (start, commands, events, state)."""
+    names = [f"p{i}" for i in range(n)]
+    state, events = start_game(names, table, seed, T0)
+    start = (names, table, seed, T0)
+    commands, log = [], list(events)
+    check_events(state, state, events)
+    now = T0
+    while state.phase != "over":
+        assert len(commands) < MAX_COMMANDS, "the game does not end"
+        now += rng.choice((0, 0, 500, 5000))
+        before = state
+        command = choose(rng, state, now)
+        snapshot = orjson.dumps(state.to_json()) if rng.random() < 0.3 else None
+        try:
+            state, events = run(state, command)
+        except RulesError:
+            continue
+        finally:
+            # Refused or not, the state a command was given is never changed.
+            assert snapshot is None or orjson.dumps(before.to_json()) == snapshot
+        commands.append(command)
+        log += events
+        check_command(before, state, command)
+        check_events(before, state, events)
+        if state.phase != before.phase or rng.random() < 0.05:
+            check_views(state)
+            assert GameState.from_json(orjson.loads(orjson.dumps(state.to_json()))) == state
+    return start, commands, log, state
+
+
+def choose(rng: random.Random, state: GameState, now: int) -> tuple:
+    n = len(state.roles)
+    roll = rng.random()
+    if roll < 0.6 and state.prompts:
+        prompt = rng.choice(state.prompts)
+        k = rng.randint(prompt["min"], min(prompt["max"], len(prompt["choices"])))
+        return ("act", prompt["seat"], prompt["action"], rng.sample(prompt["choices"], k), now)
+    if roll < 0.75:  # anything at all: mostly illegal
+        return ("act", rng.randrange(-1, n + 1), rng.choice(sorted(ACTIONS) + ["oops"]),
+                rng.sample(range(-1, n + 1), rng.randint(0, 3)), now)
+    if roll < 0.85:
+        return ("say", rng.randrange(n), rng.choice(["hi", " ", "x" * 501, "wolf!"]), now)
+    return ("advance", max(now, state.deadline or now))
+
+
+def run(state: GameState, command: tuple):
+    if command[0] == "act":
+        return act(state, *command[1:])
+    if command[0] == "say":
+        return say(state, *command[1:])
+    return advance(state, command[1])
+
+
+def check_command(before: GameState, after: GameState, command: tuple) -> None:
+    if command[0] != "act":
+        return
+    _, seat, action, targets, _ = command
+    if not before.alive[seat]:
+        # The dead act only to shoot (hunter) or name a successor (mayor) as they die.
+        assert action in ("hunter.shoot", "mayor.successor")
+        assert {"kind": action.split(".")[0].replace("mayor", "successor"),
+                "seat": seat} in before.pending
+
+
+def check_events(before: GameState, after: GameState, events: list) -> None:
+    roles = after.roles
+    wolves = {s for s, r in enumerate(roles) if r == "werewolf"}
+    for event in events:
+        kind, to = event["kind"], event["to"]
+        orjson.dumps(event)  # also refuses non-string keys
+        if kind in ("role", "prompt", "prompt_closed", "seer_result", "witch_victim"):
+            assert len(to) == 1
+        if kind == "role":
+            assert roles[to[0]] == event["role"]
+        elif kind == "seer_result":
+            assert roles[to[0]] == "seer"
+        elif kind == "witch_victim":
+            assert roles[to[0]] == "witch"
+        elif kind in ("wolves", "pointed"):
+            assert set(to) <= wolves
+        elif kind == "lovers":
+            assert set(to) <= set(event["lovers"]) | {roles.index("cupid")}
+        elif kind == "chat":
+            channel = event["channel"]
+            if channel == "wolves":
+                assert set(to) <= wolves and all(before.alive[s] for s in to)
+            elif channel == "dead":
+                assert not any(after.alive[s] for s in to)
+            else:
+                assert to is None
+        elif kind == "death":
+            assert to is None and event["role"] == roles[event["seat"]]
+            assert not after.alive[event["seat"]]
+        else:
+            assert to is None or kind in ("prompt", "prompt_closed"), kind
+
+
+def check_views(state: GameState) -> None:
+    over = state.phase == "over"
+    for seat, role in enumerate(state.roles):
+        seen = view(state, seat)
+        orjson.dumps(seen)
+        if over:
+            continue
+        for other in seen["seats"]:
+            if other["role"] is not None:
+                assert other["seat"] == seat or not state.alive[other["seat"]]
+        for field, holder in PRIVATE_ROLE_FIELDS.items():
+            if seen[field] is not None:
+                assert role == holder, field
+        if seen["lover"] is not None:
+            assert seat in state.memo["cupid"]["lovers"]
+        for channel in seen["chat"]:
+            assert channel == "day" or (channel == "wolves" and role == "werewolf") or (
+                channel == "dead" and not state.alive[seat])
+
+
+def check_outcome(state: GameState, commands: list, log: list) -> None:
+    alive = [s for s, a in enumerate(state.alive) if a]
+    wolves_alive = [s for s in alive if state.roles[s] == "werewolf"]
+    lovers = state.memo.get("cupid", {}).get("lovers") or []
+    reason = state.outcome["reason"]
+    if reason == "lovers_last_alive":
+        assert sorted(alive) == lovers and len(wolves_alive) == 1
+    elif reason == "no_wolves_alive":
+        assert not wolves_alive
+    else:
+        assert reason == "only_wolves_alive" and alive and wolves_alive == alive
+    over = [e for e in log if e["kind"] == "game_over"]
+    assert len(over) == 1 and over[0]["alive"] == alive
+    for potion in ("witch.save", "witch.poison"):
+        assert sum(1 for c in commands if c[0] == "act" and c[2] == potion and c[3]) <= 1
+
+
+@settings(max_examples=GAMES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(MIN_PLAYERS, MAX_PLAYERS), roles=st.sets(st.sampled_from(SPECIAL_ROLES)),
+       seed=st.integers(0, 2**32 - 1), moves=st.integers(0, 2**32 - 1))
+def test_random_games_keep_every_rule(n, roles, seed, moves):
+    table = Settings.from_json({"roles": sorted(roles)})
+    start, commands, log, state = play(n, table, seed, random.Random(moves))
+    check_outcome(state, commands, log)
+    # Replaying the seed and the commands gives the same event log and the same end.
+    replayed, events = start_game(*start)
+    for command in commands:
+        replayed, more = run(replayed, command)
+        events += more
+    assert events == log and replayed == state
