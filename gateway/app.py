@@ -14,7 +14,7 @@ from typing import Annotated
 
 import ray
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
-from fastapi.responses import ORJSONResponse
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, StringConstraints
@@ -62,7 +62,7 @@ def create_app(config: Config) -> FastAPI:
         finally:
             await rooms.close()
 
-    app = FastAPI(title="Werewolf gateway", lifespan=lifespan, default_response_class=ORJSONResponse)
+    app = FastAPI(title="Werewolf gateway", lifespan=lifespan)
     app.state.metrics = metrics
 
     @app.middleware("http")
@@ -119,7 +119,7 @@ def create_app(config: Config) -> FastAPI:
         except Exception:
             log.warning("readyz: Ray unreachable", exc_info=True)
         ok = all(checks.values())
-        return ORJSONResponse({"ok": ok, **checks}, status_code=200 if ok else 503)
+        return JSONResponse({"ok": ok, **checks}, status_code=200 if ok else 503)
 
     @app.get("/metrics")
     async def prometheus():

@@ -69,6 +69,12 @@ class Bot:
                 await self.answer(frame)
 
 
+def in_day(day: int):
+    """Matches the phase event that opens day `day` (night `day` comes before it)."""
+    return lambda f: (f.get("kind") == "phase" and f["phase"].startswith("day.")
+                      and f["day"] == day)
+
+
 async def connect_all(ws_url: str, room: str, seats: list[dict]) -> list[Client]:
     return list(await asyncio.gather(*(connect(ws_url, room, s["token"]) for s in seats)))
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.gateway.checks import (
     assert_exact_stream, assert_frames_match_schemas, assert_no_leak, stored_log)
-from tests.gateway.players import Bot, connect_all, seat_table, start
+from tests.gateway.players import Bot, connect_all, in_day, seat_table, start
 from tests.stack import Stack, connect
 
 pytestmark = pytest.mark.e2e
@@ -69,7 +69,7 @@ async def test_a_client_that_drops_mid_game_resumes_with_since_missing_nothing(g
     dropper = bots[3]
     others = [asyncio.create_task(bot.play()) for bot in bots if bot is not dropper]
 
-    await dropper.play(until=lambda f: f.get("kind") == "phase" and f.get("day") == 1)
+    await dropper.play(until=in_day(1))
     before = dropper.client
     await before.close()
     since = before.last_seq

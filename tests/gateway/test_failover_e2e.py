@@ -1,0 +1,111 @@
+"""Losing a process mid-game: a gateway (its players resume on another replica with `since`), or
+the Ray actor hosting the game (Ray restarts it; it reloads the room from Redis)."""
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from tests.gateway.checks import assert_exact_stream, stored_log
+from tests.gateway.players import Bot, connect_all, in_day, seat_table, start
+from tests.stack import connect
+
+pytestmark = pytest.mark.e2e
+
+
+async def play_through_failover(bot: Bot, room: str, token: str, ws_url: str) -> list:
+    """Play to game_over; if the socket dies, reconnect to `ws_url` with `since` and go on.
+    Returns the clients used, in order."""
+    clients = [bot.client]
+    try:
+        await bot.play()
+    except (ConnectionError, ConnectionClosed):
+        bot.client = await connect(ws_url, room, token, since=clients[0].last_seq)
+        clients.append(bot.client)
+        await bot.play()
+    return clients
+
+
+async def test_players_of_a_killed_gateway_resume_on_the_other_one(stack, redis_url):
+    first, second = stack.start_gateway(), stack.start_gateway()
+    room, seats = await seat_table(first.url, 8)
+    on_first = await connect_all(first.ws_url, room, seats[:4])
+    on_second = await connect_all(second.ws_url, room, seats[4:])
+    bots = [Bot(c, random.Random(i)) for i, c in enumerate(on_first + on_second)]
+    await start(on_first[0])
+    games = [asyncio.create_task(play_through_failover(bot, room, seat["token"], second.ws_url))
+             for bot, seat in zip(bots, seats)]
+
+    await on_second[0].wait_for(in_day(1))
+    first.kill()
+    journeys = await asyncio.wait_for(asyncio.gather(*games), 240)
+
+    log = await stored_log(redis_url, stack.prefix, room)
+    assert orjson_kind(log[-1]) == "game_over"
+    for seat, clients in enumerate(journeys):
+        if seat < 4:
+            before, after = clients  # every player of the killed gateway moved over
+            assert_exact_stream(before, log, last=before.last_seq)
+            assert_exact_stream(after, log, first=before.last_seq + 1)
+        else:
+            (client,) = clients
+            assert_exact_stream(client, log)
+    for clients in journeys:
+        await clients[-1].close()
+
+
+async def test_the_game_survives_the_death_of_its_host_process(stack, redis_url):
+    gateway = stack.start_gateway()
+    room, seats = await seat_table(gateway.url, 8)
+    clients = await connect_all(gateway.ws_url, room, seats)
+    # The sleepy seat never answers: the phases waiting on it end only when their timer fires.
+    bots = [Bot(c, random.Random(i), sleepy=i == 7) for i, c in enumerate(clients)]
+    await start(clients[0])
+    games = [asyncio.create_task(bot.play()) for bot in bots]
+
+    await clients[0].wait_for(in_day(1))
+    acked_before = {bot.client.seat: list(bot.acked) for bot in bots}
+    assert any(acked_before.values())
+    seq_at_kill = clients[0].last_seq
+    os.kill(await host_pid(stack, room), signal.SIGKILL)
+
+    # Acknowledged means durable: the restarted room still knows the recent acked frames of
+    # each seat, so sending one again (the retry of a client unsure it landed) is acknowledged
+    # and not applied twice.
+    resent = [(bot.client, frame) for bot in bots for frame in acked_before[bot.client.seat][-3:]]
+    replies = await asyncio.gather(*(client.request(frame) for client, frame in resent))
+    assert [r["type"] for r in replies] == ["ack"] * len(resent), replies
+    endings = await asyncio.wait_for(asyncio.gather(*games), 240)
+    assert all(e["kind"] == "game_over" for e in endings)
+    assert any(f.get("kind") == "phase" and f["seq"] > seq_at_kill for f in clients[0].frames)
+    log = await stored_log(redis_url, stack.prefix, room)
+    for client in clients:
+        assert_exact_stream(client, log)
+        await client.close()
+
+
+def orjson_kind(stored: dict) -> str:
+    import orjson
+
+    return orjson.loads(stored["frame"])["kind"]
+
+
+async def host_pid(stack, room: str) -> int:
+    """Ask Ray (from a separate driver process) for the pid of the actor hosting `room`."""
+    script = (
+        "import sys, ray, redis\n"
+        "r = redis.Redis.from_url(sys.argv[2])\n"
+        "host = r.hget(f'{sys.argv[3]}:room:{sys.argv[4]}', 'host').decode()\n"
+        "ray.init(address=sys.argv[1], namespace='werewolf', log_to_driver=False)\n"
+        "print(ray.get(ray.get_actor(host).stats.remote())['pid'])\n"
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, stack.ray_address, stack.redis_url, stack.prefix, room,
+        stdout=subprocess.PIPE, env={**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+                                     "RAY_AUTH_MODE": "disabled"})
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    return int(out.decode().split()[-1])
