@@ -1,12 +1,13 @@
 """The public API: every function returns (new_state, events) or raises, never mutating input."""
 
 import random
+from dataclasses import replace
 
 from rules import roles as _roles  # noqa: F401  (registers every step, hook and view field)
 from rules.errors import BadFrame, IllegalTarget, NotYourTurn, RoomClosed
-from rules.settings import MAX_PLAYERS, MIN_PLAYERS, Settings, roles_in_play
+from rules.settings import MAX_PLAYERS, MIN_PLAYERS, WOLF, Settings, roles_in_play
 from rules.state import GameState
-from rules.table import STEPS, VIEW_FIELDS, WOLF, Table, is_night, living
+from rules.table import STEPS, VIEW_FIELDS, Table, is_night, living
 
 ACTIONS = frozenset(action for step in STEPS.values() for action in step.actions)
 MAX_CHAT = 500
@@ -102,8 +103,7 @@ def say(state: GameState, seat: int, text: str, now: int):
     name, readers = channel
     line = {"channel": name, "seat": seat, "name": state.names[seat], "text": text.strip(),
             "ts": now}
-    new = state.clone()
-    new.chat.append({**line, "to": readers})
+    new = replace(state, chat=state.chat + [{**line, "to": readers}])
     return new, [{"kind": "chat", "to": readers, **line}]
 
 

@@ -3,7 +3,7 @@
 from typing import NamedTuple
 
 from rules.state import GameState
-from rules.table import WOLF
+from rules.settings import WOLF
 
 
 class Outcome(NamedTuple):

@@ -7,6 +7,7 @@ from rules.errors import BadSettings
 MIN_PLAYERS = 6
 MAX_PLAYERS = 18
 SPECIAL_ROLES = ("seer", "witch", "hunter", "cupid")
+WOLF = "werewolf"
 ROLES = ("werewolf", "villager") + SPECIAL_ROLES
 
 # Seconds; each phase may be ended sooner by the players (see RULES.md).

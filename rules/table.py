@@ -7,9 +7,9 @@ point (`run`), so "everyone has acted" and "time is up" end a phase through the 
 
 import random
 
+from rules.outcome import winner
+from rules.settings import WOLF
 from rules.state import GameState
-
-WOLF = "werewolf"
 
 STEPS: dict = {}  # phase name -> Step
 NIGHT_ORDER: list = []  # night steps, in waking order
@@ -176,8 +176,6 @@ class Table:
 
     def continue_chain(self) -> None:
         """Resolve queued death reactions: hunters' shots, then the win check, then succession."""
-        from rules.outcome import winner
-
         s = self.s
         no_wolf_alive = not any(alive and role == WOLF for alive, role in zip(s.alive, s.roles))
         hunters = [p for p in s.pending if p["kind"] == "hunter"]

@@ -2,7 +2,8 @@
 
 from collections import Counter
 
-from rules.table import VIEW_FIELDS, WOLF, Step, Table, living, register
+from rules.settings import WOLF
+from rules.table import VIEW_FIELDS, Step, Table, living, register
 
 
 def living_wolves(state) -> list:
