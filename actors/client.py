@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L
 CODE_LENGTH = 6
 RESTART_PATIENCE = 60.0  # seconds a call keeps retrying while its host actor restarts
+BATCH_MAX = 256  # requests per batch call to one host
 
 
 class JoinRefused(Exception):
@@ -76,6 +77,7 @@ class RoomClient:
         self.subscriptions: Subscriptions | None = None
         self._handles: dict[str, ray.actor.ActorHandle] = {}
         self._hosts: dict[str, str] = {}  # room code -> host actor name (never changes)
+        self._lanes: dict[str, _Lane] = {}  # host actor name -> requests waiting for a batch call
 
     async def start(self) -> None:
         if not ray.is_initialized():
@@ -163,11 +165,11 @@ class RoomClient:
     async def command(self, room: str, seat: int, frame: dict) -> dict:
         """Apply an act/chat/settings/start frame: the ack (sent once durable) or error frame."""
         code = normal_code(room)
-        return await self._call(await self._host_of(code), "command", code, seat, frame)
+        return await self._send(await self._host_of(code), ("command", code, seat, frame))
 
     async def presence(self, room: str, seat: int, connected: bool) -> None:
         code = normal_code(room)
-        await self._call(await self._host_of(code), "presence", code, seat, connected)
+        await self._send(await self._host_of(code), ("presence", code, seat, connected))
 
     async def events_after(self, room: str, since: int, upto: int | None = None) -> list[dict]:
         """Stored events with since < seq <= upto (to the end if upto is None), in order."""
@@ -203,6 +205,37 @@ class RoomClient:
             self._handles[name] = handle
         return handle
 
+    async def _send(self, host: str, request: tuple):
+        """Queue a request for `host`. One `batch` call per host is in flight; whatever arrives
+        meanwhile goes in the next one, so a busy gateway makes few Ray calls and an idle one
+        adds no delay. Requests for one room keep their order."""
+        lane = self._lanes.get(host)
+        if lane is None:
+            lane = self._lanes[host] = _Lane()
+        future = asyncio.get_running_loop().create_future()
+        lane.pending.append((request, future))
+        if lane.sender is None:
+            lane.sender = asyncio.create_task(self._drain(host, lane))
+        return await future
+
+    async def _drain(self, host: str, lane: _Lane) -> None:
+        try:
+            while lane.pending:
+                batch, lane.pending = lane.pending[:BATCH_MAX], lane.pending[BATCH_MAX:]
+                try:
+                    replies = await self._call(host, "batch", [request for request, _ in batch])
+                except Exception as e:
+                    replies = [e] * len(batch)
+                for (_, future), reply in zip(batch, replies):
+                    if future.done():  # its caller gave up waiting
+                        continue
+                    if isinstance(reply, Exception):
+                        future.set_exception(reply)
+                    else:
+                        future.set_result(reply)
+        finally:
+            lane.sender = None
+
     async def _call(self, actor: str, method: str, *args):
         """Call a named actor; while it restarts, retry (the callee dedupes what already landed)."""
         loop = asyncio.get_running_loop()
@@ -218,6 +251,12 @@ class RoomClient:
                 log.info("%s.%s: actor unavailable (%s); retrying", actor, method, type(e).__name__)
             await asyncio.sleep(pause)  # back off while Ray restarts the process
             pause = min(pause * 2, 1.0)
+
+
+class _Lane:
+    def __init__(self) -> None:
+        self.pending: list[tuple[tuple, asyncio.Future]] = []
+        self.sender: asyncio.Task | None = None
 
 
 def _raise_refusal(reply: dict) -> None:

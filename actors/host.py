@@ -66,6 +66,24 @@ class RoomHost:
             return {"error": "room_started" if known else "room_not_found", "message": "not open"}
         return await room.join(name, token_hash)
 
+    async def batch(self, requests: list[tuple]) -> list:
+        """Commands and presence changes sent together by one client; each answered on its own,
+        in order: [("command", code, seat, frame) -> ack/error frame, ("presence", code, seat,
+        connected) -> None]."""
+        return await asyncio.gather(*(self._request(*request) for request in requests))
+
+    async def _request(self, kind: str, code: str, seat: int, arg):
+        try:
+            if kind == "command":
+                return await self.command(code, seat, arg)
+            await self.presence(code, seat, arg)
+        except Exception:  # e.g. the room could not be loaded: this request fails, not the batch
+            log.exception("host %s: %s for room %s failed", self.name, kind, code)
+            if kind == "command":
+                return error_frame(arg.get("id") if isinstance(arg, dict) else None, "internal",
+                                   "the room is unavailable, retry")
+        return None
+
     async def command(self, code: str, seat: int, frame: dict) -> dict:
         room = await self._room(code)
         if room is None:
@@ -137,11 +155,8 @@ class GameHost:
     async def join(self, code: str, name: str, token_hash: str) -> dict:
         return await self._host.join(code, name, token_hash)
 
-    async def command(self, code: str, seat: int, frame: dict) -> dict:
-        return await self._host.command(code, seat, frame)
-
-    async def presence(self, code: str, seat: int, connected: bool) -> None:
-        await self._host.presence(code, seat, connected)
+    async def batch(self, requests: list[tuple]) -> list:
+        return await self._host.batch(requests)
 
     async def welcome(self, code: str, seat: int) -> dict | None:
         return await self._host.welcome(code, seat)

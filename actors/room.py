@@ -80,7 +80,7 @@ class RoomData:
             "players": [{"name": p.name, "token_hash": p.token_hash, "connected": p.connected}
                         for p in self.players],
             "settings": self.settings.to_json(),
-            "game": None if self.game is None else self.game.to_json(),
+            "game": self.game,  # orjson writes the dataclass as GameState.to_json() would, without copying
             "acked": [[seat, list(ids)] for seat, ids in self.acked.items()],
         })
 
