@@ -6,10 +6,11 @@ exactly the events whose audience holds its seat, each once, in order.
 import asyncio
 import random
 
+import httpx
 import pytest
 
 from tests.gateway.checks import (
-    assert_exact_stream, assert_frames_match_schemas, assert_no_leak, stored_log)
+    assert_exact_stream, assert_frames_match_schemas, assert_no_leak, stored_log, validators)
 from tests.gateway.players import Bot, connect_all, in_day, seat_table, start
 from tests.stack import Stack, connect
 
@@ -91,3 +92,51 @@ async def test_a_client_that_drops_mid_game_resumes_with_since_missing_nothing(g
     assert received == sorted(set(received)), "a repeat or a reorder across the reconnect"
     for client in clients[:3] + clients[4:] + [after]:
         await client.close()
+
+
+async def test_http_contract_and_operations_endpoints(gateway):
+    schemas = validators()
+    async with httpx.AsyncClient(base_url=gateway.url) as http:
+        created = await http.post("/api/rooms", json={"name": "  Layla  "})
+        assert created.status_code == 201
+        schemas["http_seat"].validate(created.json())
+        room = created.json()["room"]
+        assert created.json()["seat"] == 0
+
+        taken = await http.post(f"/api/rooms/{room}/join", json={"name": "layla"})
+        joins = [await http.post(f"/api/rooms/{room}/join", json={"name": f"P{i}"})
+                 for i in range(1, 18)]
+        assert [j.json()["seat"] for j in joins] == list(range(1, 18))
+        for reply, status, code in [
+            (taken, 409, "name_taken"),
+            (await http.post(f"/api/rooms/{room}/join", json={"name": "Late"}), 409, "room_full"),
+            (await http.post("/api/rooms/ZZZZZZ/join", json={"name": "Omar"}), 404, "room_not_found"),
+            (await http.get("/api/rooms/nope"), 404, "room_not_found"),
+        ]:
+            assert (reply.status_code, reply.json()["detail"]["code"]) == (status, code)
+            schemas["http_error"].validate(reply.json())
+        for body in ({"name": ""}, {"name": "   "}, {"name": "x" * 25}, {"name": 5}, {}):
+            assert (await http.post("/api/rooms", json=body)).status_code == 422, body
+
+        facts = (await http.get(f"/api/rooms/{room.lower()}")).json()
+        schemas["http_room"].validate(facts)
+        assert facts["status"] == "lobby" and facts["players"][0]["name"] == "Layla"
+        assert "token" not in str(facts)
+
+        started_room, seats = await seat_table(gateway.url, 6)
+        host = await connect(gateway.ws_url, started_room, seats[0]["token"])
+        assert (await host.request({"type": "start"}))["type"] == "ack"
+        late = await http.post(f"/api/rooms/{started_room}/join", json={"name": "Late"})
+        assert (late.status_code, late.json()["detail"]["code"]) == (409, "room_started")
+
+        assert (await http.get("/healthz")).json() == {"ok": True}
+        assert (await http.get("/readyz")).json() == {"ok": True, "redis": True, "ray": True}
+        metrics = (await http.get("/metrics")).text
+        for name in ("ww_ws_open_sockets ", "ww_rooms_with_listeners ",
+                     'ww_ws_messages_in_total{type="start"}', "ww_command_seconds_bucket",
+                     'ww_http_request_seconds_count{method="POST",route="/api/rooms",status="201"}'):
+            assert name in metrics, name
+        assert seats[0]["token"] not in metrics
+        page = await http.get("/")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+        await host.close()
