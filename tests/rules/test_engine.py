@@ -143,3 +143,10 @@ def test_commands_never_change_the_state_they_are_given():
     say(game.state, 0, "psst", T0)
     advance(game.state, T0 + 10**6)
     assert game.state.to_json() == before
+
+
+def test_a_command_after_the_deadline_counts_until_the_deadline_is_fired():
+    game = Game(DEAL)
+    game.now = game.state.deadline + 1
+    game.act(4, "cupid.link", [1, 2])
+    assert game.phase == "night.seer" and game.events("lovers")

@@ -206,3 +206,13 @@ def test_the_dead_do_not_vote():
     with pytest.raises(NotYourTurn):
         game.act(7, "vote", [1])
     assert 7 not in game.prompts(1)[0]["choices"]
+
+
+def test_a_tied_mayor_may_choose_himself_and_then_names_his_successor():
+    game = day_one()
+    to_vote(game, 5)
+    game.act(1, "vote", [0])
+    game.act(2, "vote", [5])
+    game.timeout()
+    game.act(5, "mayor.tiebreak", [5])
+    assert game.deaths() == [(5, "vote")] and game.phase == "successor"

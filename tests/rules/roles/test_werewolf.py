@@ -131,3 +131,13 @@ def test_only_living_wolves_point():
     game.act(3, "wolves.point", [2])
     game.act(6, "wolves.point", [2])
     assert game.phase == "day.discussion"  # two living wolves agreeing is unanimous
+
+
+def test_the_victim_stays_alive_and_unrevealed_until_dawn():
+    game = Game(DEAL)
+    to_wolves(game)
+    game.act(0, "wolves.point", [5])
+    game.act(6, "wolves.point", [5])
+    assert game.phase == "night.witch"
+    assert game.view(5)["me"]["alive"] is True and game.view(7)["seats"][5]["role"] is None
+    assert game.view(5)["channels"] == []
