@@ -9,6 +9,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import rules
+
 _DURATION_PREFIX = "WW_DURATION_"
 
 
@@ -28,6 +30,14 @@ class Config:
             raise ValueError("games_per_actor must be >= 1")
         if self.warm_actors < 0:
             raise ValueError("warm_actors must be >= 0")
+        try:  # refuse bad durations here, not later inside every host actor that starts
+            self.room_settings()
+        except rules.RulesError as e:
+            raise ValueError(str(e)) from None
+
+    def room_settings(self) -> rules.Settings:
+        """The settings a new room starts with."""
+        return rules.Settings.from_json({"durations": dict(self.durations)})
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Config:

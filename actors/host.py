@@ -15,7 +15,6 @@ import os
 import ray
 import redis.asyncio as aioredis
 
-import rules
 from actors.clock import Clock, RealClock
 from actors.config import Config
 from actors.room import BadName, Room, RoomData, clean_name, error_frame
@@ -30,7 +29,7 @@ class RoomHost:
         self.rooms: dict[str, Room] = {}
         self._store = store
         self._clock = clock
-        self._settings = rules.Settings.from_json({"durations": dict(config.durations)})
+        self._settings = config.room_settings()
         self._loading: dict[str, asyncio.Task] = {}
 
     async def start(self) -> None:

@@ -3,10 +3,12 @@ import asyncio
 
 import orjson
 import pytest
+import redis.asyncio as aioredis
 
 from actors.client import CODE_ALPHABET, RoomNotFound, Subscriptions, normal_code
 from actors.room import encode_event
 from actors.store import Keys, RedisStore
+from tests.actors.conftest import REDIS_URL
 
 CODE = "ABCDEF"
 
@@ -69,3 +71,28 @@ async def test_a_lost_message_is_refilled_from_the_log_and_a_repeat_dropped(subs
         assert await take(queue, 1) == [4]
         event = orjson.loads((await rstore.events_after(CODE, 3))[0]["frame"])
         assert event["seq"] == 4
+
+
+async def test_listeners_survive_a_dropped_connection(rstore, redis, prefix):
+    named = aioredis.from_url(REDIS_URL, client_name=f"{prefix}-sub")
+    subscriptions = Subscriptions(named, Keys(prefix), rstore.events_after)
+    await subscriptions.start()
+    try:
+        async with subscriptions.listen(CODE) as queue:
+            await write(rstore, 1, 1)
+            assert await take(queue, 1) == [1]
+            for client in await redis.client_list():
+                if client["name"] == f"{prefix}-sub":
+                    await redis.client_kill_filter(_id=client["id"])
+            await write(rstore, 2, 1)  # published while nobody listens: refilled from the log
+            await asyncio.wait_for(resubscribed(redis, f"{prefix}:room:{CODE}"), 10)
+            await write(rstore, 3, 1)
+            assert await take(queue, 2) == [2, 3]
+    finally:
+        await subscriptions.close()
+        await named.aclose()
+
+
+async def resubscribed(redis, channel: str) -> None:
+    while (await redis.pubsub_numsub(channel))[0][1] == 0:
+        await asyncio.sleep(0.05)  # polling Redis for the resubscription, not waiting blindly

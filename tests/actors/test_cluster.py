@@ -159,3 +159,15 @@ async def test_a_killed_host_comes_back_with_every_acknowledged_action(cluster):
     assert kinds(log)[-1] == "game_over"
     assert int(await rc.redis.hget(rc.keys.room(neighbour), "epoch")) == epoch + 1
     assert (await rc.lobby(neighbour))["status"] == "lobby"
+
+
+@pytest.mark.parametrize("cluster", [2], indirect=True, ids=["shared-actor"])
+async def test_concurrent_commands_to_a_room_apply_in_the_order_sent(cluster):
+    rc = cluster
+    room, _ = await open_table(rc, 1)
+    frames = [{"type": "settings", "id": i, "durations": {"vote": 10 + i}} for i in range(40)]
+    replies = await asyncio.gather(*(rc.command(room, 0, frame) for frame in frames))
+    assert replies == [{"type": "ack", "id": i} for i in range(40)]
+    applied = [orjson.loads(e["frame"])["settings"]["durations"]["vote"]
+               for e in await rc.events_after(room, 1)]
+    assert applied == [10 + i for i in range(40)]

@@ -16,8 +16,13 @@ def test_environment_and_overrides():
     assert (config.redis_url, config.ray_address, config.prefix) == ("redis://r:1/2", "10.0.0.1:6380", "p")
     assert (config.games_per_actor, config.warm_actors) == (200, 3)
     assert config.durations == {"discussion": 60}
+    assert config.room_settings().durations["discussion"] == 60
 
 
 def test_nonsense_is_refused():
     with pytest.raises(ValueError):
         Config.from_env({"WW_GAMES_PER_ACTOR": "0"})
+    with pytest.raises(ValueError):
+        Config.from_env({"WW_DURATION_NAP": "30"})
+    with pytest.raises(ValueError):
+        Config(durations={"vote": 0})

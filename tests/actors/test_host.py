@@ -1,0 +1,70 @@
+"""RoomHost without Ray: several rooms in one host, a restart, and requests in batches."""
+import orjson
+
+import rules
+from actors.config import Config
+from actors.host import RoomHost
+
+
+def host(store, clock, name="h1") -> RoomHost:
+    return RoomHost(name, Config(durations={"discussion": 30}), store, clock)
+
+
+async def running_room(h: RoomHost, code: str) -> None:
+    assert await h.create_room(code, "Host", "t0") == {"seat": 0}
+    for i in range(1, 6):
+        assert await h.join(code, f"P{i}", f"t{i}") == {"seat": i}
+    assert await h.batch([("command", code, 0, {"type": "start", "id": 1})]) == [{"type": "ack", "id": 1}]
+
+
+async def test_new_rooms_take_the_configured_durations(store, clock):
+    h = host(store, clock)
+    await h.create_room("AAAAAA", "Host", "t0")
+    assert (await h.lobby("AAAAAA"))["settings"]["durations"]["discussion"] == 30
+
+
+async def test_a_restarted_host_takes_its_rooms_back_with_their_timers(store, clock):
+    before = host(store, clock)
+    for code in ("AAAAAA", "BBBBBB"):
+        await running_room(before, code)
+    after = host(store, clock)  # same name: what Ray does after the process died
+    await after.start()
+    assert sorted(after.rooms) == ["AAAAAA", "BBBBBB"]
+    assert {store.rooms[code]["epoch"] for code in after.rooms} == {"2"}
+    phases = {code: room.data.game.phase for code, room in after.rooms.items()}
+    clock.advance(max(rules.next_deadline(r.data.game) for r in after.rooms.values()) - clock.now())
+    await store.wait_for(lambda: all(r.data.game.phase != phases[c] for c, r in after.rooms.items()))
+    assert not before.rooms  # the leftovers were fenced at their first write and closed
+    for code in ("AAAAAA", "BBBBBB"):
+        seqs = [orjson.loads(raw)["seq"] for raw in store.logs[code]]
+        assert seqs == list(range(1, len(seqs) + 1))
+
+
+async def test_a_room_the_directory_gives_it_is_loaded_on_first_use(store, clock):
+    await running_room(host(store, clock), "AAAAAA")
+    fresh = host(store, clock)  # not started: the room is loaded by the request itself
+    welcome = await fresh.welcome("AAAAAA", 2)
+    assert welcome["view"]["me"]["seat"] == 2 and "AAAAAA" in fresh.rooms
+    assert await host(store, clock, "h2").welcome("AAAAAA", 2) == welcome  # snapshot, not a takeover
+    assert store.rooms["AAAAAA"]["host"] == "h1"
+
+
+async def test_a_batch_answers_each_request_on_its_own(store, clock):
+    h = host(store, clock)
+    await running_room(h, "AAAAAA")
+    replies = await h.batch([
+        ("command", "ZZZZZZ", 0, {"type": "chat", "id": 1, "text": "hi"}),
+        ("presence", "AAAAAA", 3, True),
+        ("command", "AAAAAA", 0, {"type": "settings", "id": 2}),
+    ])
+    assert replies[0]["code"] == "room_closed"
+    assert replies[1] is None and h.rooms["AAAAAA"].data.players[3].connected
+    assert replies[2]["code"] == "not_your_turn"
+
+
+async def test_joins_are_refused_by_cause(store, clock):
+    h = host(store, clock)
+    await running_room(h, "AAAAAA")
+    assert (await h.join("AAAAAA", "Late", "late"))["error"] == "room_started"
+    assert (await h.join("NOROOM", "Late", "late"))["error"] == "room_not_found"
+    assert (await h.create_room("BBBBBB", " ", "t"))["error"] == "bad_name"
