@@ -311,26 +311,27 @@ class Subscriptions:
                 await self._pubsub.unsubscribe(self._keys.room(code))
 
     async def _read(self) -> None:
-        room_prefix = self._keys.room("")
+        """The one reader of the connection; it must outlive any failure, or every listener stalls."""
         while True:
             try:
                 message = await self._pubsub.get_message(timeout=None)
+                if message is not None:
+                    await self._handle(message)
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # Redis went away: redis-py reconnects and resubscribes
                 log.warning("pubsub read failed (%r); retrying", e)
                 await asyncio.sleep(0.5)
-                continue
-            if message is None:
-                continue
-            code = message["channel"].decode().removeprefix(room_prefix)
-            channel = self._channels.get(code)
-            if channel is None:
-                continue
-            if message["type"] == "subscribe" and not channel.subscribed.done():
-                channel.subscribed.set_result(None)
-            elif message["type"] == "message":
-                await self._deliver(code, channel, orjson.loads(message["data"]))
+
+    async def _handle(self, message: dict) -> None:
+        code = message["channel"].decode().removeprefix(self._keys.room(""))
+        channel = self._channels.get(code)
+        if channel is None:
+            return
+        if message["type"] == "subscribe" and not channel.subscribed.done():
+            channel.subscribed.set_result(None)
+        elif message["type"] == "message":
+            await self._deliver(code, channel, orjson.loads(message["data"]))
 
     async def _deliver(self, code: str, channel: _Channel, event: dict) -> None:
         seq = event["seq"]

@@ -18,7 +18,7 @@ import redis.asyncio as aioredis
 from actors.clock import Clock, RealClock
 from actors.config import Config
 from actors.room import BadName, Room, RoomData, clean_name, error_frame
-from actors.store import RedisStore, Store
+from actors.store import RedisStore, Store, patiently
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +34,12 @@ class RoomHost:
 
     async def start(self) -> None:
         """Take over every room this host owned before a restart (re-arming their timers)."""
-        codes = await self._store.host_rooms(self.name)
-        results = await asyncio.gather(*(self._room(code) for code in codes), return_exceptions=True)
+        codes = await patiently(lambda: self._store.host_rooms(self.name), f"host {self.name}")
+        results = await asyncio.gather(
+            *(patiently(lambda code=code: self._room(code), f"room {code}") for code in codes),
+            return_exceptions=True)
         for code, result in zip(codes, results):
-            if isinstance(result, Exception):
+            if isinstance(result, Exception):  # not an outage (those are retried): a bad snapshot
                 log.error("host %s: could not load room %s: %r", self.name, code, result)
         log.info("host %s started with %d rooms", self.name, len(self.rooms))
 

@@ -20,7 +20,7 @@ import redis.asyncio as aioredis
 
 from actors.config import Config
 from actors.host import GameHost
-from actors.store import Keys
+from actors.store import Keys, patiently
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class PlacementActor:
         self._redis = aioredis.from_url(config.redis_url)
         self._config = config
         self._placement = Placement(config, self._redis, self._start_host)
-        await self._placement.restore()
+        await patiently(self._placement.restore, "placement restore")
 
     async def _start_host(self, name: str) -> None:
         host = GameHost.options(**host_options(self._config, name)).remote(name, self._config)

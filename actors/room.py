@@ -111,7 +111,7 @@ class RoomData:
 
     def view(self, seat: int) -> dict:
         view = self.lobby()
-        if self.game is not None:
+        if self.game is not None and self.status != "broken":  # a broken game may not even render
             view.update(rules.view(self.game, seat))
         return view
 

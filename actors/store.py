@@ -8,13 +8,31 @@ TTL. A room acknowledges a command only after `persist` returned.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
-from typing import Protocol
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
 
 import orjson
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FINAL = ("finished", "broken")
+
+
+async def patiently(op: Callable[[], Awaitable[T]], what: str) -> T:
+    """Run `op`, retrying while Redis is unreachable. Actor constructors use it: an actor whose
+    constructor raised would not be restarted, and its rooms would stop."""
+    pause = 0.1
+    while True:
+        try:
+            return await op()
+        except (RedisConnectionError, RedisTimeoutError, OSError) as e:
+            log.warning("%s: %r; retrying in %.1f s", what, e, pause)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 5.0)
 
 
 class StaleEpoch(Exception):
