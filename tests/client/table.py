@@ -52,7 +52,7 @@ async def new_player(browser: Browser, name: str, *, locale: str = "en-US", view
     page = await context.new_page()
     page.set_default_timeout(WAIT_MS)
     player = Player(name=name, context=context, page=page)
-    page.on("pageerror", player.errors.append)
+    page.on("pageerror", lambda exc: player.errors.append(exc))
     return player
 
 
@@ -104,10 +104,11 @@ async def choices(page: Page, key: str) -> list[int]:
 
 
 def pick(action: str, options: list[int], me: Player, wolves: set[int], n: int) -> list[int]:
-    """Targets that end the game fast: the pack eats a villager, the village votes out a wolf."""
+    """Targets that end the game fast, after a whole day: the pack eats a villager, the village
+    votes out a wolf."""
     if action == "vote" and me.role != "werewolf":
         preferred = [s for s in options if s in wolves]
-    elif action in ("vote", "wolves.point"):
+    elif action in ("vote", "wolves.point", "cupid.link"):  # no wolf in love: it would die of grief
         preferred = [s for s in options if s not in wolves]
     else:
         preferred = []
@@ -124,19 +125,32 @@ async def say(player: Player, text: str) -> None:
 
 
 async def answer(player: Player, key: str, action: str, wolves: set[int]) -> None:
+    """Answer one prompt, unless the server closes it first (others may end the phase)."""
     page = player.page
-    prompt = page.locator(f'.prompt[data-key="{key}"]')
-    if action == "vote.request":
-        await prompt.locator("button").click()
-    elif action.startswith("witch."):
-        await prompt.locator("button.pass").click()
-    else:
-        n = max(1, int(await prompt.get_attribute("data-min") or 1))
-        for seat in pick(action, await choices(page, key), player, wolves, n):
-            await prompt.locator(f'button.choice[data-seat="{seat}"]').click()
-        await prompt.locator("button.confirm").click()
-    # Answered (marked by the client after the server's ack) or closed by the server.
-    await page.wait_for_selector(f'.prompt[data-key="{key}"]:not([data-answered])', state="detached")
+    selector = f'.prompt[data-key="{key}"]'
+    prompt = page.locator(selector)
+
+    async def move() -> None:
+        if action == "vote.request":
+            await prompt.locator("button").click()
+        elif action.startswith("witch."):
+            await prompt.locator("button.pass").click()
+        else:
+            n = max(1, int(await prompt.get_attribute("data-min") or 1))
+            for seat in pick(action, await choices(page, key), player, wolves, n):
+                await prompt.locator(f'button.choice[data-seat="{seat}"]').click()
+            await prompt.locator("button.confirm").click()
+        # The client marks the prompt answered once the server has acked.
+        await page.wait_for_selector(f"{selector}[data-answered]")
+
+    moving = asyncio.ensure_future(move())
+    closed = asyncio.ensure_future(page.wait_for_selector(selector, state="detached", timeout=GAME_MS))
+    done, pending = await asyncio.wait({moving, closed}, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    if moving in done and closed not in done:
+        moving.result()  # a failed move is a failure, unless the prompt closed under it
 
 
 OPEN_PROMPT = ".prompt:not([data-answered])"

@@ -31,9 +31,12 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-// Replaces a container's children and gives focus back to the element with the same data-fk,
-// so a keyboard user keeps their place when the view changes under them.
+// Replaces a container's children unless they would come out the same (so a button does not move
+// under a finger or a pointer while other players act), and gives focus back to the element with
+// the same data-fk, so a keyboard user keeps their place when the view changes under them.
 function rebuild(container, nodes) {
+  const html = nodes.map((n) => (n.nodeType === Node.ELEMENT_NODE ? n.outerHTML : n.textContent)).join("");
+  if (container.innerHTML === html) return;
   const active = document.activeElement;
   const fk = container.contains(active) ? active.dataset.fk : null;
   container.replaceChildren(...nodes);
@@ -417,8 +420,10 @@ function renderCard(v) {
   if (v.mayor === app.seat) facts.push(el("li", { text: t("card.mayor") }));
   if (v.linked) facts.push(el("li", { "data-fact": "linked", text: t("card.linked", { names: v.linked.map(nameOf).join(" ♥ ") }) }));
   if (v.lover != null) facts.push(el("li", { "data-fact": "lover", text: t("card.lover", { name: nameOf(v.lover) }) }));
-  if (v.wolves && v.wolves.length) {
-    facts.push(el("li", { "data-fact": "wolves", text: t("card.wolves", { names: v.wolves.map(nameOf).join(", ") }) }));
+  if (v.wolves) {
+    const others = v.wolves.filter((s) => s !== app.seat);
+    facts.push(el("li", { "data-fact": "wolves",
+      text: others.length ? t("card.wolves", { names: others.map(nameOf).join(", ") }) : t("card.lone_wolf") }));
   }
   for (const r of v.seer_results || []) {
     facts.push(el("li", { "data-fact": "seen", text: t("card.seen", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
