@@ -56,7 +56,10 @@ class GameState:
         )
 
     def to_json(self) -> dict:
-        return {f.name: _deep(getattr(self, f.name)) for f in fields(self)}
+        """The state as JSON-ready data, for serialising at once: it shares the state's lists
+        and dicts (no copy on the hot path, the actor persists after every command), so it must
+        not be mutated."""
+        return dict(vars(self))
 
     @classmethod
     def from_json(cls, data: dict) -> "GameState":
