@@ -18,6 +18,7 @@ Custom Locust rows (request_type / name):
   CHECK lost / duplicated / reordered / replay_mismatch   failures: must stay at 0
   WS error:<code>     error frames answering a client frame (failures)
   WS late_act         an act answered `not_your_turn` after its prompt had closed (a race, not a fault)
+  WS late_chat        a chat line refused because the phase changed while it was in flight (a race)
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ import orjson
 import websocket
 from locust import User, constant, events, task
 from locust.contrib.fasthttp import FastHttpSession
-from locust.runners import MasterRunner
+from locust.runners import LocalRunner, MasterRunner
 
 from loadtest.core import (
     SeatState, StreamCheck, answer_delay, chat_text, choose_targets, compare_replay,
@@ -129,7 +130,7 @@ class Seat:
         fid = f"{self.seat}.{next(self.ids)}"
         frame["id"] = fid
         res = gevent.event.AsyncResult() if waiter else None
-        self.pending[fid] = (name, now_ms(), res, frame.get("action"))
+        self.pending[fid] = (name, now_ms(), res, frame.get("action"), self.state.phase)
         try:
             self.ws.send(orjson.dumps(frame).decode())
         except Exception as e:  # noqa: BLE001
@@ -213,15 +214,27 @@ class Seat:
 
     def on_error(self, msg: dict):
         p = self.pending.pop(msg.get("id"), None)
+        if p and p[2]:
+            p[2].set(msg)
         code = msg.get("code")
-        if p and p[0] == "act" and code in ("not_your_turn", "illegal_target", "room_closed") \
-                and p[3] not in self.state.prompts:
-            self.game.fire("WS", "late_act", now_ms() - p[1])     # prompt closed while we thought
+        if p and p[0] in ("act", "chat") and code in ("not_your_turn", "illegal_target", "room_closed"):
+            # The reply can overtake the pub/sub event that explains it (prompt closed, phase
+            # changed): judge a second later.
+            gevent.spawn_later(1.0, self.judge_refusal, p, msg, now_ms() - p[1])
         else:
             self.game.fire("WS", f"error:{code}", now_ms() - p[1] if p else 0,
                            exc=CheckFailure(f"{code}: {msg.get('message')} ({p[0] if p else '-'})"))
-        if p and p[2]:
-            p[2].set(msg)
+
+    def judge_refusal(self, p, msg, ms):
+        name, action, phase = p[0], p[3], p[4]
+        st = self.state
+        if name == "act" and action not in st.prompts:
+            self.game.fire("WS", "late_act", ms)      # the prompt closed while we thought
+        elif name == "chat" and (phase != st.phase or st.over or not st.alive):
+            self.game.fire("WS", "late_chat", ms)     # the phase moved on while the line flew
+        else:
+            self.game.fire("WS", f"error:{msg.get('code')}", ms,
+                           exc=CheckFailure(f"{msg.get('code')}: {msg.get('message')} ({name})"))
 
     def close(self):
         self.closing = True
@@ -404,3 +417,12 @@ class Table(User):
             return
         self.games += 1
         Game(self, self.base).run()
+        if limit and self.games >= limit:
+            _TABLES_DONE[0] += 1
+            runner = self.environment.runner
+            # A local (headless, single process) run ends by itself once every table is done.
+            if isinstance(runner, LocalRunner) and _TABLES_DONE[0] >= runner.target_user_count:
+                gevent.spawn_later(0.5, runner.quit)
+
+
+_TABLES_DONE = [0]

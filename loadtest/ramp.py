@@ -32,8 +32,8 @@ from loadtest.stack import ROOT, baseline_stack, real_stack
 
 # Phases short enough that a table finishes games within a few minutes, long enough for a
 # realistic amount of chat by day (seconds; WW_DURATION_<PHASE> of the real stack).
-RAMP_DURATIONS = {"cupid": 5, "seer": 5, "wolves": 8, "witch": 5, "election": 10,
-                  "discussion": 30, "vote": 10, "tiebreak": 5, "hunter": 5, "successor": 5}
+RAMP_DURATIONS = {"cupid": 3, "seer": 3, "wolves": 5, "witch": 3, "election": 5,
+                  "discussion": 15, "vote": 5, "tiebreak": 3, "hunter": 3, "successor": 3}
 CHECK_NAMES = ("lost", "duplicated", "reordered", "replay_mismatch")
 
 

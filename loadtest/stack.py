@@ -171,3 +171,32 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
         except OSError:
             time.sleep(0.2)   # polling a server that is still starting
     raise TimeoutError(url)
+
+
+def main(argv=None) -> int:
+    """Start a stack and keep it up (for the Locust web UI): prints the gateway URLs."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(description="start a load-test target and keep it running")
+    ap.add_argument("--layout", default="100", help="baseline, 1, or N games per Ray actor")
+    ap.add_argument("--gateways", type=int, default=1)
+    ap.add_argument("--seconds", type=float, default=3600, help="stop by itself after this long")
+    ap.add_argument("--durations", default="", help='JSON {"discussion": 30, ...} (seconds)')
+    args = ap.parse_args(argv)
+    from loadtest.ramp import RAMP_DURATIONS
+
+    durations = {**RAMP_DURATIONS, **(json.loads(args.durations) if args.durations else {})}
+    ctx = (baseline_stack(args.gateways) if args.layout == "baseline"
+           else real_stack(args.gateways, games_per_actor=int(args.layout), durations=durations))
+    with ctx as running:
+        print("gateways: " + ",".join(running.urls), flush=True)
+        try:
+            time.sleep(args.seconds)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Smoke runs of the load harness, so the load scripts never rot.
+
+* the bare baseline server driven by headless Locust (fast, no Ray);
+* 4 tables of 18 players playing real games to the end through the real stack (tests/stack.py:
+  private Ray head, `werewolf serve`, shared Redis under a random prefix), with every seat's stream
+  checked (no duplicate, no reorder, every public event at every seat) and every seat re-read with
+  hello since=0 after game_over and compared with what it got live.
+
+No wall-clock thresholds: only counts and the absence of failures are asserted.
+"""
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loadtest.core import (
+    StreamCheck, answer_delay, chat_text, choose_targets, compare_replay, lost_public_events,
+    parse_chat_text, SeatState,
+)
+from tests.stack import ray_address, redis_url, stack, ww_prefix  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCUST = str(Path(sys.executable).with_name("locust"))
+
+
+def run_locust(host: str, tables: int, tmp_path: Path, *extra: str, limit_s: int = 150) -> dict:
+    prefix = tmp_path / "run"
+    proc = subprocess.run(
+        [LOCUST, "-f", str(ROOT / "loadtest" / "locustfile.py"), "--headless", "-u", str(tables),
+         "-r", str(tables), "-t", f"{limit_s}s", "--host", host, "--csv", str(prefix),
+         "--only-summary", "--loglevel", "WARNING", "--ww-games", "1", *extra],
+        cwd=ROOT, capture_output=True, text=True, timeout=limit_s + 60)
+    rows = {r["Name"]: r for r in csv.DictReader(open(f"{prefix}_stats.csv"))}
+    failures = list(csv.DictReader(open(f"{prefix}_failures.csv")))
+    return {"rows": rows, "failures": failures, "out": proc.stdout + proc.stderr}
+
+
+def n(rows: dict, name: str, col: str = "Request Count") -> int:
+    return int(rows[name][col]) if name in rows else 0
+
+
+def assert_clean(res: dict, tables: int, players: int = 18) -> None:
+    rows = res["rows"]
+    assert not res["failures"], res["failures"]
+    assert n(rows, "Aggregated", "Failure Count") == 0, res["out"][-3000:]
+    assert n(rows, "completed") == tables, res["out"][-3000:]
+    assert n(rows, "connect") == tables * players
+    assert n(rows, "broadcast") > 0
+    for check in ("lost", "duplicated", "reordered", "replay_mismatch"):
+        assert check not in rows
+
+
+# ------------------------------------------------------------------ pure pieces (fast)
+
+def test_stream_check_flags_duplicates_and_reorders():
+    st = StreamCheck()
+    assert st.add(1, "joined") is None
+    assert st.add(3, "phase") is None          # gaps are private events of other seats
+    assert st.add(3, "phase") == "duplicated"
+    assert st.add(2, "chat") == "reordered"
+    assert (st.duplicated, st.reordered) == (1, 1)
+
+
+def test_lost_public_events_and_replay_compare():
+    a, b = StreamCheck(), StreamCheck()
+    for seq, kind in [(1, "joined"), (2, "role"), (3, "phase")]:
+        a.add(seq, kind)
+    b.add(1, "joined")
+    b.add(4, "role")
+    assert lost_public_events({0: a, 1: b}) == {1: [3]}
+    assert compare_replay(a, [1, 2, 3, 5], upto=4) == ([], [])
+    assert compare_replay(b, [1, 3, 4], upto=4) == ([3], [])
+
+
+def test_prompt_answers_are_legal():
+    import random
+
+    rng = random.Random(1)
+    for prompt in ({"action": "cupid.link", "choices": [1, 2, 3], "min": 2, "max": 2},
+                   {"action": "vote", "choices": [4, 5], "min": 0, "max": 1},
+                   {"action": "vote.request", "choices": [], "min": 0, "max": 0}):
+        t = choose_targets(prompt, rng)
+        assert prompt["min"] <= len(t) <= prompt["max"] and set(t) <= set(prompt["choices"])
+    p = {"action": "vote.request", "deadline": 10_000}
+    assert 0 < answer_delay(p, rng, (0.3, 2.0), now_s=0.0) < 10
+    assert answer_delay({"action": "vote", "deadline": 1_000}, rng, (0.3, 2.0), now_s=0.0) <= 0.5
+
+
+def test_chat_lines_carry_their_send_time_and_seat_state_tracks_channels():
+    assert parse_chat_text(chat_text(7, 3, 1234.5)) == (1234.5, 7, 3)
+    assert parse_chat_text("hello") is None
+    s = SeatState(2)
+    s.on_event({"kind": "wolves", "wolves": [2, 5]})
+    s.on_event({"kind": "phase", "phase": "night.wolves"})
+    assert s.chat_channel() == "wolves"
+    s.on_event({"kind": "phase", "phase": "day.discussion"})
+    assert s.chat_channel() == "day"
+    s.on_event({"kind": "death", "seat": 2})
+    assert s.chat_channel() is None
+
+
+# ------------------------------------------------------------------ Locust runs
+
+def test_locust_tables_against_the_bare_baseline(tmp_path):
+    from loadtest.stack import baseline_stack
+
+    with baseline_stack(1, game_seconds=6) as running:
+        res = run_locust(running.urls[0], 3, tmp_path, "--ww-chat-interval", "2",
+                         "--ww-verify-seats", "18", limit_s=60)
+    assert_clean(res, 3)
+    assert n(res["rows"], "replay") == 3 * 18
+
+
+@pytest.mark.e2e
+def test_locust_tables_play_real_games_through_the_real_stack(stack, tmp_path):
+    gateway = stack.start_gateway(games_per_actor=100)    # tests/stack.py: 2 s phases
+    res = run_locust(gateway.url, 4, tmp_path, "--ww-chat-interval", "3",
+                     "--ww-night-chat-interval", "2", "--ww-think", "0.2,1.0",
+                     "--ww-verify-seats", "18", limit_s=150)
+    assert_clean(res, 4)
+    rows = res["rows"]
+    assert n(rows, "replay") == 4 * 18
+    assert n(rows, "ack:act") > 0 and n(rows, "ack:chat") > 0
