@@ -63,6 +63,7 @@ TEST_DURATIONS = {
 }
 STARTUP_TIMEOUT = 120.0
 DEFAULT_TIMEOUT = 30.0
+HTTP_TIMEOUT = 60.0  # creating a room may wait for a Ray host actor process to start
 
 
 # ---------------------------------------------------------------------------- processes
@@ -199,14 +200,14 @@ def stack(ray_address, redis_url, ww_prefix):
 # ---------------------------------------------------------------------------- protocol client
 
 async def create_room(url: str, name: str) -> dict:
-    async with httpx.AsyncClient(base_url=url) as http:
+    async with httpx.AsyncClient(base_url=url, timeout=HTTP_TIMEOUT) as http:
         response = await http.post("/api/rooms", json={"name": name})
         response.raise_for_status()
         return response.json()
 
 
 async def join_room(url: str, room: str, name: str) -> dict:
-    async with httpx.AsyncClient(base_url=url) as http:
+    async with httpx.AsyncClient(base_url=url, timeout=HTTP_TIMEOUT) as http:
         response = await http.post(f"/api/rooms/{room}/join", json={"name": name})
         response.raise_for_status()
         return response.json()

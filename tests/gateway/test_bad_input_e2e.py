@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from tests.gateway.players import Bot, connect_all, in_day, seat_table
-from tests.stack import TEST_DURATIONS, connect, create_room, open_socket
+from tests.stack import HTTP_TIMEOUT, TEST_DURATIONS, connect, create_room, open_socket
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +19,7 @@ def lobby_facts(facts: dict) -> dict:
 
 
 async def get_facts(url: str, room: str) -> dict:
-    async with httpx.AsyncClient(base_url=url) as http:
+    async with httpx.AsyncClient(base_url=url, timeout=HTTP_TIMEOUT) as http:
         return lobby_facts((await http.get(f"/api/rooms/{room}")).json())
 
 

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 
+import orjson
 import pytest
 from websockets.exceptions import ConnectionClosed
 
@@ -89,8 +90,6 @@ async def test_the_game_survives_the_death_of_its_host_process(stack, redis_url)
 
 
 def orjson_kind(stored: dict) -> str:
-    import orjson
-
     return orjson.loads(stored["frame"])["kind"]
 
 

@@ -12,7 +12,7 @@ import pytest
 from tests.gateway.checks import (
     assert_exact_stream, assert_frames_match_schemas, assert_no_leak, stored_log, validators)
 from tests.gateway.players import Bot, connect_all, in_day, seat_table, start
-from tests.stack import Stack, connect
+from tests.stack import HTTP_TIMEOUT, Stack, connect
 
 pytestmark = pytest.mark.e2e
 
@@ -96,7 +96,7 @@ async def test_a_client_that_drops_mid_game_resumes_with_since_missing_nothing(g
 
 async def test_http_contract_and_operations_endpoints(gateway):
     schemas = validators()
-    async with httpx.AsyncClient(base_url=gateway.url) as http:
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
         created = await http.post("/api/rooms", json={"name": "  Layla  "})
         assert created.status_code == 201
         schemas["http_seat"].validate(created.json())
