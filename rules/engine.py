@@ -60,7 +60,7 @@ def _check_seat(state: GameState, seat, command: str) -> None:
 def act(state: GameState, seat: int, action: str, targets: list, now: int):
     """Answer an open prompt; targets=[] passes where the prompt's `min` is 0."""
     _check_seat(state, seat, str(action))
-    if action not in ACTIONS:
+    if not isinstance(action, str) or action not in ACTIONS:
         raise BadFrame(f"{action!r}: unknown action")
     if not isinstance(targets, list) or not all(type(x) is int for x in targets):
         raise BadFrame(f"{action}: targets must be a list of seat numbers")

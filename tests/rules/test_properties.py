@@ -16,6 +16,8 @@ from rules import (ACTIONS, MAX_PLAYERS, MIN_PLAYERS, SPECIAL_ROLES, GameState, 
 GAMES = int(os.environ.get("RULES_GAMES", "2000"))
 T0 = 1_700_000_000_000
 MAX_COMMANDS = 3000  # far above the longest random game; reaching it means a game that never ends
+DEATH_REACTIONS = {"hunter.shoot": "hunter", "mayor.successor": "successor"}
+MALFORMED = [None, "1", 1.5, True, [1], {"seat": 1}]
 PRIVATE_ROLE_FIELDS = {"wolves": "werewolf", "pointing": "werewolf", "seer_results": "seer",
                        "witch": "witch", "linked": "cupid"}
 
@@ -59,11 +61,15 @@ def choose(rng: random.Random, state: GameState, now: int) -> tuple:
         prompt = rng.choice(state.prompts)
         k = rng.randint(prompt["min"], min(prompt["max"], len(prompt["choices"])))
         return ("act", prompt["seat"], prompt["action"], rng.sample(prompt["choices"], k), now)
-    if roll < 0.75:  # anything at all: mostly illegal
+    if roll < 0.72:  # anything at all: mostly illegal
         return ("act", rng.randrange(-1, n + 1), rng.choice(sorted(ACTIONS) + ["oops"]),
                 rng.sample(range(-1, n + 1), rng.randint(0, 3)), now)
+    if roll < 0.75:  # malformed shapes
+        return ("act", rng.choice(MALFORMED + [0]), rng.choice(MALFORMED + ["vote"]),
+                rng.choice(MALFORMED + [[None], []]), now)
     if roll < 0.85:
-        return ("say", rng.randrange(n), rng.choice(["hi", " ", "x" * 501, "wolf!"]), now)
+        return ("say", rng.choice(range(n) if rng.random() < 0.95 else MALFORMED),
+                rng.choice(["hi", " ", "x" * 501, "wolf!", None, 5]), now)
     return ("advance", max(now, state.deadline or now))
 
 
@@ -81,9 +87,7 @@ def check_command(before: GameState, after: GameState, command: tuple) -> None:
     _, seat, action, targets, _ = command
     if not before.alive[seat]:
         # The dead act only to shoot (hunter) or name a successor (mayor) as they die.
-        assert action in ("hunter.shoot", "mayor.successor")
-        assert {"kind": action.split(".")[0].replace("mayor", "successor"),
-                "seat": seat} in before.pending
+        assert {"kind": DEATH_REACTIONS[action], "seat": seat} in before.pending
 
 
 def check_events(before: GameState, after: GameState, events: list) -> None:
