@@ -24,6 +24,7 @@ class Config:
     namespace: str = "werewolf"  # Ray namespace of the named actors
     durations: Mapping[str, int] = field(default_factory=dict)  # phase name -> seconds, room defaults
     finished_ttl: int = 3600  # seconds a finished or broken room's state and log stay readable
+    idle_close: int = 1800  # seconds a room with nobody connected stays open
 
     def __post_init__(self) -> None:
         if self.games_per_actor < 1:
@@ -54,6 +55,7 @@ class Config:
             ("WW_WARM_ACTORS", "warm_actors", int),
             ("WW_NAMESPACE", "namespace", str),
             ("WW_FINISHED_TTL", "finished_ttl", int),
+            ("WW_IDLE_CLOSE", "idle_close", int),
         ):
             if key in env:
                 values[name] = kind(env[key])

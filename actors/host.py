@@ -30,6 +30,7 @@ class RoomHost:
         self._store = store
         self._clock = clock
         self._settings = config.room_settings()
+        self._idle_close = config.idle_close * 1000
         self._loading: dict[str, asyncio.Task] = {}
 
     async def start(self) -> None:
@@ -56,7 +57,8 @@ class RoomHost:
         room = self.rooms.get(code)
         if room is None:  # else a retried create that already happened: join dedupes by token
             room = await Room.create(code, settings=self._settings, host=self.name, store=self._store,
-                                     clock=self._clock, on_close=self._forget)
+                                     clock=self._clock, on_close=self._forget,
+                                     idle_close=self._idle_close)
             self.rooms[code] = room
         return await room.join(name, token_hash)
 
@@ -130,7 +132,7 @@ class RoomHost:
         if (await self._store.status(code)).get("host") != self.name:
             return None
         room = await Room.load(code, host=self.name, store=self._store, clock=self._clock,
-                               on_close=self._forget)
+                               on_close=self._forget, idle_close=self._idle_close)
         if room is not None:
             self.rooms[code] = room
         return room

@@ -8,7 +8,8 @@ lobby     players join (seat = arrival order, seat 0 is the host); the host edit
           and starts once at least six are seated.
 running   the rules game: commands (`act`, `chat`) and deadlines (one timer task sleeping until
           `rules.next_deadline`) go through the mailbox and apply one at a time, in order.
-finished  the rules report an outcome. The final persist releases the room from its host and gives
+finished  the rules report an outcome, or nobody has been connected for `idle_close` (an abandoned
+          lobby or game must not hold its host slot forever). The final persist releases the room from its host and gives
           its keys a TTL; the room then closes.
 broken    an unexpected exception while applying a command: the room stops answering (errors
           `internal`, then `room_closed`) and is released like a finished room. Its neighbours in
@@ -71,6 +72,7 @@ class RoomData:
     settings: rules.Settings = field(default_factory=rules.Settings.default)
     game: rules.GameState | None = None
     acked: dict[int, tuple] = field(default_factory=dict)  # seat -> keys of its latest acked frames
+    idle_since: int | None = None  # when the last connected seat left (or the room was created)
 
     def to_json(self) -> bytes:
         return orjson.dumps({
@@ -82,6 +84,7 @@ class RoomData:
             "settings": self.settings.to_json(),
             "game": self.game,  # orjson writes the dataclass as GameState.to_json() would, without copying
             "acked": [[seat, list(ids)] for seat, ids in self.acked.items()],
+            "idle_since": self.idle_since,
         })
 
     @classmethod
@@ -95,6 +98,7 @@ class RoomData:
             settings=rules.Settings.from_json(d["settings"]),
             game=None if d["game"] is None else rules.GameState.from_json(d["game"]),
             acked={seat: tuple(ids) for seat, ids in d["acked"]},
+            idle_since=d["idle_since"],
         )
 
     def lobby(self) -> dict:
@@ -179,11 +183,28 @@ def _presence(data: RoomData, now: int, seat: int, connected: bool):
         return None, None
     players = list(data.players)
     players[seat] = replace(players[seat], connected=connected)
+    if any(p.connected for p in players):
+        idle_since = None
+    else:
+        idle_since = now if data.idle_since is None else data.idle_since
     event = {"kind": "presence", "to": None, "seat": seat, "connected": connected}
-    return None, Change(replace(data, players=tuple(players)), [event])
+    return None, Change(replace(data, players=tuple(players), idle_since=idle_since), [event])
 
 
-def _tick(data: RoomData, now: int):
+def wakeup(data: RoomData, idle_close: int | None) -> int | None:
+    """When the room's timer must fire: the game's next deadline, or the end of an empty table."""
+    times = []
+    if data.status == "running" and (deadline := rules.next_deadline(data.game)) is not None:
+        times.append(deadline)
+    if idle_close is not None and data.idle_since is not None and data.status not in FINAL:
+        times.append(data.idle_since + idle_close)
+    return min(times, default=None)
+
+
+def _tick(data: RoomData, now: int, idle_close: int | None):
+    if idle_close is not None and data.idle_since is not None and now >= data.idle_since + idle_close:
+        # Nobody has been at the table for idle_close: close it, so it frees its host slot.
+        return None, Change(replace(data, status="finished"), [])
     deadline = rules.next_deadline(data.game) if data.status == "running" else None
     if deadline is None or deadline > now:
         return None, None  # a stale timer: a command moved the deadline meanwhile
@@ -283,8 +304,9 @@ _COMMANDS: dict[str, Callable[..., Change]] = {
 
 class Room:
     def __init__(self, data: RoomData, *, epoch: int, host: str, store: Store, clock: Clock,
-                 on_close: Callable[[str], None] | None = None) -> None:
+                 on_close: Callable[[str], None] | None = None, idle_close: int | None = None) -> None:
         self.data = data  # committed: durable in the store
+        self._idle_close = idle_close  # ms an empty table stays open; None: forever
         self.epoch = epoch
         self.host = host
         self._store = store
@@ -308,14 +330,17 @@ class Room:
 
     @classmethod
     async def create(cls, code: str, *, settings: rules.Settings, host: str, store: Store,
-                     clock: Clock, on_close: Callable[[str], None] | None = None) -> Room:
+                     clock: Clock, on_close: Callable[[str], None] | None = None,
+                     idle_close: int | None = None) -> Room:
         epoch = await store.claim(code, host)
-        return cls(RoomData(code=code, settings=settings), epoch=epoch, host=host, store=store,
-                   clock=clock, on_close=on_close)
+        data = RoomData(code=code, settings=settings, idle_since=clock.now())
+        return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
+                   idle_close=idle_close)
 
     @classmethod
     async def load(cls, code: str, *, host: str, store: Store, clock: Clock,
-                   on_close: Callable[[str], None] | None = None) -> Room | None:
+                   on_close: Callable[[str], None] | None = None,
+                   idle_close: int | None = None) -> Room | None:
         """Take the room over from its snapshot (None if there is nothing live to take over)."""
         raw = await store.load(code)
         if raw is None:
@@ -324,7 +349,8 @@ class Room:
         if data.status in FINAL:
             return None
         epoch = await store.claim(code, host)
-        return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close)
+        return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
+                   idle_close=idle_close)
 
     # -- the API a host calls --------------------------------------------------------------
 
@@ -457,8 +483,7 @@ class Room:
     # -- the timer -------------------------------------------------------------------------
 
     def _arm(self) -> None:
-        data = self.data
-        self._set_timer(rules.next_deadline(data.game) if data.status == "running" else None)
+        self._set_timer(wakeup(self.data, self._idle_close))
 
     def _set_timer(self, deadline: int | None) -> None:
         if deadline == self._armed:
@@ -472,7 +497,7 @@ class Room:
         await self._clock.sleep_until(deadline)
         self._armed = None
         self._timer = None
-        self._submit(_tick, (), lambda code, message: None)
+        self._submit(_tick, (self._idle_close,), lambda code, message: None)
 
 
 def _new_tokens(old: RoomData, new: RoomData) -> dict[str, int]:

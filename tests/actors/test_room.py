@@ -6,7 +6,7 @@ from dataclasses import replace
 import orjson
 
 import rules
-from actors.room import Room, RoomData
+from actors.room import Room, RoomData, wakeup
 from actors.store import MemoryStore
 from tests.actors.players import act_frames
 
@@ -282,3 +282,30 @@ async def test_closing_answers_what_is_in_flight_or_queued(store, clock):
     assert (await first)["error"] == "room_closed"
     assert (await second)["error"] == "room_closed"
     assert (await room.join("C", "c"))["error"] == "room_closed"
+
+
+async def test_a_table_nobody_sits_at_closes_after_idle_close(store, clock):
+    room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
+                             clock=clock, idle_close=60_000)
+    await seat(room, 2)
+    await room.presence(1, True)
+    assert wakeup(room.data, 60_000) is None  # someone is there: no closing planned
+    clock.advance(120_000)
+    await room.presence(1, False)
+    assert wakeup(room.data, 60_000) == clock.now() + 60_000
+    clock.advance(60_000)
+    await store.wait_for(lambda: room.closed)
+    assert store.rooms[CODE]["status"] == "finished"
+    assert CODE not in store.hosted["h1"]
+
+
+async def test_an_abandoned_game_closes_too(store, clock):
+    room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
+                             clock=clock, idle_close=600_000)
+    await seat(room, 6)
+    await room.command(0, {"type": "start", "id": 0})
+    while not room.closed:  # the game runs on its deadlines until the empty table closes
+        seq = room.data.seq
+        clock.advance(wakeup(room.data, 600_000) - clock.now())
+        await store.wait_for(lambda: room.data.seq > seq or room.closed)
+    assert room.data.status == "finished" and rules.outcome(room.data.game) is None
