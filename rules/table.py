@@ -100,9 +100,6 @@ class Table:
                           if not (p["seat"] == seat and p["action"] == action)]
         self.emit("prompt_closed", [seat], action=action)
 
-    def has_prompt(self, seat: int, action: str) -> bool:
-        return any(p["seat"] == seat and p["action"] == action for p in self.s.prompts)
-
     def _close_all_prompts(self) -> None:
         for p in self.s.prompts:
             self.emit("prompt_closed", [p["seat"]], action=p["action"])

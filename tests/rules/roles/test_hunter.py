@@ -106,3 +106,15 @@ def test_a_hunter_is_not_asked_to_shoot_once_no_wolf_lives():
     game.vote_out(0)
     assert game.deaths() == [(0, "vote"), (1, "grief")]
     assert game.phase == "over" and game.state.outcome["reason"] == "no_wolves_alive"
+
+
+def test_a_hunter_shooting_a_lover_who_is_mayor_resolves_grief_then_succession():
+    game = Game(DEAL)
+    game.night(link=[5, 7], victim=None)
+    game.elect(5)
+    game.vote_out(3)
+    game.act(3, "hunter.shoot", [5])
+    assert game.deaths() == [(3, "vote"), (5, "hunter"), (7, "grief")]
+    assert game.phase == "successor" and game.prompts(5)[0]["choices"] == [0, 1, 2, 4, 6]
+    game.act(5, "mayor.successor", [1])
+    assert game.state.mayor == 1 and game.phase == "night.seer"
