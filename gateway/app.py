@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
+import threading
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -53,7 +55,11 @@ def create_app(config: Config) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         rooms = RoomClient(config)
+        # ray.init() makes SIGTERM a bare sys.exit; keep uvicorn's graceful shutdown instead.
+        on_sigterm = signal.getsignal(signal.SIGTERM)
         await rooms.start()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_sigterm)
         seats = LocalSeats()
         metrics.rooms.set_function(lambda: seats.room_count)
         app.state.gateway = GatewayState(config=config, rooms=rooms, seats=seats, metrics=metrics)

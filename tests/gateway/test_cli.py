@@ -1,9 +1,10 @@
 """`werewolf serve` flags become the environment that every gateway worker reads."""
 import argparse
+import shutil
 
 import pytest
 
-from gateway.cli import _env_from_flags
+from gateway.cli import _answers, _env_from_flags, _private_redis
 
 
 def _args(**given):
@@ -24,3 +25,11 @@ def test_flags_and_phase_durations_become_env_vars():
 def test_unknown_flags_and_bad_durations_are_refused(rest):
     with pytest.raises(SystemExit):
         _env_from_flags(_args(), rest, argparse.ArgumentParser())
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
+def test_private_redis_answers_while_in_use_and_is_gone_after():
+    with _private_redis() as url:
+        host, port = url.removeprefix("redis://").removesuffix("/0").split(":")
+        assert _answers(host, int(port))
+    assert not _answers(host, int(port))

@@ -2,6 +2,9 @@
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 15000;
 const POLICY_VIOLATION = 1008; // the gateway's answer to a bad token
+// A phone that changes networks can keep a dead socket open for minutes: probe it.
+const PING_EVERY_MS = 25000;
+const PING_TIMEOUT_MS = 10000;
 
 export class Connection {
   constructor({ room, token, since, onWelcome, onEvent, onError, onStatus, onRejected }) {
@@ -37,6 +40,7 @@ export class Connection {
     ws.onclose = (ev) => {
       if (this.ws !== ws) return;
       this.ws = null;
+      clearInterval(this.pinger);
       this.failPending();
       if (ev.code === POLICY_VIOLATION) {
         this.stopped = true;
@@ -63,12 +67,22 @@ export class Connection {
     this.open();
   }
 
+  keepAlive() {
+    clearInterval(this.pinger);
+    const ws = this.ws;
+    this.pinger = setInterval(() => {
+      const late = setTimeout(() => ws.close(), PING_TIMEOUT_MS);
+      this.send({ type: "ping" }).then(() => clearTimeout(late), () => clearTimeout(late));
+    }, PING_EVERY_MS);
+  }
+
   receive(frame) {
     if (frame.type === "welcome") {
       this.attempt = 0;
       const replayFrom = this.lastSeq;
       this.lastSeq = frame.seq;
       this.onStatus({ state: "online" });
+      this.keepAlive();
       this.onWelcome(frame, replayFrom);
     } else if (frame.type === "event") {
       // Replayed events (seq <= welcome's seq) are already in the view; the app uses them for its feed only.
