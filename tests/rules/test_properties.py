@@ -139,6 +139,8 @@ def check_views(state: GameState, seats: list) -> None:
                 assert role == holder, field
         if seen["lover"] is not None:
             assert seat in state.memo["cupid"]["lovers"]
+        if not state.alive[seat]:
+            assert {p["action"] for p in seen["prompts"]} <= set(DEATH_REACTIONS)
         for channel in seen["chat"]:
             assert channel == "day" or (channel == "wolves" and role == "werewolf") or (
                 channel == "dead" and not state.alive[seat])
@@ -148,13 +150,18 @@ def check_outcome(state: GameState, commands: list, log: list) -> None:
     alive = [s for s, a in enumerate(state.alive) if a]
     wolves_alive = [s for s in alive if state.roles[s] == "werewolf"]
     lovers = state.memo.get("cupid", {}).get("lovers") or []
-    reason = state.outcome["reason"]
+    mixed = lovers if len({state.roles[s] == "werewolf" for s in lovers}) == 2 else []
+    reason, winners = state.outcome["reason"], state.outcome["winners"]
     if reason == "lovers_last_alive":
-        assert sorted(alive) == lovers and len(wolves_alive) == 1
+        assert sorted(alive) == lovers == mixed and winners == lovers
     elif reason == "no_wolves_alive":
         assert not wolves_alive
+        assert winners == [s for s, r in enumerate(state.roles)
+                           if r != "werewolf" and s not in mixed]
     else:
         assert reason == "only_wolves_alive" and alive and wolves_alive == alive
+        assert winners == [s for s, r in enumerate(state.roles)
+                           if r == "werewolf" and s not in mixed]
     over = [e for e in log if e["kind"] == "game_over"]
     assert len(over) == 1 and over[0]["alive"] == alive
     for potion in ("witch.save", "witch.poison"):
