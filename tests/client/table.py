@@ -57,8 +57,10 @@ async def new_player(browser: Browser, name: str, *, locale: str = "en-US", view
 
 
 async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dict]],
-                     durations: dict[str, int]) -> tuple[str, list[Player]]:
-    """The first spec creates the room through the home page; the others join from the share link."""
+                     durations: dict[str, int], *, replicas: dict[int, str] | None = None
+                     ) -> tuple[str, list[Player]]:
+    """The first spec creates the room through the home page; the others join from the share link,
+    or from the same link on another gateway replica (`replicas`: player index -> base URL)."""
     players = [await new_player(browser, name, locale=locale, viewport=viewport)
                for name, locale, viewport in specs]
     host = players[0]
@@ -68,8 +70,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
     await host.page.wait_for_selector("#screen-lobby:not([hidden])")
     link = await host.page.input_value("#share-link")
     room = link.rsplit("/", 1)[1]
-    for p in players[1:]:
-        await p.page.goto(link)
+    for i, p in enumerate(players[1:], start=1):
+        await p.page.goto(link.replace(url, (replicas or {}).get(i, url)))
         await p.page.fill("#form-join input[name=name]", p.name)
         await p.page.click("#form-join button[type=submit]")
         await p.page.wait_for_selector("#screen-lobby:not([hidden])")

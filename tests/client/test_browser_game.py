@@ -13,7 +13,7 @@ import pytest
 from tests.client.table import (
     DOCS, LAPTOP, PHONE, chatty, chromium, play_all, say, seat_table,
 )
-from tests.stack import ray_address, redis_url, stack, ww_prefix  # noqa: F401
+from tests.stack import ray_address, redis_url, stack, start_gateway, ww_prefix  # noqa: F401
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -74,35 +74,47 @@ def test_six_browsers_play_a_whole_game(stack):
     asyncio.run(main())
 
 
-def test_reload_keeps_the_seat_and_misses_nothing(stack):
+def test_reload_or_a_dropped_connection_keeps_the_seat_and_misses_nothing(stack):
     gateway = stack.start_gateway()
+    replica = stack.start_gateway()  # the leaver's own gateway, which the test crashes later
 
     async def main():
         async with chromium() as browser:
             durations = {**SHORT, "discussion": 300}  # the day waits for the test, not the clock
-            room, players = await seat_table(browser, gateway.url, specs(["en-US"] * 6, [LAPTOP] * 6), durations)
+            room, players = await seat_table(browser, gateway.url, specs(["en-US"] * 6, [LAPTOP] * 6),
+                                             durations, replicas={5: replica.url})
             await play_all(players, until=DAY)
-
-            alive = [p for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
-            leaver, speaker = alive[0], alive[1]
+            leaver = players[5]
+            speaker = [p for p in players[:5] if await p.page.locator("#players li.me[data-alive='1']").count()][0]
             page = leaver.page
-            before_feed = await page.locator("#feed li").count()
-            await page.goto("about:blank")  # the socket closes with the page
 
+            # Reload: the page goes away, the table talks, the page comes back from the link.
+            before_feed = await page.locator("#feed li").count()
+            await page.goto("about:blank")
             line = "said while you were away"
             await say(speaker, line)
-            for p in players:
-                if p is not leaver:
-                    await p.page.wait_for_selector(f'#chat-log li:has-text("{line}")')
-
-            await page.goto(f"{gateway.url}/#/r/{room}")
+            await page.goto(f"{replica.url}/#/r/{room}")
             await page.wait_for_selector(f'#chat-log li:has-text("{line}")')
+            assert await page.locator("#screen-join").is_hidden()
             assert await page.get_attribute("#players li.me", "data-seat") == str(leaver.seat)
             assert await page.get_attribute("#card", "data-role") == leaver.role
-            assert await page.locator(f'#chat-log li:has-text("{line}")').count() == 1
             # The feed is rebuilt from the replayed history: the night and its deaths are there.
             assert await page.locator("#feed li").count() >= before_feed
-            assert await page.locator("#screen-join").is_hidden()
+
+            # Dropped connection: the leaver's gateway crashes and comes back on the same address;
+            # the client retries with backoff and resumes with `since`.
+            replica.kill()
+            await page.wait_for_selector("#conn[data-state=offline]")
+            line2 = "said while your gateway was down"
+            await say(speaker, line2)
+            stack.gateways.append(start_gateway(ray_address=stack.ray_address, redis_url=stack.redis_url,
+                                                prefix=stack.prefix, port=replica.port))
+            await page.wait_for_selector(f'#chat-log li:has-text("{line2}")')
+            assert await page.get_attribute("#conn", "data-state") == "online"
+            for text in (line, line2):
+                assert await page.locator(f'#chat-log li:has-text("{text}")').count() == 1
+            seqs = await page.eval_on_selector_all("#feed li", "els => els.map(e => e.dataset.seq)")
+            assert len(seqs) == len(set(seqs)), "an event shown twice"
             await no_page_errors(players)
 
     asyncio.run(main())

@@ -37,23 +37,25 @@ export class Connection {
     this.onStatus({ state: "connecting" });
     ws.onopen = () => ws.send(JSON.stringify({ type: "hello", token: this.token, since: this.lastSeq }));
     ws.onmessage = (msg) => this.receive(JSON.parse(msg.data));
-    ws.onclose = (ev) => {
-      if (this.ws !== ws) return;
-      this.ws = null;
-      clearInterval(this.pinger);
-      this.failPending();
-      if (ev.code === POLICY_VIOLATION) {
-        this.stopped = true;
-        this.onRejected();
-      } else if (!this.stopped) {
-        this.scheduleRetry();
-      }
-    };
+    ws.onclose = (ev) => this.lost(ws, ev.code);
+  }
+
+  lost(ws, code) {
+    if (this.ws !== ws) return;
+    this.ws = null;
+    clearInterval(this.pinger);
+    this.failPending();
+    if (code === POLICY_VIOLATION) {
+      this.stopped = true;
+      this.onRejected();
+    } else if (!this.stopped) {
+      this.scheduleRetry();
+    }
   }
 
   scheduleRetry() {
     const ceiling = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** this.attempt);
-    // Full jitter, so a table of phones that lost the same Wi-Fi does not come back in lockstep.
+    // Jitter, so a table of phones that lost the same Wi-Fi does not come back in lockstep.
     const delay = ceiling / 2 + Math.random() * (ceiling / 2);
     this.attempt += 1;
     this.onStatus({ state: "offline", retryAt: Date.now() + delay });
@@ -71,7 +73,11 @@ export class Connection {
     clearInterval(this.pinger);
     const ws = this.ws;
     this.pinger = setInterval(() => {
-      const late = setTimeout(() => ws.close(), PING_TIMEOUT_MS);
+      // A dead link may never finish the closing handshake: give up on it at once.
+      const late = setTimeout(() => {
+        ws.close();
+        this.lost(ws, null);
+      }, PING_TIMEOUT_MS);
       this.send({ type: "ping" }).then(() => clearTimeout(late), () => clearTimeout(late));
     }, PING_EVERY_MS);
   }
