@@ -138,6 +138,14 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                                                 running.urls[0]))
         prev = 0
         for rooms in steps:
+            avail = psutil.virtual_memory().available / 2**30
+            if avail < args.min_free_gb:
+                print(f"== {layout}: stop before {rooms} rooms: {avail:.1f} GB available "
+                      f"< --min-free-gb {args.min_free_gb}", flush=True)
+                if rows:
+                    rows[-1]["broke"] = (rows[-1]["broke"] + "; " if rows[-1]["broke"] else "") + \
+                        f"memory: {avail:.1f} GB left"
+                break
             t_step = time.monotonic()
             lc.reset()
             lc.swarm(rooms, args.spawn_rate, running.urls[0])
@@ -332,6 +340,7 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline-game-seconds", type=float, default=150)
     ap.add_argument("--break-p99", type=float, default=2000)
     ap.add_argument("--break-errors", type=float, default=0.01)
+    ap.add_argument("--min-free-gb", type=float, default=3.0, help="stop a layout below this")
     ap.add_argument("--profile", type=int, default=0, help="py-spy the N busiest processes per step")
     ap.add_argument("--out", default=str(ROOT / "loadtest" / "results"))
     ARGS = args = ap.parse_args(argv)
