@@ -129,6 +129,8 @@ def prompts_for(state: GameState, seat: int) -> list:
 
 def view(state: GameState, seat: int) -> dict:
     """Everything `seat` may know now, and nothing more."""
+    if type(seat) is not int or not 0 <= seat < len(state.roles):
+        raise BadFrame(f"view: no seat {seat!r} at this table")
     over = state.phase == "over"
     me_alive = state.alive[seat]
     seats = [{"seat": i, "name": name, "alive": alive, "mayor": i == state.mayor,

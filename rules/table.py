@@ -28,10 +28,11 @@ class Step:
     names_waiting_seats = True  # False at night: who is awake is secret
 
     def runs(self, t: "Table") -> bool:
+        """Whether this night step wakes tonight (e.g. its role is in play and alive)."""
         return True
 
     def open(self, t: "Table") -> None:
-        """Open the phase's prompts and tell the actors what they learn."""
+        """Open the phase's prompts and tell the players what they learn now."""
 
     def act(self, t: "Table", seat: int, action: str, targets: list) -> None:
         raise NotImplementedError

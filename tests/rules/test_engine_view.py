@@ -2,7 +2,9 @@
 
 import json
 
-from rules import prompts_for, view
+import pytest
+
+from rules import BadFrame, prompts_for, view
 from tests.rules.driver import Game
 
 # seats: 0 wolf, 1 seer, 2 witch, 3 hunter, 4 cupid, 5 villager, 6 wolf, 7 villager
@@ -57,6 +59,13 @@ def test_by_day_the_table_names_who_it_waits_for():
     game.act(2, "vote.request", [])
     assert game.view(0)["waiting"] == {"action": "vote.request",
                                        "seats": [0, 1, 3, 4, 5, 6, 7]}
+
+
+def test_a_view_for_a_seat_not_at_the_table_is_refused():
+    game = Game(DEAL)
+    for seat in (-1, 8, "1", None):
+        with pytest.raises(BadFrame):
+            view(game.state, seat)
 
 
 def test_role_fields_are_null_for_the_other_seats():

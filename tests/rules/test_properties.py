@@ -46,6 +46,8 @@ def play(n: int, table: Settings, seed: int, rng: random.Random):
             assert snapshot is None or orjson.dumps(vars(before)) == snapshot
         commands.append(command)
         log += events
+        if command[0] == "advance":  # every running phase has a deadline in the future
+            assert state.phase == "over" or state.deadline > command[1]
         check_command(before, state, command)
         check_events(before, state, events)
         if state.phase != before.phase or rng.random() < 0.05:
