@@ -64,8 +64,12 @@ async def bench(config: Config, rooms: int, commands: int) -> None:
     async with RoomClient(config) as rc:
         placement = ray.get_actor(f"{config.prefix}-placement", namespace=config.namespace)
         await placement.settled.remote()
-        creations = [await timed(rc.create_room(f"H{i}")) for i in range(min(rooms, 20))]
-        summary("create_room (warm host)", creations)
+        warm = []
+        for i in range(10):
+            warm.append(await timed(rc.create_room(f"W{i}")))
+            await placement.settled.remote()  # the spare host is back before the next room
+        summary("create_room, a spare host ready", warm)
+        summary("create_room, back to back", [await timed(rc.create_room(f"B{i}")) for i in range(10)])
 
         tables = [await started_room(rc) for _ in range(rooms)]
         room, seat = tables[0]

@@ -157,7 +157,7 @@ class RoomClient:
     async def welcome(self, room: str, seat: int) -> dict:
         """{"seq": S, "view": ...}: what `seat` may know, exactly as of event S."""
         code = normal_code(room)
-        welcome = await self._call(await self._host_of(code), "welcome", code, seat)
+        welcome = await self._send(await self._host_of(code), ("welcome", code, seat, None))
         if welcome is None:
             raise RoomNotFound(f"no room {room!r}")
         return welcome

@@ -23,6 +23,10 @@ from actors.store import RedisStore, Store, patiently
 log = logging.getLogger(__name__)
 
 
+class RoomUnavailable(Exception):
+    """The room could not be loaded (e.g. Redis is unreachable); retrying later may work."""
+
+
 class RoomHost:
     def __init__(self, name: str, config: Config, store: Store, clock: Clock) -> None:
         self.name = name
@@ -70,21 +74,25 @@ class RoomHost:
         return await room.join(name, token_hash)
 
     async def batch(self, requests: list[tuple]) -> list:
-        """Commands and presence changes sent together by one client; each answered on its own,
-        in order: [("command", code, seat, frame) -> ack/error frame, ("presence", code, seat,
-        connected) -> None]."""
+        """Requests sent together by one client, each answered on its own, in order:
+        ("command", code, seat, frame) -> ack/error frame; ("presence", code, seat, connected) ->
+        None; ("welcome", code, seat, None) -> welcome or None."""
         return await asyncio.gather(*(self._request(*request) for request in requests))
 
     async def _request(self, kind: str, code: str, seat: int, arg):
         try:
             if kind == "command":
                 return await self.command(code, seat, arg)
+            if kind == "welcome":
+                return await self.welcome(code, seat)
             await self.presence(code, seat, arg)
         except Exception:  # e.g. the room could not be loaded: this request fails, not the batch
             log.exception("host %s: %s for room %s failed", self.name, kind, code)
             if kind == "command":
                 return error_frame(arg.get("id") if isinstance(arg, dict) else None, "internal",
                                    "the room is unavailable, retry")
+            if kind == "welcome":  # returned, not raised: the client raises it for this caller only
+                return RoomUnavailable(f"room {code} is unavailable, retry")
         return None
 
     async def command(self, code: str, seat: int, frame: dict) -> dict:
@@ -160,9 +168,6 @@ class GameHost:
 
     async def batch(self, requests: list[tuple]) -> list:
         return await self._host.batch(requests)
-
-    async def welcome(self, code: str, seat: int) -> dict | None:
-        return await self._host.welcome(code, seat)
 
     async def lobby(self, code: str) -> dict | None:
         return await self._host.lobby(code)

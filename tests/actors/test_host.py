@@ -3,7 +3,7 @@ import orjson
 
 import rules
 from actors.config import Config
-from actors.host import RoomHost
+from actors.host import RoomHost, RoomUnavailable
 
 
 def host(store, clock, name="h1") -> RoomHost:
@@ -68,3 +68,16 @@ async def test_joins_are_refused_by_cause(store, clock):
     assert (await h.join("AAAAAA", "Late", "late"))["error"] == "room_started"
     assert (await h.join("NOROOM", "Late", "late"))["error"] == "room_not_found"
     assert (await h.create_room("BBBBBB", " ", "t"))["error"] == "bad_name"
+
+
+async def test_a_request_that_fails_fails_alone(store, clock):
+    h = host(store, clock)
+    await running_room(h, "AAAAAA")
+    store.rooms["BBBBBB"] = {"epoch": "1", "host": "h1", "status": "running"}
+    store.snapshots["BBBBBB"] = b"{not a snapshot"  # this room cannot be loaded
+    replies = await h.batch([("welcome", "BBBBBB", 0, None),
+                             ("command", "BBBBBB", 0, {"type": "start", "id": 7}),
+                             ("welcome", "AAAAAA", 1, None)])
+    assert isinstance(replies[0], RoomUnavailable)
+    assert replies[1]["code"] == "internal"
+    assert replies[2]["view"]["me"]["seat"] == 1
