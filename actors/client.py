@@ -1,8 +1,9 @@
 """`RoomClient`: everything the gateway needs from the cluster, and nothing it must remember.
 
 Reads that only need Redis (tokens, the event log, events as they are published) never call an
-actor. Everything that changes a room is one call to the room's host actor, retried while the host
-restarts; the room dedupes retried frames by (seat, id), and joins by token hash.
+actor. Everything that changes a room is a call to the room's host actor (commands, presence and
+welcomes travel in per-host batches), retried while the host restarts; the room recognises a
+retried frame by seat, id and content, and a retried join by its token hash.
 """
 from __future__ import annotations
 
