@@ -3,6 +3,7 @@ import asyncio
 import itertools
 import os
 import signal
+import sys
 
 import orjson
 import pytest
@@ -171,3 +172,39 @@ async def test_concurrent_commands_to_a_room_apply_in_the_order_sent(cluster):
     applied = [orjson.loads(e["frame"])["settings"]["durations"]["vote"]
                for e in await rc.events_after(room, 1)]
     assert applied == [10 + i for i in range(40)]
+
+
+GATEWAY_SCRIPT = """
+import asyncio, json
+from actors.client import RoomClient
+from actors.config import Config
+
+async def main():
+    async with RoomClient(Config.from_env()) as rc:
+        room = (await rc.create_room("Host"))["room"]
+        for i in range(1, 6):
+            await rc.join(room, f"P{i}")
+        await rc.command(room, 0, {"type": "start", "id": 1})
+        print(json.dumps({"room": room, "pid": (await rc.host_stats(room))["pid"]}))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("cluster", [1], indirect=True, ids=["actor-per-game"])
+async def test_games_outlive_the_gateway_that_created_them(cluster):
+    rc = cluster
+    config = rc.config
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled",
+           "REDIS_URL": config.redis_url, "RAY_ADDRESS": config.ray_address,
+           "WW_PREFIX": config.prefix, "WW_NAMESPACE": config.namespace, "WW_GAMES_PER_ACTOR": "1",
+           "WW_DURATION_DISCUSSION": "1"}
+    gateway = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", GATEWAY_SCRIPT, env=env, stdout=asyncio.subprocess.PIPE)
+    out, _ = await asyncio.wait_for(gateway.communicate(), 120)
+    assert gateway.returncode == 0
+    created = orjson.loads(out.splitlines()[-1])
+    # That driver is gone; its game is not.
+    assert (await rc.host_stats(created["room"]))["pid"] == created["pid"]
+    welcome = await rc.welcome(created["room"], 0)
+    assert welcome["view"]["status"] == "running"
