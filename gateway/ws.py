@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 import orjson
-from fastapi import Depends, WebSocket, WebSocketDisconnect, WebSocketException, status
+from fastapi import Depends, WebSocket, WebSocketDisconnect, status
 from starlette.websockets import WebSocketState
 
 from gateway.state import GatewayState, gateway_state
@@ -125,32 +125,44 @@ _CHECKS = {
 
 
 async def hello(websocket: WebSocket, room: str,
-                gw: GatewayState = Depends(gateway_state)) -> Hello:
-    """Auth dependency: accept, read the first frame, resolve its token to a seat of this room."""
+                gw: GatewayState = Depends(gateway_state)) -> Hello | None:
+    """Auth dependency: accept, read the first frame, resolve its token to a seat of this room.
+    None if the handshake failed (the socket is then closed with 1008) or the client left."""
     await websocket.accept()
     try:
         message = await asyncio.wait_for(websocket.receive(), HELLO_TIMEOUT)
     except asyncio.TimeoutError:
-        raise WebSocketException(status.WS_1008_POLICY_VIOLATION, "no hello") from None
+        return await _refuse(websocket, "no hello")
+    if message["type"] == "websocket.disconnect":
+        return None
+    gw.metrics.messages_in.labels("hello").inc()
     raw = message.get("text") or message.get("bytes")
     try:
         frame = orjson.loads(raw) if raw and len(raw) <= MAX_FRAME_BYTES else None
     except orjson.JSONDecodeError:
         frame = None
-    gw.metrics.messages_in.labels("hello").inc()
     if not (isinstance(frame, dict) and frame.get("type") == "hello"
             and isinstance(frame.get("token"), str)
             and (frame.get("since") is None or (_is_int(frame["since"]) and frame["since"] >= 0))):
-        raise WebSocketException(status.WS_1008_POLICY_VIOLATION, "first frame must be hello")
+        return await _refuse(websocket, "first frame must be hello")
     seat = await gw.rooms.authenticate(room, frame["token"])
     if seat is None:
-        raise WebSocketException(status.WS_1008_POLICY_VIOLATION, "not_authenticated")
+        return await _refuse(websocket, "not_authenticated")
     return Hello(seat=seat, since=frame.get("since"))
 
 
-async def websocket_endpoint(websocket: WebSocket, room: str, who: Hello = Depends(hello),
+async def _refuse(websocket: WebSocket, reason: str) -> None:
+    try:
+        await websocket.close(status.WS_1008_POLICY_VIOLATION, reason)
+    except (WebSocketDisconnect, OSError):
+        pass  # the client had already gone
+
+
+async def websocket_endpoint(websocket: WebSocket, room: str,
+                             who: Hello | None = Depends(hello),
                              gw: GatewayState = Depends(gateway_state)) -> None:
-    await Session(websocket, room, who.seat, gw).run(who.since)
+    if who is not None:
+        await Session(websocket, room, who.seat, gw).run(who.since)
 
 
 class Session:

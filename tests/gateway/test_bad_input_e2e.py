@@ -69,6 +69,10 @@ async def test_each_bad_input_gets_its_error_and_the_room_is_unharmed(stack):
         await intruder.send(hello)
         assert await intruder.wait_closed() == 1008, hello
         assert intruder.frames == []
+    silent = await open_socket(gateway.ws_url, room)  # says nothing: closed after the hello delay
+    assert await silent.wait_closed() == 1008
+    leaver = await open_socket(gateway.ws_url, room)  # leaves before saying hello
+    await leaver.close()
 
     # A seat that only sends garbage is cut off; a frame past the server's limit closes at once.
     spammer = await connect(gateway.ws_url, room, seats[2]["token"])
@@ -101,3 +105,4 @@ async def test_each_bad_input_gets_its_error_and_the_room_is_unharmed(stack):
     await asyncio.gather(*games)
     for client in clients:
         await client.close()
+    assert "Traceback" not in gateway.log()  # every bad input was handled, none crashed a handler

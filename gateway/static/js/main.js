@@ -310,7 +310,7 @@ function renderLobby(v) {
     el("li", { class: "chip", "data-role": role, text: n > 1 ? `${roleName(role)} ×${n}` : roleName(role) })));
   const durations = v.settings?.durations || {};
   rebuild($("#lobby-durations"), Object.entries(durations).flatMap(([k, s]) =>
-    [el("dt", { text: durationLabel(k) }), el("dd", { text: String(s) })]));
+    [el("dt", { "data-key": k, text: durationLabel(k) }), el("dd", { text: String(s) })]));
 
   const hostForm = $("#lobby-host");
   hostForm.hidden = !isHost(v);
