@@ -35,7 +35,7 @@ import orjson
 import rules
 from rules import MAX_PLAYERS, MIN_PLAYERS, roles_in_play
 from actors.clock import Clock
-from actors.store import FINAL, OutOfSync, StaleEpoch, Store
+from actors.store import FINAL, StaleEpoch, Store
 
 log = logging.getLogger(__name__)
 
