@@ -57,10 +57,13 @@ async def new_player(browser: Browser, name: str, *, locale: str = "en-US", view
 
 
 async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dict]],
-                     durations: dict[str, int], *, replicas: dict[int, str] | None = None
+                     durations: dict[str, int], *, roles: list[str] | None = None,
+                     replicas: dict[int, str] | None = None, before_start=None
                      ) -> tuple[str, list[Player]]:
     """The first spec creates the room through the home page; the others join from the share link,
-    or from the same link on another gateway replica (`replicas`: player index -> base URL)."""
+    or from the same link on another gateway replica (`replicas`: player index -> base URL).
+    The host sets the durations (and the special roles, if given) in the lobby; every page must
+    show them before the host starts. `before_start(players)` may look at the lobby."""
     players = [await new_player(browser, name, locale=locale, viewport=viewport)
                for name, locale, viewport in specs]
     host = players[0]
@@ -82,12 +85,22 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
         box = host.page.locator(f"#host-durations input[name={name}]")
         await box.fill(str(seconds))
         await box.dispatch_event("change")
-    # Everyone sees the host's settings before the game starts.
-    last, seconds = list(durations.items())[-1]
+    if roles is not None:
+        for box in await host.page.locator("#host-roles input").all():
+            await box.set_checked(await box.get_attribute("value") in roles)
     for p in players:
         await p.page.wait_for_function(
-            "([sel, v]) => [...document.querySelectorAll(sel)].some(e => e.textContent === v)",
-            arg=["#lobby-durations dd", str(seconds)])
+            """([durations, roles]) => {
+                const shown = Object.fromEntries([...document.querySelectorAll("#lobby-durations dt")]
+                    .map((dt) => [dt.dataset.key, Number(dt.nextElementSibling.textContent)]));
+                const dealt = [...document.querySelectorAll("#lobby-roles li")].map((li) => li.dataset.role);
+                return Object.entries(durations).every(([k, v]) => shown[k] === v)
+                    && (roles === null || roles.every((r) => dealt.includes(r))
+                        && dealt.every((r) => ["werewolf", "villager", ...roles].includes(r)));
+            }""",
+            arg=[durations, roles])
+    if before_start:
+        await before_start(players)
     await host.page.click("#start:not([disabled])")
     for p in players:
         await p.page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")
@@ -110,7 +123,8 @@ def pick(action: str, options: list[int], me: Player, wolves: set[int], n: int) 
     votes out a wolf."""
     if action == "vote" and me.role != "werewolf":
         preferred = [s for s in options if s in wolves]
-    elif action in ("vote", "wolves.point", "cupid.link"):  # no wolf in love: it would die of grief
+    # No wolf in love, nor shot by the hunter at night: the game must reach the day.
+    elif action in ("vote", "wolves.point", "cupid.link", "hunter.shoot"):
         preferred = [s for s in options if s not in wolves]
     else:
         preferred = []

@@ -120,15 +120,41 @@ def test_reload_or_a_dropped_connection_keeps_the_seat_and_misses_nothing(stack)
     asyncio.run(main())
 
 
+LAYOUT = """(selectors) => ({
+    dir: document.documentElement.dir,
+    lang: document.documentElement.lang,
+    scrollWidth: document.documentElement.scrollWidth,
+    boxes: Object.fromEntries(selectors.map((sel) => {
+        const r = document.querySelector(sel).getBoundingClientRect();
+        return [sel, [r.left, r.right, r.width]];
+    })),
+})"""
+
+
+async def assert_fits_rtl(page, selectors: list[str], width: int) -> dict:
+    layout = await page.evaluate(LAYOUT, selectors)
+    assert layout["dir"] == "rtl" and layout["lang"] == "ar", layout
+    assert layout["scrollWidth"] <= width, layout
+    for sel, (left, right, w) in layout["boxes"].items():
+        assert w > 0 and 0 <= left and right <= width, (sel, layout)
+    return layout
+
+
 def test_arabic_at_360px_is_right_to_left_and_fits(stack):
     gateway = stack.start_gateway()
 
     async def main():
         async with chromium() as browser:
+            async def arabic_lobby(players):
+                page = players[1].page
+                assert await page.text_content("#lobby-wolves") == "عدد الذئاب على هذه الطاولة: 1."
+                await assert_fits_rtl(page, ["#lobby-title", "#share-link", "#copy-link", "#qr svg",
+                                             "#lobby-players", "#lobby-roles", "#lang"], PHONE["width"])
+
             durations = {**SHORT, "discussion": 300}
             _, players = await seat_table(
                 browser, gateway.url, specs(["en-US", "ar-SA"] + ["en-US"] * 4, [LAPTOP, PHONE] + [LAPTOP] * 4),
-                durations)
+                durations, roles=["seer", "witch", "cupid"], before_start=arabic_lobby)
             arab = players[1]
             await play_all(players, until=DAY)
             alive = [p for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
@@ -137,26 +163,11 @@ def test_arabic_at_360px_is_right_to_left_and_fits(stack):
             page = arab.page
             await page.wait_for_selector(f'#chat-log li:has-text("{alive[1].name}")')
 
-            layout = await page.evaluate("""() => {
-                const box = (sel) => { const r = document.querySelector(sel).getBoundingClientRect();
-                                       return [r.left, r.right]; };
-                return {
-                  dir: document.documentElement.dir,
-                  lang: document.documentElement.lang,
-                  scrollWidth: document.documentElement.scrollWidth,
-                  boxes: ["#phase-name", "#countdown", "#card", "#act", "#players", "#chat-log",
-                          "#chat-input", "#lang"].map(box),
-                  phase: document.querySelector("#phase-name").textContent,
-                };
-            }""")
-            assert layout["dir"] == "rtl" and layout["lang"] == "ar"
-            assert layout["scrollWidth"] <= 360, layout
-            for left, right in layout["boxes"]:
-                assert 0 <= left and right <= 360, layout
-            assert layout["phase"] == "النهار: الحوار"
+            layout = await assert_fits_rtl(page, ["#phase-name", "#countdown", "#card", "#act", "#players",
+                                                  "#chat-log", "#chat-tabs", "#feed", "#lang"], PHONE["width"])
+            assert await page.text_content("#phase-name") == "النهار: الحوار"
             # Right to left: the phase name starts at the right edge, the countdown sits at the left.
-            phase_box, countdown_box = layout["boxes"][0], layout["boxes"][1]
-            assert phase_box[0] > countdown_box[0]
+            assert layout["boxes"]["#phase-name"][0] > layout["boxes"]["#countdown"][0]
             await page.screenshot(path=str(DOCS / "screenshot-ar-360.png"), full_page=True)
             await no_page_errors(players)
 
