@@ -1,9 +1,10 @@
 """The table: 6-18 seats; wolves by count; the host may leave out any special role."""
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from rules import (BadSettings, DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, Settings,
-                   roles_in_play, wolves_for)
+from rules import (BadSettings, DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, SPECIAL_ROLES,
+                   Settings, roles_in_play, wolves_for)
 
 
 @pytest.mark.parametrize("n, wolves", [(6, 1), (7, 1), (8, 2), (11, 2), (12, 3), (15, 3),
@@ -50,3 +51,23 @@ def test_bad_settings_are_refused_as_bad_frames(data):
     with pytest.raises(BadSettings) as refused:
         Settings.from_json(data)
     assert refused.value.code == "bad_frame"
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=12)
+SETTINGS_LIKE = st.fixed_dictionaries({}, optional={
+    "roles": st.lists(st.sampled_from(SPECIAL_ROLES + ("mayor", "")), max_size=5) | JSON,
+    "durations": st.dictionaries(st.sampled_from(sorted(DEFAULT_DURATIONS) + ["dusk"]),
+                                 st.integers(-5, 1000) | JSON, max_size=4) | JSON})
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(data=SETTINGS_LIKE | JSON)
+def test_any_json_is_either_valid_settings_or_a_bad_frame(data):
+    try:
+        parsed = Settings.from_json(data)
+    except BadSettings:
+        return
+    assert Settings.from_json(parsed.to_json()) == parsed
+    assert all(1 <= s <= 900 for s in parsed.durations.values())
