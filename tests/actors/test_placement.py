@@ -1,0 +1,55 @@
+"""Placement on the real Redis, with host starts recorded instead of performed (no Ray here)."""
+import asyncio
+
+from actors.config import Config
+from actors.placement import Placement
+
+
+def placement(redis, prefix, *, games_per_actor: int, warm_actors: int):
+    started: list[str] = []
+
+    async def start_host(name: str) -> None:
+        started.append(name)
+
+    config = Config(prefix=prefix, games_per_actor=games_per_actor, warm_actors=warm_actors)
+    return Placement(config, redis, start_host), started
+
+
+async def test_rooms_fill_one_host_before_the_next(redis, prefix):
+    p, started = placement(redis, prefix, games_per_actor=3, warm_actors=1)
+    await p.restore()
+    assert started == [f"{prefix}-host-1"]  # the warm one
+    hosts = []
+    for _ in range(7):
+        hosts.append(await p.place())
+        await p.settled()
+    assert hosts == [f"{prefix}-host-1"] * 3 + [f"{prefix}-host-2"] * 3 + [f"{prefix}-host-3"]
+    assert started == [f"{prefix}-host-{i}" for i in range(1, 5)]  # always one empty spare
+
+
+async def test_one_game_per_actor_is_the_same_code(redis, prefix):
+    p, started = placement(redis, prefix, games_per_actor=1, warm_actors=2)
+    await p.restore()
+    assert len(started) == 2
+    hosts = await asyncio.gather(*(p.place() for _ in range(5)))
+    await p.settled()
+    assert len(set(hosts)) == 5
+    assert await redis.zcount(f"{prefix}:hosts", 0, 0) == 2
+
+
+async def test_an_ended_room_frees_its_slot(redis, prefix):
+    p, started = placement(redis, prefix, games_per_actor=1, warm_actors=0)
+    first = await p.place()
+    await redis.zincrby(f"{prefix}:hosts", -1, first)  # what the final persist does
+    assert await p.place() == first
+    assert started == [first]
+
+
+async def test_a_restored_placement_restarts_every_known_host(redis, prefix):
+    p, _ = placement(redis, prefix, games_per_actor=2, warm_actors=1)
+    await p.restore()
+    await p.place()
+    await p.settled()
+    again, started = placement(redis, prefix, games_per_actor=2, warm_actors=1)
+    await again.restore()
+    assert sorted(started) == [f"{prefix}-host-1", f"{prefix}-host-2"]
