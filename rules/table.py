@@ -130,7 +130,8 @@ class Table:
         s = self.s
         if s.phase != "start":
             s.day += 1
-        s.memo["night"] = {"victim": None, "saved": False, "poisoned": None}
+        # deaths: [seat, cause] the night's steps add (or take back), in the order they die
+        s.memo["night"] = {"victim": None, "deaths": []}
         self.next_night_step(after=None)
 
     def next_night_step(self, after) -> None:
@@ -141,12 +142,10 @@ class Table:
         self.dawn()
 
     def dawn(self) -> None:
-        """The night's dead die in order: the wolves' victim, then the poisoned."""
-        night = self.s.memo["night"]
-        if night["victim"] is not None and not night["saved"]:
-            self.kill(night["victim"], "wolves")
-        if night["poisoned"] is not None:
-            self.kill(night["poisoned"], "poison")
+        """The night's dead die in the order the night's steps marked them (wolves before
+        poison, as the wolves wake before the witch)."""
+        for seat, cause in self.s.memo["night"]["deaths"]:
+            self.kill(seat, cause)
         self.s.resume = "day"
         self.continue_chain()
 

@@ -48,7 +48,10 @@ class WolvesStep(Step):
             top = max(tally.values())
             tied = sorted(seat for seat, n in tally.items() if n == top)
             victim = tied[0] if len(tied) == 1 else t.rng().choice(tied)
-        t.s.memo["night"]["victim"] = victim
+        night = t.s.memo["night"]
+        night["victim"] = victim
+        if victim is not None:
+            night["deaths"].append([victim, "wolves"])
         t.next_night_step(after=self.night_order)
 
 

@@ -35,10 +35,10 @@ class WitchStep(Step):
         night = t.s.memo["night"]
         if targets and action == "witch.save":
             potions["life"] = False
-            night["saved"] = True
+            night["deaths"].remove([targets[0], "wolves"])
         elif targets:
             potions["death"] = False
-            night["poisoned"] = targets[0]
+            night["deaths"].append([targets[0], "poison"])
         t.close_prompt(seat, action)
 
     def done(self, t: Table) -> bool:
