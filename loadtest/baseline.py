@@ -169,8 +169,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     raise_fd_limit()
     uvicorn.run(create_app(args.game_seconds), host=args.host, port=args.port, log_level="warning",
-                ws="websockets", loop="uvloop", http="httptools", backlog=4096, ws_max_size=4096,
-                ws_ping_interval=None)
+                loop="uvloop", ws_max_size=1 << 20)  # as gateway/cli.py
 
 
 if __name__ == "__main__":

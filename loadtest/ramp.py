@@ -165,6 +165,7 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             a = cpu_snapshot(comps)
             t0 = time.monotonic()
             load0 = os.getloadavg()[0]
+            sys0 = psutil.cpu_times()
             prof_files = []
             if args.profile and args.hold > 30:
                 time.sleep(args.hold - 25)
@@ -185,7 +186,10 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             comps = {**running.components(), "locust": lc.processes()}
             b = cpu_snapshot(comps)
             held = time.monotonic() - t0
-            cpu, _ = cpu_delta(a, b, held)
+            cpu, per_pid = cpu_delta(a, b, held)
+            sys1 = psutil.cpu_times()
+            busy = sum(sys1) - sum(sys0)
+            machine = 100.0 * (1 - (sys1.idle - sys0.idle) / busy) if busy else None
             mem = memory(comps)
             st = lc.stats()
             failures = lc.failures()
@@ -193,6 +197,10 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             row = make_row(layout, rooms, st, failures, cpu, mem, socks, held, spawned_ok,
                            load0, os.getloadavg()[0], time.monotonic() - t_step)
             row["profiles"] = {f.name: summarize_profile(f) for f in prof_files}
+            row["machine_cpu_pct"] = round(machine, 1) if machine is not None else None
+            row["ours_cpu_pct_of_machine"] = round(sum(cpu.values()) / psutil.cpu_count(), 1)
+            row["busiest"] = [(c, pid, round(v, 1)) for pid, (c, v) in
+                              sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:4]]
             rows.append(row)
             print(format_row(row), flush=True)
             (out / "results.json").write_text(json.dumps(ALL + rows, indent=1))
@@ -246,7 +254,7 @@ def fmt(v, nd=0):
 
 
 HEADER = ("| layout | rooms | sockets | load | connect p50/p99 | ack chat p50/p99 | ack act p50/p99 | "
-          "broadcast p50/p99 | deliveries/s | frames/s | games | fail | CPU % gw / ray-hosts / "
+          "broadcast p50/p99 | deliveries/s | frames/s | games | fail | machine CPU % (ours) | CPU % gw / ray-hosts / "
           "ray-sys / redis / locust | RSS MB gw / ray-hosts / ray-sys / locust | broke |")
 
 
@@ -256,7 +264,7 @@ def format_row(r: dict) -> str:
             f"{fmt(r['connect_p50'])}/{fmt(r['connect_p99'])} | "
             f"{fmt(r['ack_chat_p50'])}/{fmt(r['ack_chat_p99'])} | {fmt(r['ack_act_p50'])}/{fmt(r['ack_act_p99'])} | "
             f"{fmt(r['bcast_p50'])}/{fmt(r['bcast_p99'])} | {r['deliveries_s']} | {r['frames_s']} | "
-            f"{r['games']} | {r['failures']} | "
+            f"{r['games']} | {r['failures']} | {fmt(r.get('machine_cpu_pct'))} ({fmt(r.get('ours_cpu_pct_of_machine'))}) | "
             f"{c.get('gateway', 0):.0f} / {c.get('ray-hosts', 0):.0f} / {c.get('ray-system', 0):.0f} / "
             f"{c.get('redis', 0):.0f} / {c.get('locust', 0):.0f} | "
             f"{m.get('gateway', 0)} / {m.get('ray-hosts', 0)} / {m.get('ray-system', 0)} / {m.get('locust', 0)} | "
