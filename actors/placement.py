@@ -40,8 +40,9 @@ class Placement:
         self._keys = Keys(config.prefix)
         self._start_host = start_host  # starts (or finds) the named host; returns once it serves
         self._pick = redis.register_script(_PICK)
-        self._grow_lock = asyncio.Lock()
+        self._top_up_lock = asyncio.Lock()
         self._top_up_task: asyncio.Task | None = None
+        self._recount = False  # a room was placed since top_up last counted the spares
 
     async def restore(self) -> None:
         """Make sure every known host exists (after a whole-cluster restart they reload their rooms)."""
@@ -52,10 +53,10 @@ class Placement:
     async def place(self) -> str:
         """Reserve a slot for one new room and return its host's actor name."""
         while (name := await self._take()) is None:
-            async with self._grow_lock:
-                if (name := await self._take()) is not None:
-                    break
-                await self._grow()  # no warm capacity left: this room waits for a host start
+            # No warm capacity left: this room waits for a host start. Rooms waiting together
+            # start hosts side by side rather than one after the other.
+            await self._grow()
+        self._recount = True
         if self._top_up_task is None or self._top_up_task.done():
             self._top_up_task = asyncio.create_task(self.top_up())
         return name
@@ -68,10 +69,13 @@ class Placement:
     async def top_up(self) -> None:
         """Start hosts until `warm_actors` of them hold no room."""
         while True:
-            async with self._grow_lock:
-                if await self._redis.zcount(self._keys.hosts(), 0, 0) >= self._config.warm_actors:
-                    return
-                await self._grow()
+            self._recount = False
+            async with self._top_up_lock:
+                if await self._redis.zcount(self._keys.hosts(), 0, 0) < self._config.warm_actors:
+                    await self._grow()
+                    continue
+            if not self._recount:  # no room was placed while we counted
+                return
 
     async def _take(self) -> str | None:
         name = await self._pick(keys=[self._keys.hosts()], args=[self._config.games_per_actor])

@@ -98,7 +98,8 @@ async def test_each_game_gets_its_own_actor_and_a_warm_one_waits(cluster):
     assert len(pids) == 3
     await ray.get_actor(f"{rc.config.prefix}-placement", namespace=rc.config.namespace).settled.remote()
     hosts = await rc.redis.zrange(rc.keys.hosts(), 0, -1, withscores=True)
-    assert sorted(score for _, score in hosts) == [0, 1, 1, 1]  # and a spare one started
+    scores = [score for _, score in hosts]
+    assert scores.count(1) == 3 and 0 in scores  # and a spare one is started
 
 
 @pytest.mark.parametrize("cluster", [3], indirect=True, ids=["shared-actor"])
