@@ -48,10 +48,6 @@ class RoomHost:
                 log.error("host %s: could not load room %s: %r", self.name, code, result)
         log.info("host %s started with %d rooms", self.name, len(self.rooms))
 
-    def close(self) -> None:
-        for room in list(self.rooms.values()):
-            room.close()
-
     async def create_room(self, code: str, name: str, token_hash: str) -> dict:
         """Open room `code` here and seat its creator: {"seat": 0} or {"error", "message"}."""
         try:
