@@ -26,7 +26,7 @@ from actors.config import Config
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState, gateway_state
-from gateway.ws import websocket_endpoint
+from gateway.ws import drop_slow_sockets, websocket_endpoint
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +62,13 @@ def create_app(config: Config) -> FastAPI:
             signal.signal(signal.SIGTERM, on_sigterm)
         seats = LocalSeats()
         metrics.rooms.set_function(lambda: seats.room_count)
-        app.state.gateway = GatewayState(config=config, rooms=rooms, seats=seats, metrics=metrics)
+        app.state.gateway = gw = GatewayState(config=config, rooms=rooms, seats=seats,
+                                              metrics=metrics)
+        watchdog = asyncio.create_task(drop_slow_sockets(gw.sessions))
         try:
             yield
         finally:
+            watchdog.cancel()
             await rooms.close()
 
     app = FastAPI(title="Werewolf gateway", lifespan=lifespan)

@@ -24,6 +24,8 @@ MAX_FRAME_BYTES = 4096
 HELLO_TIMEOUT = 5.0
 MAX_BAD_FRAMES_IN_A_ROW = 20
 SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with `since`
+SLOW_CHECK_SECONDS = 1.0
+CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
 MAX_ID_CHARS = 64
 MAX_TARGETS = 32
 
@@ -162,7 +164,7 @@ async def websocket_endpoint(websocket: WebSocket, room: str,
                              who: Hello | None = Depends(hello),
                              gw: GatewayState = Depends(gateway_state)) -> None:
     if who is not None:
-        await Session(websocket, room, who.seat, gw).run(who.since)
+        await Session(websocket, room.upper(), who.seat, gw).run(who.since)
 
 
 class Session:
@@ -177,11 +179,20 @@ class Session:
         self.gw = gw
         self.metrics = gw.metrics
         self.queue: asyncio.Queue | None = None
+        self.sender: asyncio.Task | None = None
         self.last = 0  # the welcome's seq: events up to it are in the view or the replay
+
+    def drop_if_behind(self) -> None:
+        """Called by the slow-socket watchdog: stop serving a socket that is too far behind."""
+        if (self.sender is not None and not self.sender.done()
+                and self.queue.qsize() > SEND_QUEUE_FRAMES):
+            self.metrics.dropped.inc()
+            self.sender.cancel()
 
     async def run(self, since: int | None) -> None:
         gw, room, seat = self.gw, self.room, self.seat
         local = gw.seats.enter(room, seat)
+        gw.sessions.add(self)
         self.metrics.sockets.inc()
         close_code = status.WS_1000_NORMAL_CLOSURE
         present = False
@@ -199,8 +210,12 @@ class Session:
                 close_code = await self._serve(local)
         except (WebSocketDisconnect, OSError):
             pass  # the client left during the welcome
+        except Exception:  # e.g. no pub/sub confirmation: this socket ends, nothing else does
+            log.exception("session failed in room %s seat %s", room, seat)
+            close_code = status.WS_1011_INTERNAL_ERROR
         finally:
             self.metrics.sockets.dec()
+            gw.sessions.discard(self)
             if gw.seats.leave(room, seat) and present:
                 try:
                     await gw.rooms.presence(room, seat, False)
@@ -209,8 +224,8 @@ class Session:
             if self.ws.application_state == WebSocketState.CONNECTED \
                     and self.ws.client_state == WebSocketState.CONNECTED:
                 try:
-                    await self.ws.close(close_code)
-                except Exception:  # the peer vanished while we closed: nothing left to do
+                    await asyncio.wait_for(self.ws.close(close_code), CLOSE_TIMEOUT)
+                except Exception:  # the peer vanished or stopped reading: nothing left to do
                     pass
 
     async def _welcome(self, since: int | None) -> bool:
@@ -222,9 +237,9 @@ class Session:
                       if since is not None else [])
         except Exception:
             log.exception("no welcome in room %s for seat %s", self.room, self.seat)
-            self._count_out(_error(None, "internal", ""))
-            await self.ws.send_text(orjson.dumps(
-                _error(None, "internal", "the room is unavailable, reconnect later")).decode())
+            error = _error(None, "internal", "the room is unavailable, reconnect later")
+            self._count_out(error)
+            await self.ws.send_text(orjson.dumps(error).decode())
             return False
         await self.ws.send_text(orjson.dumps(
             {"type": "welcome", "seat": self.seat, "seq": upto, "view": welcome["view"]}).decode())
@@ -236,12 +251,13 @@ class Session:
 
     async def _serve(self, local) -> int:
         """Run the sender and the receiver until either ends; return the close code."""
-        sender = asyncio.create_task(self._send_loop())
+        sender = self.sender = asyncio.create_task(self._send_loop())
         receiver = asyncio.create_task(self._receive_loop(local))
         try:
-            done, _ = await asyncio.wait((sender, receiver), return_when=asyncio.FIRST_COMPLETED)
-            task = done.pop()
-            return task.result()
+            await asyncio.wait((sender, receiver), return_when=asyncio.FIRST_COMPLETED)
+            if sender.cancelled():  # by drop_if_behind
+                return CLOSE_OVERFLOW
+            return (sender if sender.done() else receiver).result()
         except (WebSocketDisconnect, OSError):
             return status.WS_1000_NORMAL_CLOSURE  # the client went away mid-send
         finally:
@@ -273,11 +289,6 @@ class Session:
             elif item["seq"] > self.last:
                 self.last = item["seq"]
                 await self._send_event(item)
-            # The queue only grows while this socket reads slower than the room writes: drop it
-            # rather than hold frames for it without end; it resyncs with `since`.
-            if queue.qsize() > SEND_QUEUE_FRAMES:
-                self.metrics.dropped.inc()
-                return CLOSE_OVERFLOW
 
     async def _receive_loop(self, local) -> int:
         """Read client frames until the client leaves (returns the server's close code)."""
@@ -316,3 +327,13 @@ class Session:
 
 def _error(frame_id: str | int | None, code: str, message: str) -> dict:
     return {"type": "error", "id": frame_id, "code": code, "message": message}
+
+
+async def drop_slow_sockets(sessions: set[Session]) -> None:
+    """Lifespan task. Fan-out never waits for a socket (each has its own queue), so a socket that
+    reads slower than its room writes only grows its queue; past SEND_QUEUE_FRAMES it is closed
+    (1013) rather than buffered without end, and its client resyncs with `since`."""
+    while True:
+        await asyncio.sleep(SLOW_CHECK_SECONDS)
+        for session in list(sessions):
+            session.drop_if_behind()

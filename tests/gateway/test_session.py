@@ -1,0 +1,121 @@
+"""The session's delivery rules with an in-memory room and sockets (the end-to-end tests check
+the same through the real stack): order, audience, replay, and dropping a socket that stops
+reading without slowing down the others."""
+import asyncio
+from contextlib import asynccontextmanager
+
+import orjson
+from starlette.websockets import WebSocketState
+
+from gateway.metrics import Metrics
+from gateway.seats import LocalSeats
+from gateway.state import GatewayState
+from gateway.ws import CLOSE_OVERFLOW, SEND_QUEUE_FRAMES, Session
+
+
+def stored(seq: int, to=None) -> dict:
+    return {"seq": seq, "to": to, "frame": orjson.dumps({"type": "event", "seq": seq}).decode()}
+
+
+class Room:
+    """The RoomClient calls a session makes, over a list of stored events."""
+
+    def __init__(self, log: list[dict]) -> None:
+        self.log = log
+        self.listeners: list[asyncio.Queue] = []
+        self.presence_calls: list[tuple[int, bool]] = []
+
+    @asynccontextmanager
+    async def listen(self, room):
+        queue = asyncio.Queue()
+        self.listeners.append(queue)
+        yield queue
+
+    def publish(self, event: dict) -> None:
+        self.log.append(event)
+        for queue in self.listeners:
+            queue.put_nowait(event)
+
+    async def welcome(self, room, seat):
+        return {"seq": len(self.log), "view": {"room": room}}
+
+    async def events_after(self, room, since, upto=None):
+        return self.log[since:upto]
+
+    async def presence(self, room, seat, connected):
+        self.presence_calls.append((seat, connected))
+
+
+class Socket:
+    """A client socket: records what it is sent; `stuck` never completes a send (it stopped
+    reading and its buffers are full)."""
+
+    def __init__(self, stuck: bool = False) -> None:
+        self.stuck = stuck
+        self.sent: list[dict] = []
+        self.closed_with: int | None = None
+        self.inbox: asyncio.Queue = asyncio.Queue()
+        self.arrived = asyncio.Event()
+        self.application_state = self.client_state = WebSocketState.CONNECTED
+
+    async def send_text(self, text: str) -> None:
+        if self.stuck and self.sent:
+            await asyncio.Event().wait()
+        self.sent.append(orjson.loads(text))
+        self.arrived.set()
+
+    async def receive(self) -> dict:
+        return await self.inbox.get()
+
+    async def close(self, code: int) -> None:
+        self.closed_with = code
+        self.application_state = WebSocketState.DISCONNECTED
+
+    async def until(self, predicate) -> None:
+        async def wait():
+            while not predicate(self.sent):
+                self.arrived.clear()
+                await self.arrived.wait()
+        await asyncio.wait_for(wait(), 5)
+
+
+def gateway(room: Room) -> GatewayState:
+    return GatewayState(config=None, rooms=room, seats=LocalSeats(), metrics=Metrics())
+
+
+async def test_welcome_then_replay_then_live_events_of_the_seat_only_never_twice():
+    room = Room([stored(1), stored(2, to=[4]), stored(3, to=[1]), stored(4)])
+    socket = Socket()
+    session = asyncio.create_task(Session(socket, "ROOMAA", 1, gateway(room)).run(since=1))
+    await socket.until(lambda sent: sent and sent[-1].get("seq") == 4)
+    room.publish(stored(4))  # already in the replay (published again by a racing subscription)
+    room.publish(stored(5, to=[2]))
+    room.publish(stored(6, to=[1, 2]))
+    await socket.until(lambda sent: sent[-1].get("seq") == 6)
+
+    assert [(f["type"], f["seq"]) for f in socket.sent] == [
+        ("welcome", 4), ("event", 3), ("event", 4), ("event", 6)]
+    await socket.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(session, 5)
+    assert room.presence_calls == [(1, True), (1, False)]
+
+
+async def test_a_socket_that_stops_reading_is_dropped_and_the_others_keep_up():
+    room = Room([])
+    gw = gateway(room)
+    stuck, fine = Socket(stuck=True), Socket()
+    sessions = [asyncio.create_task(Session(s, "ROOMAA", seat, gw).run(since=None))
+                for seat, s in enumerate((stuck, fine))]
+    await stuck.until(lambda sent: sent)
+    await fine.until(lambda sent: sent)
+    for seq in range(1, SEND_QUEUE_FRAMES + 3):
+        room.publish(stored(seq))
+    await fine.until(lambda sent: sent[-1].get("seq") == SEND_QUEUE_FRAMES + 2)
+
+    for session in list(gw.sessions):
+        session.drop_if_behind()
+    await asyncio.wait_for(sessions[0], 5)
+    assert stuck.closed_with == CLOSE_OVERFLOW
+    assert not sessions[1].done()
+    await fine.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(sessions[1], 5)
