@@ -309,3 +309,31 @@ async def test_an_abandoned_game_closes_too(store, clock):
         clock.advance(wakeup(room.data, 600_000) - clock.now())
         await store.wait_for(lambda: room.data.seq > seq or room.closed)
     assert room.data.status == "finished" and rules.outcome(room.data.game) is None
+
+
+class LosesOneReply(MemoryStore):
+    """Stores the next write, then fails as if the connection dropped before Redis answered."""
+
+    lose_next = False
+
+    async def persist(self, code, **kwargs):
+        await super().persist(code, **kwargs)
+        if self.lose_next:
+            self.lose_next = False
+            raise ConnectionError("reply lost")
+
+
+async def test_a_write_that_landed_unacknowledged_is_not_applied_twice(clock):
+    store = LosesOneReply()
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    store.lose_next = True
+    frame = {"type": "settings", "id": "s1", "roles": ["cupid"]}
+    assert (await room.command(0, frame))["code"] == "internal"
+    assert room.data.settings.roles != ("cupid",)  # not seen as applied: the reply never came
+    assert await room.command(0, frame) == {"type": "ack", "id": "s1"}  # the retry
+    assert room.data.settings.roles == ("cupid",)
+    assert store.kinds(CODE).count("settings") == 1
+    assert await room.command(0, {"type": "start", "id": "go"}) == {"type": "ack", "id": "go"}
+    seqs = [e["seq"] for e in stored(store)]
+    assert seqs == list(range(1, len(seqs) + 1))
