@@ -82,9 +82,9 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
         await p.page.wait_for_selector(f"#lobby-players li:nth-child({len(players)})")
 
     for name, seconds in durations.items():
-        box = host.page.locator(f"#host-durations input[name={name}]")
-        await box.fill(str(seconds))
-        await box.dispatch_event("change")
+        await host.page.fill(f"#host-durations input[name={name}]", str(seconds))
+    # One change sends every field: one settings command rather than one per field.
+    await host.page.dispatch_event(f"#host-durations input[name={name}]", "change")
     if roles is not None:
         for box in await host.page.locator("#host-roles input").all():
             await box.set_checked(await box.get_attribute("value") in roles)
