@@ -23,6 +23,7 @@ Plain helpers (no pytest needed; the load tests and browser tests use them too):
     await join_room(url, room, name) -> {"room", "seat", "token"}   (raises HTTPStatusError)
     await connect(ws_url, room, token, since=None) -> Client    sends hello, waits for `welcome`
     Client: .welcome (the welcome frame), .seat, .frames (every frame received, in order),
+        .sent (every frame sent with .send),
         .events (the event frames), .last_seq (highest event seq seen, or the welcome seq),
         await .send(frame: dict), await .send_raw(text),
         await .recv_until(predicate, timeout=...) -> the first frame after the previous match
@@ -222,6 +223,7 @@ class Client:
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
         self.frames: list[dict] = []
+        self.sent: list[dict] = []
         self.welcome: dict | None = None
         self._cursor = 0
         self._arrived = asyncio.Condition()
@@ -254,6 +256,7 @@ class Client:
                 self._arrived.notify_all()
 
     async def send(self, frame: dict) -> None:
+        self.sent.append(frame)
         await self.ws.send(orjson.dumps(frame).decode())
 
     async def send_raw(self, text: str | bytes) -> None:

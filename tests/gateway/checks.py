@@ -97,7 +97,7 @@ def validators() -> dict[str, Draft202012Validator]:
 
 
 def assert_frames_match_schemas(streams: Iterable[list[dict]]) -> None:
-    """Every server frame captured on real sockets validates against docs/schema/<type>.json."""
+    """Every frame captured on real sockets validates against docs/schema/<type>.json."""
     schemas = validators()
     for frames in streams:
         for frame in frames:

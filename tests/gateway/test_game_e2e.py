@@ -30,6 +30,9 @@ async def play_table(gateway, players: int, seed: int, sleepy: int = 0):
     rng = random.Random(seed)
     bots = [Bot(c, random.Random(rng.random()), sleepy=i >= players - sleepy)
             for i, c in enumerate(clients)]
+    roles = ["seer", "witch", "hunter", "cupid"]
+    settings = await clients[0].request({"type": "settings", "roles": rng.sample(roles, 3)})
+    assert settings["type"] == "ack"
     await start(clients[0])
     endings = await asyncio.gather(*(bot.play() for bot in bots))
     return room, clients, endings
@@ -43,7 +46,7 @@ async def test_six_players_play_a_whole_game_to_game_over(gateway, redis_url):
     log = await stored_log(redis_url, gateway.prefix, room)
     for client in clients:
         assert_exact_stream(client, log)
-    assert_frames_match_schemas(c.frames for c in clients)
+    assert_frames_match_schemas(c.frames + c.sent for c in clients)
     for client in clients:
         await client.close()
 
