@@ -569,8 +569,8 @@ function renderChat(v) {
   if (!app.chatPinned && writable?.length) app.chatTab = writable[0];
   if (!tabs.includes(app.chatTab)) app.chatTab = tabs[0] ?? null;
   rebuild($("#chat-tabs"), tabs.map((ch) => el("button", {
-    type: "button", role: "tab", class: "tab", "data-channel": ch, "data-fk": `tab:${ch}`,
-    "aria-selected": ch === app.chatTab ? "true" : "false",
+    type: "button", class: "tab", "data-channel": ch, "data-fk": `tab:${ch}`,
+    "aria-pressed": ch === app.chatTab ? "true" : "false",
     onclick: () => { app.chatTab = ch; app.chatPinned = true; render(); },
   }, channelLabel(ch), el("span", { class: "count", text: ` ${(chat[ch] || []).length}` }))));
   const lines = chat[app.chatTab] || [];
