@@ -81,10 +81,13 @@ async def bench(config: Config, rooms: int, commands: int) -> None:
         wall = time.perf_counter() - start
         print(f"chat, {rooms} rooms at once x {commands}: {rooms * commands / wall:8.0f} commands/s")
 
-        hosts = {(await rc.host_stats(r))["pid"] for r, _ in tables}
-        uss = sum(psutil.Process(pid).memory_full_info().uss for pid in hosts)
-        print(f"host processes: {len(hosts)}, unique memory {uss / 2**20:.0f} MB "
-              f"({uss / 2**20 / rooms:.2f} MB per running room, idle process included)")
+        hosts = {}
+        for r, _ in tables:
+            stats = await rc.host_stats(r)
+            hosts[stats["pid"]] = stats["rooms"]
+        for pid, held in sorted(hosts.items()):
+            uss = psutil.Process(pid).memory_full_info().uss / 2**20
+            print(f"host pid {pid}: {held} rooms, unique memory {uss:.0f} MB")
         snapshot = await rc.redis.get(rc.keys.state(room))
         print(f"snapshot of a room after {200 + commands} chat lines: {len(snapshot)} bytes")
 

@@ -22,7 +22,7 @@ from ray.exceptions import ActorUnavailableError, RayActorError
 from actors.config import Config
 from actors.placement import PlacementActor
 from actors.room import BadName, clean_name
-from actors.store import Keys, RedisStore
+from actors.store import Keys, RedisStore, connect
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class RoomClient:
         if not ray.is_initialized():
             ray.init(address=self.config.ray_address, namespace=self.config.namespace,
                      log_to_driver=False)
-        self.redis = aioredis.from_url(self.config.redis_url)
+        self.redis = connect(self.config.redis_url)
         self.store = RedisStore(self.redis, self.config.prefix, self.config.finished_ttl)
         placement = PlacementActor.options(
             name=self._placement_name, namespace=self.config.namespace, lifetime="detached",

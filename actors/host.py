@@ -13,12 +13,11 @@ import logging
 import os
 
 import ray
-import redis.asyncio as aioredis
 
 from actors.clock import Clock, RealClock
 from actors.config import Config
 from actors.room import BadName, Room, RoomData, clean_name, error_frame
-from actors.store import RedisStore, Store, patiently
+from actors.store import RedisStore, Store, connect, patiently
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +150,7 @@ class GameHost:
 
     async def __init__(self, name: str, config: Config) -> None:
         logging.basicConfig(level=logging.INFO)
-        self._redis = aioredis.from_url(config.redis_url)
+        self._redis = connect(config.redis_url)
         store = RedisStore(self._redis, config.prefix, config.finished_ttl)
         self._host = RoomHost(name, config, store, RealClock())
         await self._host.start()

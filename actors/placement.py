@@ -20,7 +20,7 @@ import redis.asyncio as aioredis
 
 from actors.config import Config
 from actors.host import GameHost
-from actors.store import Keys, patiently
+from actors.store import Keys, connect, patiently
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def host_options(config: Config, name: str) -> dict:
 @ray.remote(num_cpus=0)
 class PlacementActor:
     async def __init__(self, config: Config) -> None:
-        self._redis = aioredis.from_url(config.redis_url)
+        self._redis = connect(config.redis_url)
         self._config = config
         self._placement = Placement(config, self._redis, self._start_host)
         await patiently(self._placement.restore, "placement restore")

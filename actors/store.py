@@ -22,6 +22,17 @@ T = TypeVar("T")
 FINAL = ("finished", "broken")
 
 
+REDIS_CONNECTIONS = 64  # per process; more concurrent commands wait for a free connection
+
+
+def connect(url: str) -> aioredis.Redis:
+    """A client whose pool makes callers wait for a connection instead of failing: redis-py's
+    default pool raises MaxConnectionsError past 100 concurrent commands, which a busy host or
+    gateway reaches."""
+    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=30)
+    return aioredis.Redis.from_pool(pool)
+
+
 async def patiently(op: Callable[[], Awaitable[T]], what: str) -> T:
     """Run `op`, retrying while Redis is unreachable. Actor constructors use it: an actor whose
     constructor raised would not be restarted, and its rooms would stop."""
