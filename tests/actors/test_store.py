@@ -1,11 +1,14 @@
 """The Redis store against the real (shared) Redis, under a random prefix."""
+import asyncio
+
 import orjson
 import pytest
 
 import rules
 from actors.clock import FakeClock
 from actors.room import Room, encode_event
-from actors.store import OutOfSync, RedisStore, StaleEpoch
+from actors.store import OutOfSync, RedisStore, StaleEpoch, connect
+from tests.actors.conftest import REDIS_URL
 
 CODE = "ABCDEF"
 
@@ -106,3 +109,15 @@ async def test_a_room_persists_through_redis(rstore):
     assert room.closed
     assert not reloaded.data.players[0].connected
     reloaded.close()
+
+
+async def test_hundreds_of_concurrent_writes_wait_for_a_connection(prefix, redis):
+    client = connect(REDIS_URL)
+    many = RedisStore(client, prefix, finished_ttl=60)
+    codes = [f"R{i:05d}" for i in range(300)]
+    await asyncio.gather(*(many.claim(code, "h1") for code in codes))
+    await asyncio.gather(*(many.persist(code, epoch=1, host="h1", snapshot=b"{}", status="lobby",
+                                        first_seq=1, events=[event(1, code)], tokens={})
+                           for code in codes))
+    assert len(await many.host_rooms("h1")) == 300
+    await client.aclose()
