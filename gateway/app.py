@@ -72,7 +72,6 @@ def create_app(config: Config) -> FastAPI:
             await rooms.close()
 
     app = FastAPI(title="Werewolf gateway", lifespan=lifespan)
-    app.state.metrics = metrics
 
     @app.middleware("http")
     async def time_requests(request: Request, call_next):
