@@ -171,6 +171,19 @@ def test_arabic_at_360px_is_right_to_left_and_fits(stack):
             # Right to left: the phase name starts at the right edge, the countdown sits at the left.
             assert layout["boxes"]["#phase-name"][0] > layout["boxes"]["#countdown"][0]
             await page.screenshot(path=str(DOCS / "screenshot-ar-360.png"), full_page=True)
+
+            # Keyboard only: Tab reaches the ask-to-vote button and Enter presses it.
+            keys = alive[0].page
+            await keys.click("#phase-name")  # a neutral start, before the first focusable element
+            ask = '.prompt[data-action="vote.request"] button'
+            for _ in range(60):
+                await keys.keyboard.press("Tab")
+                if await keys.evaluate("(sel) => document.activeElement.matches(sel)", ask):
+                    break
+            else:
+                raise AssertionError("Tab never reached the ask-to-vote button")
+            await keys.keyboard.press("Enter")
+            await keys.wait_for_selector('.prompt[data-action="vote.request"][data-answered]')
             await no_page_errors(players)
 
     asyncio.run(main())

@@ -15,7 +15,7 @@ const $ = (sel) => document.querySelector(sel);
 const app = {
   room: null, token: null, seat: null, view: null, conn: null,
   feed: [], feedSeq: 0,
-  selected: {}, answered: {}, chatTab: null, chatPinned: false, renderQueued: false,
+  selected: {}, answered: {}, chatTab: null, chatPinned: false, renderQueued: false, settingsPending: 0,
 };
 
 function el(tag, attrs = {}, ...children) {
@@ -321,8 +321,8 @@ function durationLabel(key) {
   return has(`duration.${key}`) ? t(`duration.${key}`) : key;
 }
 
-// Inputs are rebuilt only when the set of settings changes, and a focused input is never
-// overwritten, so the host can type while other players' updates arrive.
+// Inputs are rebuilt only when the set of settings changes, and the server's values never
+// overwrite a field being edited, nor any field while the host's own change is on its way.
 function renderHostForm(v, need) {
   const chosen = new Set(v.settings?.roles || []);
   const roles = [...new Set([...SPECIAL_ROLES, ...chosen])];
@@ -339,11 +339,14 @@ function renderHostForm(v, need) {
     durBox.replaceChildren(...Object.keys(durations).map((k) =>
       el("label", {},
         el("span", { text: durationLabel(k) }),
-        el("input", { type: "number", name: k, min: 1, inputmode: "numeric", onchange: sendSettings }))));
+        el("input", { type: "number", name: k, min: 1, inputmode: "numeric", onchange: sendSettings,
+          oninput: (e) => (e.target.dataset.dirty = "1") }))));
   }
-  for (const box of rolesBox.querySelectorAll("input")) box.checked = chosen.has(box.value);
-  for (const input of durBox.querySelectorAll("input")) {
-    if (document.activeElement !== input) input.value = durations[input.name];
+  if (!app.settingsPending) {
+    for (const box of rolesBox.querySelectorAll("input")) box.checked = chosen.has(box.value);
+    for (const input of durBox.querySelectorAll("input")) {
+      if (document.activeElement !== input && !input.dataset.dirty) input.value = durations[input.name];
+    }
   }
   $("#start").disabled = need;
 }
@@ -351,8 +354,15 @@ function renderHostForm(v, need) {
 function sendSettings() {
   const roles = [...document.querySelectorAll("#host-roles input:checked")].map((b) => b.value);
   const durations = {};
-  for (const input of document.querySelectorAll("#host-durations input")) durations[input.name] = Number(input.value);
-  send({ type: "settings", roles, durations }).catch(() => render());
+  for (const input of document.querySelectorAll("#host-durations input")) {
+    durations[input.name] = Number(input.value);
+    delete input.dataset.dirty;
+  }
+  app.settingsPending += 1;
+  send({ type: "settings", roles, durations }).catch(() => {}).finally(() => {
+    app.settingsPending -= 1;
+    render();
+  });
 }
 
 function connDot(connected) {
