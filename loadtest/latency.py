@@ -21,13 +21,16 @@ import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
 
+import psutil
+
 from loadtest.core import percentile
 from loadtest.ramp import RAMP_DURATIONS, cpu_delta, cpu_snapshot
 from loadtest.runner import count, locust_cluster, pct
 from loadtest.stack import ROOT, real_stack
 
 
-def probe_room_creation(url: str, n: int, gap: float, out: list, stop: threading.Event) -> None:
+def probe_room_creation(url: str, n: int, gap: float, out: list, stop: threading.Event,
+                        errors: list | None = None) -> None:
     for i in range(n):
         if stop.is_set():
             return
@@ -40,8 +43,9 @@ def probe_room_creation(url: str, n: int, gap: float, out: list, stop: threading
                 r.read()
                 if r.status == 201:
                     out.append(1000 * (time.perf_counter() - t0))
-        except OSError:
-            pass
+        except OSError as e:
+            if errors is not None:
+                errors.append(f"{type(e).__name__} after {time.perf_counter() - t0:.1f}s")
         stop.wait(gap)
 
 
@@ -72,10 +76,12 @@ def measure(layout: int, loads: list, args, out: Path) -> list:
             a = cpu_snapshot(comps)
             load0 = os.getloadavg()[0]
             created: list = []
+            probe_errors: list = []
             stop = threading.Event()
             prober = threading.Thread(target=probe_room_creation,
                                       args=(running.urls[0], args.probe_rooms,
-                                            max(0.5, args.hold / (args.probe_rooms + 1)), created, stop))
+                                            max(0.5, args.hold / (args.probe_rooms + 1)), created, stop,
+                                            probe_errors))
             t0 = time.monotonic()
             prober.start()
             time.sleep(args.hold)
@@ -94,6 +100,10 @@ def measure(layout: int, loads: list, args, out: Path) -> list:
                 "chat_ack_p50": pct(st.get("ack:chat"), "50%"), "chat_ack_p99": pct(st.get("ack:chat"), "99%"),
                 "bcast_p50": pct(st.get("broadcast"), "50%"), "bcast_p99": pct(st.get("broadcast"), "99%"),
                 "bcast_n": count(st.get("broadcast")), "failures": fails,
+                "failure_kinds": sorted({f"{x.get('Name')}: {x.get('Error', '')[:60]} x{x.get('Occurrences')}"
+                                         for x in lc.failures()}),
+                "probe_errors": probe_errors[:5], "machine_mem_used_gb":
+                    round((psutil.virtual_memory().total - psutil.virtual_memory().available) / 2**30, 1),
                 "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
                 "cpu": {k: round(v, 1) for k, v in sorted(cpu.items())},
             }
@@ -138,6 +148,9 @@ def main(argv=None) -> int:
     print("\n" + HEADER + "\n|" + "---|" * (HEADER.count("|") - 1))
     for r in rows:
         print(fmt_row(r))
+    for r in rows:
+        if r["failure_kinds"] or r["probe_errors"]:
+            print(f"{r['layout']} {r['rooms']} rooms: {r['failure_kinds']} probe: {r['probe_errors']}")
     (out / "latency.json").write_text(json.dumps(rows, indent=1))
     return 0
 

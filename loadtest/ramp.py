@@ -280,13 +280,13 @@ def ratios(rows: list) -> list:
         if r["layout"] == "baseline" or not b:
             continue
 
-        def per_delivery(x):
-            busy = sum(v for k, v in x["cpu"].items() if k != "locust")
-            return busy / max(x["deliveries_s"], 1e-9)
+        def per_frame(x):   # server CPU per frame delivered to a client (events, acks, welcome)
+            busy = sum(v for k, v in x["cpu"].items() if k not in ("locust", "redis"))
+            return busy / max(x["frames_s"], 1e-9)
         out.append({
             "layout": r["layout"], "rooms": r["rooms"],
             "p99_broadcast_ratio": (r["bcast_p99"] / b["bcast_p99"]) if r["bcast_p99"] and b["bcast_p99"] else None,
-            "server_cpu_per_delivery_ratio": per_delivery(r) / per_delivery(b) if b["deliveries_s"] else None,
+            "server_cpu_per_frame_ratio": per_frame(r) / per_frame(b) if b["frames_s"] else None,
             "deliveries_ratio": r["deliveries_s"] / b["deliveries_s"] if b["deliveries_s"] else None,
         })
     return out
@@ -298,16 +298,19 @@ def plot(rows: list, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 5))
-    layouts = sorted({r["layout"] for r in rows})
-    for lay in layouts:
+    layouts = list(dict.fromkeys(r["layout"] for r in rows))
+    for i, lay in enumerate(layouts):
+        col = f"C{i}"
+        name = lay if lay == "baseline" else f"{lay} game(s)/actor"
         rs = [r for r in rows if r["layout"] == lay]
         x = [r["rooms"] for r in rs]
-        axes[0].plot(x, [r["bcast_p99"] for r in rs], "o-", label=f"{lay} p99")
-        axes[0].plot(x, [r["bcast_p50"] for r in rs], "x--", label=f"{lay} p50")
+        axes[0].plot(x, [r["bcast_p99"] for r in rs], "o-", color=col, label=f"{name} p99")
+        axes[0].plot(x, [r["bcast_p50"] for r in rs], "x--", color=col, label=f"{name} p50")
         server = [sum(v for k, v in r["cpu"].items() if k != "locust") for r in rs]
-        axes[1].plot(x, server, "o-", label=f"{lay} server")
-        axes[1].plot(x, [r["cpu"].get("locust", 0) for r in rs], "x--", label=f"{lay} locust")
-        axes[2].plot(x, [sum(r["rss_mb"].values()) / 1024 for r in rs], "o-", label=lay)
+        axes[1].plot(x, server, "o-", color=col, label=f"{name} server")
+        axes[1].plot(x, [r["cpu"].get("locust", 0) for r in rs], "x--", color=col,
+                     label=f"{name} Locust")
+        axes[2].plot(x, [sum(r["rss_mb"].values()) / 1024 for r in rs], "o-", color=col, label=name)
     axes[0].axhline(250, color="grey", lw=0.8, ls=":")
     axes[0].set(xlabel="rooms (18 sockets each)", ylabel="broadcast latency ms", yscale="log",
                 title="chat broadcast latency")
@@ -368,7 +371,7 @@ def main(argv=None) -> int:
         print("\nfull stack / baseline, same run, same room count:")
         for x in rat:
             print(f"  {x['layout']:>22} {x['rooms']:>5} rooms: p99 broadcast x{fmt(x['p99_broadcast_ratio'], 2)}, "
-                  f"server CPU per delivery x{fmt(x['server_cpu_per_delivery_ratio'], 2)}, "
+                  f"server CPU per frame delivered x{fmt(x['server_cpu_per_frame_ratio'], 2)}, "
                   f"deliveries/s x{fmt(x['deliveries_ratio'], 2)}")
     (out / "results.json").write_text(json.dumps({"rows": ALL, "ratios": rat, "args": vars(args)},
                                                   indent=1))
