@@ -4,7 +4,9 @@ Nothing here is mocked: gateways are `werewolf serve` subprocesses (uvicorn on a
 port) attached to a private Ray head and to the shared Redis, under a random key prefix.
 
 Fixtures (pull them into a test module or conftest with
-`from tests.stack import ray_address, redis_url, ww_prefix, stack  # noqa: F401`):
+`from tests.stack import ray_address, redis_url, ww_prefix, stack  # noqa: F401`; each place that
+imports them gets its own session Ray head, so `pytest_plugins = ["tests.stack"]` in the root
+conftest would share one head across the whole run):
 
     ray_address   session   "127.0.0.1:PORT" of a private Ray head (tests/ray_head.py)
     redis_url     session   $REDIS_URL or redis://127.0.0.1:6379/0
@@ -22,6 +24,7 @@ Plain helpers (no pytest needed; the load tests and browser tests use them too):
     await create_room(url, name) -> {"room", "seat", "token"}
     await join_room(url, room, name) -> {"room", "seat", "token"}   (raises HTTPStatusError)
     await connect(ws_url, room, token, since=None) -> Client    sends hello, waits for `welcome`
+    await open_socket(ws_url, room) -> Client                   no hello sent (handshake tests)
     Client: .welcome (the welcome frame), .seat, .frames (every frame received, in order),
         .sent (every frame sent with .send),
         .events (the event frames), .last_seq (highest event seq seen, or the welcome seq),
