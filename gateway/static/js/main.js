@@ -306,8 +306,7 @@ function renderLobby(v) {
 
   const rip = v.roles_in_play || {};
   $("#lobby-wolves").textContent = t("lobby.wolves", { n: rip.werewolf ?? 0 });
-  rebuild($("#lobby-roles"), Object.entries(rip).map(([role, n]) =>
-    el("li", { class: "chip", "data-role": role, text: n > 1 ? `${roleName(role)} ×${n}` : roleName(role) })));
+  rebuild($("#lobby-roles"), roleChips(rip));
   const durations = v.settings?.durations || {};
   rebuild($("#lobby-durations"), Object.entries(durations).flatMap(([k, s]) =>
     [el("dt", { "data-key": k, text: durationLabel(k) }), el("dd", { text: String(s) })]));
@@ -315,6 +314,11 @@ function renderLobby(v) {
   const hostForm = $("#lobby-host");
   hostForm.hidden = !isHost(v);
   if (isHost(v)) renderHostForm(v, need);
+}
+
+function roleChips(rolesInPlay) {
+  return Object.entries(rolesInPlay || {}).map(([role, n]) =>
+    el("li", { class: "chip", "data-role": role, text: n > 1 ? `${roleName(role)} ×${n}` : roleName(role) }));
 }
 
 function durationLabel(key) {
@@ -388,6 +392,7 @@ function renderGame(v) {
   renderCard(v);
   renderPrompts(v);
   renderPlayers(v);
+  rebuild($("#game-roles"), roleChips(v.roles_in_play));
   renderChat(v);
   renderFeed();
 }
@@ -639,7 +644,7 @@ function renderEnd(v) {
       el("span", { class: "name", text: s.name }),
       el("span", { class: "chip role", text: roleName(role) }),
       el("span", { class: "state", text: alive.has(s.seat) ? t("players.alive") : t("players.dead") }),
-      winners.includes(s.seat) ? el("span", { class: "badge", text: "★" }) : null);
+      winners.includes(s.seat) ? el("span", { class: "badge", role: "img", "aria-label": t("end.winner"), title: t("end.winner"), text: "★" }) : null);
   }));
   const lines = final.chat || Object.values(v.chat || {}).flat();
   const byChannel = new Map();
