@@ -21,7 +21,7 @@ from ray.exceptions import ActorUnavailableError, RayActorError
 
 from actors.config import Config
 from actors.placement import PlacementActor
-from actors.room import BadName, clean_name
+from actors.room import BadName, RoomData, clean_name, error_frame
 from actors.store import Keys, RedisStore, connect
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,10 @@ class RoomStarted(JoinRefused):
 
 class NameTaken(JoinRefused):
     code = "name_taken"
+
+
+class HostRetired(Exception):
+    """The room's host actor was stopped: all its rooms had ended (see placement.maintain)."""
 
 
 _REFUSALS = {cls.code: cls for cls in (RoomNotFound, RoomFull, RoomStarted, NameTaken, BadName)}
@@ -132,14 +136,21 @@ class RoomClient:
         code = normal_code(room)
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
-        reply = await self._call(await self._host_of(code), "join", code, name, token_hash(token))
+        try:
+            reply = await self._call(await self._host_of(code), "join", code, name, token_hash(token))
+        except HostRetired:
+            raise RoomStarted(f"room {code} has ended") from None
         _raise_refusal(reply)
         return {"room": code, "seat": reply["seat"], "token": token}
 
     async def lobby(self, room: str) -> dict:
         """Public lobby facts: room, status, host, players, settings, roles_in_play."""
         code = normal_code(room)
-        facts = await self._call(await self._host_of(code), "lobby", code)
+        try:
+            facts = await self._call(await self._host_of(code), "lobby", code)
+        except HostRetired:
+            data = await self._stored(code)
+            facts = None if data is None else data.lobby()
         if facts is None:
             raise RoomNotFound(f"no room {room!r}")
         return facts
@@ -158,7 +169,11 @@ class RoomClient:
     async def welcome(self, room: str, seat: int) -> dict:
         """{"seq": S, "view": ...}: what `seat` may know, exactly as of event S."""
         code = normal_code(room)
-        welcome = await self._send(await self._host_of(code), ("welcome", code, seat, None))
+        try:
+            welcome = await self._send(await self._host_of(code), ("welcome", code, seat, None))
+        except HostRetired:
+            data = await self._stored(code)
+            welcome = None if data is None else {"seq": data.seq, "view": data.view(seat)}
         if welcome is None:
             raise RoomNotFound(f"no room {room!r}")
         return welcome
@@ -166,11 +181,18 @@ class RoomClient:
     async def command(self, room: str, seat: int, frame: dict) -> dict:
         """Apply an act/chat/settings/start frame: the ack (sent once durable) or error frame."""
         code = normal_code(room)
-        return await self._send(await self._host_of(code), ("command", code, seat, frame))
+        try:
+            return await self._send(await self._host_of(code), ("command", code, seat, frame))
+        except HostRetired:
+            return error_frame(frame.get("id") if isinstance(frame, dict) else None, "room_closed",
+                               "the room is closed")
 
     async def presence(self, room: str, seat: int, connected: bool) -> None:
         code = normal_code(room)
-        await self._send(await self._host_of(code), ("presence", code, seat, connected))
+        try:
+            await self._send(await self._host_of(code), ("presence", code, seat, connected))
+        except HostRetired:
+            pass  # the room has ended; nobody's presence matters any more
 
     async def events_after(self, room: str, since: int, upto: int | None = None) -> list[dict]:
         """Stored events with since < seq <= upto (to the end if upto is None), in order."""
@@ -199,12 +221,25 @@ class RoomClient:
             host = self._hosts[code] = raw.decode()
         return host
 
+    async def _stored(self, code: str) -> RoomData | None:
+        raw = await self.store.load(code)
+        return None if raw is None else RoomData.from_json(raw)
+
     async def _handle(self, name: str) -> ray.actor.ActorHandle:
         handle = self._handles.get(name)
         if handle is None:
-            handle = await asyncio.to_thread(ray.get_actor, name, namespace=self.config.namespace)
+            try:
+                handle = await asyncio.to_thread(ray.get_actor, name, namespace=self.config.namespace)
+            except ValueError:  # no such actor (any more)
+                if await self._retired(name):
+                    raise HostRetired(name) from None
+                raise
             self._handles[name] = handle
         return handle
+
+    async def _retired(self, name: str) -> bool:
+        """Host actors stay in P:hosts for as long as they live; the placement actor never leaves."""
+        return name != self._placement_name and await self.redis.zscore(self.keys.hosts(), name) is None
 
     async def _send(self, host: str, request: tuple):
         """Queue a request for `host`. One `batch` call per host is in flight; whatever arrives
@@ -247,6 +282,9 @@ class RoomClient:
             try:
                 return await getattr(handle, method).remote(*args)
             except (RayActorError, ActorUnavailableError) as e:
+                if await self._retired(actor):
+                    self._handles.pop(actor, None)
+                    raise HostRetired(actor) from e
                 if loop.time() > give_up:
                     raise
                 log.info("%s.%s: actor unavailable (%s); retrying", actor, method, type(e).__name__)

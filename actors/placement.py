@@ -4,8 +4,9 @@ Redis keeps the truth: `P:hosts`, a sorted set of host actor name -> rooms place
 persist script decrements it when a room ends). Picking a host is one Lua call that takes the
 fullest host still below `games_per_actor` and counts the room in, so hosts fill up one after the
 other and empty ones stay spare. `Placement` keeps `warm_actors` empty hosts started, so a new room
-only waits for a process start when rooms arrive faster than hosts start. `games_per_actor=1` is
-the same code: every host is full with one room.
+only waits for a process start when rooms arrive faster than hosts start, and every
+`MAINTAIN_EVERY` seconds stops the empty hosts beyond those spares (hosts whose rooms all ended).
+`games_per_actor=1` is the same code: every host is full with one room.
 
 One named, detached `PlacementActor` per cluster runs it, so host starts are decided in one place.
 """
@@ -31,15 +32,31 @@ redis.call('ZINCRBY', KEYS[1], 1, found[1])
 return found[1]
 """
 
+# Takes the oldest empty hosts out of placement, keeping the newest ARGV[1] (names sort by age).
+_RETIRE = """
+local idle = redis.call('ZRANGEBYSCORE', KEYS[1], 0, 0)
+local gone = {}
+for i = 1, #idle - tonumber(ARGV[1]) do
+  redis.call('ZREM', KEYS[1], idle[i])
+  gone[#gone + 1] = idle[i]
+end
+return gone
+"""
+
+MAINTAIN_EVERY = 30.0
+
 
 class Placement:
     def __init__(self, config: Config, redis: aioredis.Redis,
-                 start_host: Callable[[str], Awaitable[None]]) -> None:
+                 start_host: Callable[[str], Awaitable[None]],
+                 stop_host: Callable[[str], Awaitable[None]]) -> None:
         self._config = config
         self._redis = redis
         self._keys = Keys(config.prefix)
         self._start_host = start_host  # starts (or finds) the named host; returns once it serves
+        self._stop_host = stop_host
         self._pick = redis.register_script(_PICK)
+        self._retire = redis.register_script(_RETIRE)
         self._top_up_lock = asyncio.Lock()
         self._top_up_task: asyncio.Task | None = None
         self._recount = False  # a room was placed since top_up last counted the spares
@@ -77,12 +94,23 @@ class Placement:
             if not self._recount:  # no room was placed while we counted
                 return
 
+    async def maintain(self) -> list[str]:
+        """Start missing spares, stop surplus ones; returns the names of the hosts stopped."""
+        await self.top_up()
+        async with self._top_up_lock:
+            gone = [n.decode() for n in await self._retire(keys=[self._keys.hosts()],
+                                                           args=[self._config.warm_actors])]
+            for name in gone:
+                await self._stop_host(name)
+                log.info("retired host %s", name)
+        return gone
+
     async def _take(self) -> str | None:
         name = await self._pick(keys=[self._keys.hosts()], args=[self._config.games_per_actor])
         return None if name is None else name.decode()
 
     async def _grow(self) -> None:
-        name = f"{self._config.prefix}-host-{await self._redis.incr(self._keys.host_seq())}"
+        name = f"{self._config.prefix}-host-{await self._redis.incr(self._keys.host_seq()):06d}"
         await self._start_host(name)
         await self._redis.zadd(self._keys.hosts(), {name: 0}, nx=True)
         log.info("started host %s", name)
@@ -98,15 +126,34 @@ class PlacementActor:
     async def __init__(self, config: Config) -> None:
         self._redis = connect(config.redis_url)
         self._config = config
-        self._placement = Placement(config, self._redis, self._start_host)
+        self._placement = Placement(config, self._redis, self._start_host, self._stop_host)
         await patiently(self._placement.restore, "placement restore")
+        self._maintenance = asyncio.create_task(self._maintain_forever())
+
+    async def _maintain_forever(self) -> None:
+        while True:
+            await asyncio.sleep(MAINTAIN_EVERY)
+            try:
+                await self._placement.maintain()
+            except Exception:  # this loop must outlive a Redis or Ray hiccup
+                log.exception("placement maintenance failed")
 
     async def _start_host(self, name: str) -> None:
         host = GameHost.options(**host_options(self._config, name)).remote(name, self._config)
         await host.stats.remote()
 
+    async def _stop_host(self, name: str) -> None:
+        try:
+            host = await asyncio.to_thread(ray.get_actor, name, namespace=self._config.namespace)
+        except ValueError:  # already gone
+            return
+        ray.kill(host)
+
     async def place(self) -> str:
         return await self._placement.place()
+
+    async def maintain(self) -> list[str]:
+        return await self._placement.maintain()
 
     async def settled(self) -> None:
         await self._placement.settled()

@@ -209,3 +209,24 @@ async def test_games_outlive_the_gateway_that_created_them(cluster):
     assert (await rc.host_stats(created["room"]))["pid"] == created["pid"]
     welcome = await rc.welcome(created["room"], 0)
     assert welcome["view"]["status"] == "running"
+
+
+@pytest.mark.parametrize("cluster", [1], indirect=True, ids=["actor-per-game"])
+async def test_hosts_emptied_by_ended_games_are_stopped_and_their_rooms_still_read(cluster):
+    rc = cluster
+    ended, _ = await open_table(rc, 6)
+    live, _ = await open_table(rc, 6)
+    async with rc.listen(ended) as queue:
+        await rc.command(ended, 0, {"type": "start", "id": "go"})
+        await play(rc, ended, 6, queue)
+    ended_host = (await rc.host_stats(ended))["name"]
+    placement = ray.get_actor(f"{rc.config.prefix}-placement", namespace=rc.config.namespace)
+    gone = await placement.maintain.remote()
+    assert ended_host in gone
+    assert (await rc.welcome(ended, 2))["view"]["status"] == "finished"
+    assert (await rc.lobby(ended))["status"] == "finished"
+    assert (await rc.command(ended, 0, {"type": "chat", "id": 9, "text": "gg"}))["code"] == "room_closed"
+    await rc.presence(ended, 0, False)
+    with pytest.raises(RoomStarted):
+        await rc.join(ended, "Late")
+    assert await rc.command(live, 0, {"type": "start", "id": "go"}) == {"type": "ack", "id": "go"}

@@ -7,28 +7,32 @@ from actors.placement import Placement
 
 def placement(redis, prefix, *, games_per_actor: int, warm_actors: int):
     started: list[str] = []
+    stopped: list[str] = []
 
     async def start_host(name: str) -> None:
         started.append(name)
 
     config = Config(prefix=prefix, games_per_actor=games_per_actor, warm_actors=warm_actors)
-    return Placement(config, redis, start_host), started
+    async def stop_host(name: str) -> None:
+        stopped.append(name)
+
+    return Placement(config, redis, start_host, stop_host), started, stopped
 
 
 async def test_rooms_fill_one_host_before_the_next(redis, prefix):
-    p, started = placement(redis, prefix, games_per_actor=3, warm_actors=1)
+    p, started, _ = placement(redis, prefix, games_per_actor=3, warm_actors=1)
     await p.restore()
-    assert started == [f"{prefix}-host-1"]  # the warm one
+    assert started == [f"{prefix}-host-000001"]  # the warm one
     hosts = []
     for _ in range(7):
         hosts.append(await p.place())
         await p.settled()
-    assert hosts == [f"{prefix}-host-1"] * 3 + [f"{prefix}-host-2"] * 3 + [f"{prefix}-host-3"]
-    assert started == [f"{prefix}-host-{i}" for i in range(1, 5)]  # always one empty spare
+    assert hosts == [f"{prefix}-host-000001"] * 3 + [f"{prefix}-host-000002"] * 3 + [f"{prefix}-host-000003"]
+    assert started == [f"{prefix}-host-{i:06d}" for i in range(1, 5)]  # always one empty spare
 
 
 async def test_one_game_per_actor_is_the_same_code(redis, prefix):
-    p, started = placement(redis, prefix, games_per_actor=1, warm_actors=2)
+    p, started, _ = placement(redis, prefix, games_per_actor=1, warm_actors=2)
     await p.restore()
     assert len(started) == 2
     hosts = await asyncio.gather(*(p.place() for _ in range(5)))
@@ -38,7 +42,7 @@ async def test_one_game_per_actor_is_the_same_code(redis, prefix):
 
 
 async def test_an_ended_room_frees_its_slot(redis, prefix):
-    p, started = placement(redis, prefix, games_per_actor=1, warm_actors=0)
+    p, started, _ = placement(redis, prefix, games_per_actor=1, warm_actors=0)
     first = await p.place()
     await redis.zincrby(f"{prefix}:hosts", -1, first)  # what the final persist does
     assert await p.place() == first
@@ -46,10 +50,22 @@ async def test_an_ended_room_frees_its_slot(redis, prefix):
 
 
 async def test_a_restored_placement_restarts_every_known_host(redis, prefix):
-    p, _ = placement(redis, prefix, games_per_actor=2, warm_actors=1)
+    p, _, _ = placement(redis, prefix, games_per_actor=2, warm_actors=1)
     await p.restore()
     await p.place()
     await p.settled()
-    again, started = placement(redis, prefix, games_per_actor=2, warm_actors=1)
+    again, started, _ = placement(redis, prefix, games_per_actor=2, warm_actors=1)
     await again.restore()
-    assert sorted(started) == [f"{prefix}-host-1", f"{prefix}-host-2"]
+    assert sorted(started) == [f"{prefix}-host-000001", f"{prefix}-host-000002"]
+
+
+async def test_spares_beyond_the_warm_ones_are_stopped(redis, prefix):
+    p, started, stopped = placement(redis, prefix, games_per_actor=1, warm_actors=1)
+    hosts = [await p.place() for _ in range(3)]
+    await p.settled()
+    for name in hosts[:2]:  # two rooms end: their hosts are empty again
+        await redis.zincrby(f"{prefix}:hosts", -1, name)
+    gone = await p.maintain()
+    assert len(gone) == 2 and stopped == gone
+    assert await redis.zcount(f"{prefix}:hosts", 0, 0) == 1
+    assert await redis.zscore(f"{prefix}:hosts", hosts[2]) == 1  # the live room's host stays
