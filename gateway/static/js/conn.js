@@ -11,6 +11,9 @@ export class Connection {
     Object.assign(this, { room, token, onWelcome, onEvent, onError, onStatus, onRejected });
     this.lastSeq = since;
     this.attempt = 0;
+    // Ids unique across page loads: the room acks a resent (id, frame) it already applied
+    // without applying it again, so an old id must never come back with the same content.
+    this.idPrefix = Math.random().toString(36).slice(2, 10);
     this.nextId = 1;
     this.pending = new Map();
     this.ws = null;
@@ -26,6 +29,7 @@ export class Connection {
 
   stop() {
     this.stopped = true;
+    this.failPending();
     clearTimeout(this.timer);
     if (this.ws) this.ws.close();
   }
@@ -44,9 +48,10 @@ export class Connection {
     if (this.ws !== ws) return;
     this.ws = null;
     clearInterval(this.pinger);
-    this.failPending();
+    // Commands still unanswered stay pending: they are resent, same id, after the next welcome.
     if (code === POLICY_VIOLATION) {
       this.stopped = true;
+      this.failPending();
       this.onRejected();
     } else if (!this.stopped) {
       this.scheduleRetry();
@@ -88,6 +93,7 @@ export class Connection {
       const replayFrom = this.lastSeq;
       this.lastSeq = frame.seq;
       this.onStatus({ state: "online" });
+      for (const { text } of this.pending.values()) this.ws.send(text);
       this.keepAlive();
       this.onWelcome(frame, replayFrom);
     } else if (frame.type === "event") {
@@ -118,11 +124,12 @@ export class Connection {
 
   // Resolves on the server's ack, rejects with the error frame.
   send(frame) {
-    const id = `c${this.nextId++}`;
+    const id = `${this.idPrefix}-${this.nextId++}`;
     if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return Promise.reject({ code: "disconnected" });
+    const text = JSON.stringify({ ...frame, id });
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.ws.send(JSON.stringify({ ...frame, id }));
+      this.pending.set(id, { resolve, reject, text });
+      this.ws.send(text);
     });
   }
 }
