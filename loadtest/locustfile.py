@@ -422,7 +422,7 @@ class Table(User):
             runner = self.environment.runner
             # A local (headless, single process) run ends by itself once every table is done.
             if isinstance(runner, LocalRunner) and _TABLES_DONE[0] >= runner.target_user_count:
-                gevent.spawn_later(0.5, runner.quit)
+                gevent.spawn_later(3.0, runner.quit)   # after the periodic CSV writer saw all
 
 
 _TABLES_DONE = [0]
