@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import logging
 import secrets
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -30,6 +31,7 @@ CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L
 CODE_LENGTH = 6
 RESTART_PATIENCE = 60.0  # seconds a call keeps retrying while its host actor restarts
 BATCH_MAX = 256  # requests per batch call to one host
+HOSTS_REMEMBERED = 50_000  # room -> host entries cached per process
 
 
 class JoinRefused(Exception):
@@ -81,7 +83,7 @@ class RoomClient:
         self.store: RedisStore | None = None
         self.subscriptions: Subscriptions | None = None
         self._handles: dict[str, ray.actor.ActorHandle] = {}
-        self._hosts: dict[str, str] = {}  # room code -> host actor name (never changes)
+        self._hosts: OrderedDict[str, str] = OrderedDict()  # room code -> host actor name, LRU
         self._lanes: dict[str, _Lane] = {}  # host actor name -> requests waiting for a batch call
 
     async def start(self) -> None:
@@ -125,7 +127,7 @@ class RoomClient:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             if await self.redis.hsetnx(self.keys.room(code), "host", host):
                 break
-        self._hosts[code] = host
+        self._remember(code, host)
         reply = await self._call(host, "create_room", code, name, token_hash(token))
         _raise_refusal(reply)
         return {"room": code, "seat": reply["seat"], "token": token}
@@ -218,8 +220,16 @@ class RoomClient:
             raw = await self.redis.hget(self.keys.room(code), "host")
             if raw is None:
                 raise RoomNotFound(f"no room {code!r}")
-            host = self._hosts[code] = raw.decode()
+            host = raw.decode()
+        self._remember(code, host)
         return host
+
+    def _remember(self, code: str, host: str) -> None:
+        """A room never changes host, but a long-lived gateway sees unboundedly many rooms."""
+        self._hosts[code] = host
+        self._hosts.move_to_end(code)
+        if len(self._hosts) > HOSTS_REMEMBERED:
+            self._hosts.popitem(last=False)
 
     async def _stored(self, code: str) -> RoomData | None:
         raw = await self.store.load(code)
