@@ -13,7 +13,7 @@ const FEED_LIMIT = 80;
 
 const $ = (sel) => document.querySelector(sel);
 const app = {
-  room: null, token: null, seat: null, view: null, conn: null,
+  room: null, seat: null, view: null, conn: null, connStatus: null,
   feed: [], feedSeq: 0,
   selected: {}, answered: {}, chatTab: null, chatPinned: false, renderQueued: false, settingsPending: 0,
 };
@@ -52,7 +52,7 @@ function toast(text) {
 }
 
 function errorText(err) {
-  const code = err?.code ?? (typeof err?.detail === "object" ? err.detail.code : null) ?? "unknown";
+  const code = err?.code ?? "unknown";
   return has(`error.${code}`) ? t(`error.${code}`) : t("error.unknown", { code });
 }
 
@@ -116,7 +116,7 @@ async function route() {
     return;
   }
   if (app.conn) return;
-  Object.assign(app, { room, token, view: null, feed: [], feedSeq: 0, selected: {}, answered: {} });
+  Object.assign(app, { room, view: null, feed: [], feedSeq: 0, selected: {}, answered: {} });
   // since=0 on a fresh page: the view comes whole, and the replayed history refills the feed.
   app.conn = new Connection({
     room, token, since: 0,
@@ -192,6 +192,8 @@ function bindForms() {
   $("#lang").addEventListener("change", async (e) => {
     await setLanguage(e.target.value, { persist: true });
     app.qrFor = null;
+    if (app.connStatus) showConnStatus(app.connStatus);
+    if (!$("#screen-join").hidden) showJoin(roomFromUrl());
     render();
   });
 }
@@ -229,6 +231,7 @@ function onEvent(ev, fresh) {
 }
 
 function showConnStatus(status) {
+  app.connStatus = status;
   const box = $("#conn");
   box.dataset.state = status.state;
   clearInterval(showConnStatus.timer);
@@ -299,10 +302,9 @@ function renderLobby(v) {
       p.seat === app.seat ? el("span", { class: "muted", text: `(${t("lobby.you")})` }) : null)));
 
   const need = v.players.length < MIN_PLAYERS;
-  const hostName = nameOf(v.host);
   $("#lobby-need").textContent = need
     ? t("lobby.need", { n: v.players.length, min: MIN_PLAYERS })
-    : isHost(v) ? "" : t("lobby.wait_host", { name: hostName });
+    : isHost(v) ? "" : t("lobby.wait_host", { name: nameOf(v.host) });
 
   const rip = v.roles_in_play || {};
   $("#lobby-wolves").textContent = t("lobby.wolves", { n: rip.werewolf ?? 0 });

@@ -1,0 +1,62 @@
+"""Every visible string of the client comes from one catalogue per language, and the four agree."""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+STATIC = Path(__file__).resolve().parents[2] / "gateway" / "static"
+LANGS = ["en", "ar", "zh", "vi"]
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def catalogue(lang: str) -> dict[str, str]:
+    return json.loads((STATIC / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def test_every_language_has_every_key_with_the_same_placeholders():
+    english = catalogue("en")
+    for lang in LANGS[1:]:
+        other = catalogue(lang)
+        assert other.keys() == english.keys(), (lang, other.keys() ^ english.keys())
+        for key, text in english.items():
+            assert set(PLACEHOLDER.findall(other[key])) == set(PLACEHOLDER.findall(text)), (lang, key)
+            assert other[key].strip(), (lang, key)
+
+
+class TextFinder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.texts: list[str] = []
+        self.keys: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.keys += [v for k, v in attrs if k.startswith("data-i18n")]
+        if tag not in ("meta", "link", "input", "br"):
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        if data.strip() and not (self.stack and self.stack[-1] in ("script", "style")):
+            self.texts.append(data.strip())
+
+
+def test_the_markup_holds_no_text_and_names_only_known_keys():
+    finder = TextFinder()
+    finder.feed((STATIC / "index.html").read_text(encoding="utf-8"))
+    assert finder.texts == []
+    english = catalogue("en")
+    assert [k for k in finder.keys if k not in english] == []
+
+
+def test_every_literal_key_in_the_scripts_exists():
+    english = catalogue("en")
+    used = set()
+    for script in (STATIC / "js").glob("*.js"):
+        used |= set(re.findall(r'\bt\("([a-z_.]+)"', script.read_text(encoding="utf-8")))
+    assert used and not used - english.keys()
