@@ -25,6 +25,9 @@ class Config:
     durations: Mapping[str, int] = field(default_factory=dict)  # phase name -> seconds, room defaults
     finished_ttl: int = 3600  # seconds a finished or broken room's state and log stay readable
     idle_close: int = 1800  # seconds a room with nobody connected stays open
+    # A custom Ray resource that game hosts require, so that on a cluster they land only on the
+    # nodes that offer it (never on a gateway's zero-CPU node: 0-CPU actors fit anywhere).
+    host_resource: str | None = None
 
     def __post_init__(self) -> None:
         if self.games_per_actor < 1:
@@ -56,6 +59,7 @@ class Config:
             ("WW_NAMESPACE", "namespace", str),
             ("WW_FINISHED_TTL", "finished_ttl", int),
             ("WW_IDLE_CLOSE", "idle_close", int),
+            ("WW_HOST_RESOURCE", "host_resource", str),
         ):
             if key in env:
                 values[name] = kind(env[key])

@@ -117,8 +117,12 @@ class Placement:
 
 
 def host_options(config: Config, name: str) -> dict:
-    return dict(name=name, namespace=config.namespace, lifetime="detached", get_if_exists=True,
-                max_restarts=-1, max_concurrency=10_000)
+    options = dict(name=name, namespace=config.namespace, lifetime="detached", get_if_exists=True,
+                   max_restarts=-1, max_concurrency=10_000)
+    if config.host_resource:
+        # A sliver per host: a node offering 1000 units takes up to 1000 hosts.
+        options["resources"] = {config.host_resource: 0.001}
+    return options
 
 
 @ray.remote(num_cpus=0)

@@ -26,3 +26,11 @@ def test_nonsense_is_refused():
         Config.from_env({"WW_DURATION_NAP": "30"})
     with pytest.raises(ValueError):
         Config(durations={"vote": 0})
+
+
+def test_host_resource_pins_game_hosts_to_nodes_that_offer_it():
+    from actors.placement import host_options
+
+    assert "resources" not in host_options(Config.from_env({}), "h")
+    config = Config.from_env({"WW_HOST_RESOURCE": "werewolf_host"})
+    assert host_options(config, "h")["resources"] == {"werewolf_host": 0.001}
