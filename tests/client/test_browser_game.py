@@ -11,7 +11,7 @@ import asyncio
 import pytest
 
 from tests.client.table import (
-    DOCS, LAPTOP, PHONE, chatty, chromium, play_all, say, seat_table,
+    DOCS, LAPTOP, PHONE, THE_END, chatty, chromium, play_all, say, seat_table,
 )
 from tests.stack import ray_address, redis_url, stack, start_gateway, ww_prefix  # noqa: F401
 
@@ -71,6 +71,13 @@ def test_six_browsers_play_a_whole_game(stack):
                 for line in spoken:
                     assert line in end_chat, (p.name, line)
             assert shot, "no laptop seat reached a vote"
+
+            # The end survives a reload: same cards, same chat.
+            page = players[0].page
+            before = await page.inner_text("#screen-end")
+            await page.reload()
+            await page.wait_for_selector(f"{THE_END} #end-cards li:nth-child(6)")
+            assert await page.inner_text("#screen-end") == before
             await no_page_errors(players)
 
     asyncio.run(main())
