@@ -30,8 +30,6 @@ class Bot:
         self.rng = rng
         self.sleepy = sleepy
         self.chatty = chatty
-        self.acked: list[dict] = []  # every act frame the room acknowledged
-        self._sent: dict[str, dict] = {}
         self._ids = 0
 
     async def answer(self, prompt: dict) -> None:
@@ -46,15 +44,7 @@ class Bot:
 
     async def _send(self, frame: dict) -> None:
         self._ids += 1
-        frame = {**frame, "id": f"s{self.client.seat}-{self._ids}"}
-        self._sent[frame["id"]] = frame
-        await self.client.send(frame)
-
-    def _note(self, frame: dict) -> None:
-        if frame.get("type") == "ack" and frame["id"] in self._sent:
-            sent = self._sent.pop(frame["id"])
-            if sent["type"] == "act":
-                self.acked.append(sent)
+        await self.client.send({**frame, "id": f"s{self.client.seat}-{self._ids}"})
 
     async def play(self, until=lambda frame: frame.get("kind") == "game_over") -> dict:
         """Answer prompts until a frame matches `until` (default: game_over); return that frame."""
@@ -62,11 +52,20 @@ class Bot:
             await self.answer(prompt)
         while True:
             frame = await self.client.recv_until(lambda f: True, timeout=GAME_TIMEOUT)
-            self._note(frame)
             if until(frame):
                 return frame
             if frame.get("kind") == "prompt":
                 await self.answer(frame)
+
+
+def is_phase(frame: dict) -> bool:
+    return frame.get("kind") == "phase"
+
+
+def acked_acts(client: Client) -> list[dict]:
+    """The act frames this client sent that the room has acknowledged so far."""
+    acked = {f["id"] for f in client.frames if f.get("type") == "ack"}
+    return [f for f in client.sent if f["type"] == "act" and f.get("id") in acked]
 
 
 def in_day(day: int):
