@@ -14,7 +14,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -44,7 +46,18 @@ def main(argv: list[str] | None = None) -> int:
     # Unknown flags are the open-ended --duration-<phase> family.
     args, rest = parser.parse_known_args(argv)
     os.environ.update(_env_from_flags(args, rest, serve))
+    _check_config(serve)
     return _serve(args)
+
+
+def _check_config(parser: argparse.ArgumentParser) -> None:
+    """Refuse a bad configuration (a misspelt phase, a zero count) before starting anything."""
+    from actors.config import Config
+
+    try:
+        Config.from_env()
+    except ValueError as e:
+        parser.error(str(e))
 
 
 def _env_from_flags(args, rest: list[str], parser: argparse.ArgumentParser) -> dict[str, str]:
@@ -78,11 +91,24 @@ def _serve(args) -> int:
         import uvicorn
 
         shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
-        print(f"Open http://{shown}:{args.port}/", flush=True)
+        threading.Thread(target=_announce, args=(f"http://{shown}:{args.port}/",),
+                         daemon=True).start()
         uvicorn.run("gateway.app:app_from_env", factory=True, host=args.host, port=args.port,
                     workers=args.workers, loop="uvloop", ws_max_size=WS_MAX_BYTES,
                     log_level=args.log_level)
     return 0
+
+
+def _announce(url: str) -> None:
+    """Print the URL to open once the gateway is ready (Ray and Redis reachable)."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "readyz", timeout=2):
+                print(f"Open {url}", flush=True)
+                return
+        except OSError:  # not listening yet, or 503 (HTTPError is an OSError) while starting
+            time.sleep(0.3)
 
 
 def _answers(host: str, port: int) -> bool:
