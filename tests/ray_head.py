@@ -58,7 +58,7 @@ def ray_head(num_cpus: int = 2, startup_timeout: float = 90.0):
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     address = f"127.0.0.1:{port}"
     try:
-        _wait_for_port(port, proc, startup_timeout)
+        _wait_until_started(os.path.join(temp_dir, "head.log"), proc, startup_timeout)
         yield address
     finally:
         _stop(proc)
@@ -66,17 +66,18 @@ def ray_head(num_cpus: int = 2, startup_timeout: float = 90.0):
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen, timeout: float) -> None:
+def _wait_until_started(log_path: str, proc: subprocess.Popen, timeout: float) -> None:
+    """Wait for `ray start` to report the whole node up: the GCS port alone opens before the
+    raylet registers, and a driver connecting in between fails on a loaded machine."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"ray head exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            raise RuntimeError(f"ray head exited with {proc.returncode}: see {log_path}")
+        with open(log_path, "rb") as log:
+            if b"Ray runtime started" in log.read():
                 return
-        except OSError:
-            time.sleep(0.2)  # polling a port that is not open yet, not waiting on a test event
-    raise TimeoutError(f"ray head did not open port {port} in {timeout}s")
+        time.sleep(0.2)  # polling a log that has not said it yet, not waiting on a test event
+    raise TimeoutError(f"ray head did not start in {timeout}s")
 
 
 def _stop(proc: subprocess.Popen) -> None:
