@@ -173,7 +173,7 @@ def _local_ray():
         print(f"Started a local Ray head on 127.0.0.1:{port}", flush=True)
         yield f"127.0.0.1:{port}"
     finally:
-        _kill_family(proc)
+        kill_family(proc)
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
@@ -195,7 +195,7 @@ def _wait(ready, proc: subprocess.Popen, what: str) -> None:
         time.sleep(0.2)
 
 
-def _kill_family(proc: subprocess.Popen) -> None:
+def kill_family(proc: subprocess.Popen) -> None:
     """Stop the head and the raylet's workers (never `ray stop`: it kills every Ray here)."""
     import psutil
 

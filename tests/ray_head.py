@@ -14,12 +14,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from gateway.cli import kill_family
 
 # Keep every Ray process on loopback and let local drivers join without a token file dance.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-from contextlib import contextmanager
-from pathlib import Path
 
 
 def free_port() -> int:
@@ -82,16 +84,5 @@ def _wait_until_started(log_path: str, proc: subprocess.Popen, timeout: float) -
 
 def _stop(proc: subprocess.Popen) -> None:
     """Kill the head and every process under it (workers are the raylet's children, not in its group)."""
-    import psutil
-
-    try:
-        family = [psutil.Process(proc.pid)] + psutil.Process(proc.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        family = []
-    for p in family:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(family, timeout=10)
+    kill_family(proc)
     proc.wait(timeout=10)
