@@ -36,36 +36,56 @@ def _ray_executable() -> str:
 
 
 @contextmanager
-def ray_head(num_cpus: int = 2, startup_timeout: float = 90.0):
-    """Start `ray start --head --block` in its own session; yield its GCS address."""
-    port = free_port()
+def ray_head(num_cpus: int = 2, startup_timeout: float = 90.0, attempts: int = 3):
+    """Start `ray start --head --block` in its own session; yield its GCS address.
+
+    A free port can be taken by another process between our probe and Ray's bind (other test
+    sessions start heads too), so a head that exits while starting is retried on new ports."""
+    for attempt in range(1, attempts + 1):
+        temp_dir = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: Ray's socket paths have a length limit
+        log_path = os.path.join(temp_dir, "head.log")
+        port, args = _head_command(num_cpus, temp_dir)
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            try:
+                _wait_until_started(log_path, proc, startup_timeout)
+            except HeadExited:
+                if attempt == attempts:
+                    raise
+                continue
+            yield f"127.0.0.1:{port}"
+            return
+        finally:
+            _stop(proc)
+            shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+class HeadExited(RuntimeError):
+    pass
+
+
+def _head_command(num_cpus: int, temp_dir: str) -> tuple[int, list[str]]:
+    ports: set[int] = set()
+    while len(ports) < 8:  # distinct: Ray refuses one port for two components
+        ports.add(free_port())
+    gcs, client, agent, agent_grpc, runtime_env, metrics, node_manager, object_manager = ports
     # Below the kernel's ephemeral range, so free_port() picks never land inside it.
     worker_low = random.randrange(10000, 29000, 300)
-    temp_dir = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: Ray's socket paths have a length limit
-    args = [
+    return gcs, [
         _ray_executable(), "start", "--head", "--block", "--disable-usage-stats",
-        "--node-ip-address=127.0.0.1", f"--port={port}", f"--num-cpus={num_cpus}",
+        "--node-ip-address=127.0.0.1", f"--port={gcs}", f"--num-cpus={num_cpus}",
         "--include-dashboard=false",
-        f"--ray-client-server-port={free_port()}",
-        f"--dashboard-agent-listen-port={free_port()}",
-        f"--dashboard-agent-grpc-port={free_port()}",
-        f"--runtime-env-agent-port={free_port()}",
-        f"--metrics-export-port={free_port()}",
-        f"--node-manager-port={free_port()}",
-        f"--object-manager-port={free_port()}",
+        f"--ray-client-server-port={client}",
+        f"--dashboard-agent-listen-port={agent}",
+        f"--dashboard-agent-grpc-port={agent_grpc}",
+        f"--runtime-env-agent-port={runtime_env}",
+        f"--metrics-export-port={metrics}",
+        f"--node-manager-port={node_manager}",
+        f"--object-manager-port={object_manager}",
         f"--min-worker-port={worker_low}", f"--max-worker-port={worker_low + 299}",
         f"--temp-dir={temp_dir}",
     ]
-    log = open(os.path.join(temp_dir, "head.log"), "wb")
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    address = f"127.0.0.1:{port}"
-    try:
-        _wait_until_started(os.path.join(temp_dir, "head.log"), proc, startup_timeout)
-        yield address
-    finally:
-        _stop(proc)
-        log.close()
-        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def _wait_until_started(log_path: str, proc: subprocess.Popen, timeout: float) -> None:
@@ -74,7 +94,9 @@ def _wait_until_started(log_path: str, proc: subprocess.Popen, timeout: float) -
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"ray head exited with {proc.returncode}: see {log_path}")
+            with open(log_path, "rb") as log:
+                tail = log.read()[-2000:].decode(errors="replace")
+            raise HeadExited(f"ray head exited with {proc.returncode}:\n{tail}")
         with open(log_path, "rb") as log:
             if b"Ray runtime started" in log.read():
                 return
