@@ -1,6 +1,6 @@
 """Latency through the real gateway (issue 3): room creation, action -> ack, chat -> broadcast.
 
-    /tmp/venv/bin/python -m loadtest.latency            # both layouts, 1 and 100 concurrent rooms
+    .venv/bin/python -m loadtest.latency            # both layouts, 1 and 100 concurrent rooms
 
 For each hosting layout (`WW_GAMES_PER_ACTOR=1`: one Ray actor per game; `=100`) it starts the real
 stack (private Ray head, gateway processes, shared Redis under a random prefix), runs 1 and then 100

@@ -1,7 +1,7 @@
 """The ramp: start a stack, grow the number of 18-player tables in steps, hold each, print a table.
 
-    /tmp/venv/bin/python -m loadtest.ramp                       # baseline, then both layouts
-    /tmp/venv/bin/python -m loadtest.ramp --layouts 100 --steps 50,100,250 --hold 60
+    .venv/bin/python -m loadtest.ramp                       # baseline, then both layouts
+    .venv/bin/python -m loadtest.ramp --layouts 100 --steps 50,100,250 --hold 60
 
 For each layout (`baseline` = loadtest/baseline.py, `1` = one Ray actor per game, `N` = N games per
 Ray actor) it starts the stack (n gateway processes, a private Ray head, the shared Redis under a
