@@ -29,6 +29,9 @@ async def test_each_bad_input_gets_its_error_and_the_room_is_unharmed(stack):
                                              "witch": 15})
     room, seats = await seat_table(gateway.url, 6)
     host, player = await connect_all(gateway.ws_url, room, seats[:2])
+    # Without the witch and the hunter the lone wolf cannot die at night, so the game always
+    # reaches day 1 and the player is always prompted (at night for its role, or to elect a mayor).
+    assert (await host.request({"type": "settings", "roles": ["seer", "cupid"]}))["type"] == "ack"
     before = await get_facts(gateway.url, room)
 
     async def answer(raw: str) -> dict:
@@ -93,7 +96,7 @@ async def test_each_bad_input_gets_its_error_and_the_room_is_unharmed(stack):
     games = [asyncio.create_task(Bot(c, random.Random(i)).play(until=day_or_end))
              for i, c in enumerate(clients) if c is not player]
     # The player's prompt stays open (its phase waits for it) until it answers or times out.
-    prompt = await player.wait_for(lambda f: f.get("kind") == "prompt")
+    prompt = await player.wait_for(lambda f: f.get("kind") == "prompt", timeout=120)
     wrong_target = max(prompt["choices"] + [len(seats)]) + 1
     refused = await player.request({"type": "act", "action": prompt["action"],
                                     "targets": [wrong_target] * max(1, prompt["min"])})
