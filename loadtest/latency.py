@@ -63,13 +63,7 @@ def measure(layout: int, loads: list, args, out: Path) -> list:
         for rooms in loads:
             lc.reset()
             lc.swarm(rooms, args.spawn_rate, running.urls[0])
-            deadline = time.monotonic() + 120 + rooms / args.spawn_rate
-            while time.monotonic() < deadline:
-                time.sleep(2)   # polling Locust's counters while tables connect
-                st = lc.stats()
-                ok = count(st.get("connect")) - count(st.get("connect"), "Failure Count")
-                if st["_state"]["user_count"] >= rooms and ok >= 18 * (rooms - prev):
-                    break
+            lc.wait_connected(rooms, 18 * (rooms - prev), 120 + rooms / args.spawn_rate)
             time.sleep(3)
             lc.reset()
             comps = {**running.components(), "locust": lc.processes()}

@@ -150,14 +150,8 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             lc.reset()
             lc.swarm(rooms, args.spawn_rate, running.urls[0])
             need = 18 * (rooms - prev)
-            spawn_deadline = time.monotonic() + args.spawn_timeout + (rooms - prev) / args.spawn_rate
-            connected = 0
-            while time.monotonic() < spawn_deadline:
-                time.sleep(2)   # polling Locust's counters while tables connect
-                st = lc.stats()
-                connected = count(st.get("connect")) - count(st.get("connect"), "Failure Count")
-                if st["_state"]["user_count"] >= rooms and connected >= need:
-                    break
+            connected = lc.wait_connected(rooms, need,
+                                          args.spawn_timeout + (rooms - prev) / args.spawn_rate)
             spawned_ok = connected >= need
             time.sleep(args.settle)
             lc.reset()

@@ -70,6 +70,19 @@ class LocustCluster:
     def failures(self) -> list:
         return list(csv.DictReader(io.StringIO(self.get("/stats/failures/csv"))))
 
+    def wait_connected(self, users: int, sockets: int, timeout: float) -> int:
+        """Poll until `users` tables run and `sockets` new sockets connected (or timeout);
+        return how many connected."""
+        deadline = time.monotonic() + timeout
+        connected = 0
+        while time.monotonic() < deadline:
+            time.sleep(2)   # polling Locust's counters while tables connect
+            st = self.stats()
+            connected = count(st.get("connect")) - count(st.get("connect"), "Failure Count")
+            if st["_state"]["user_count"] >= users and connected >= sockets:
+                break
+        return connected
+
 
 @contextmanager
 def locust_cluster(n_workers: int, env: dict, log_dir: Path, host: str):
