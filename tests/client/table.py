@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -56,6 +57,20 @@ async def new_player(browser: Browser, name: str, *, locale: str = "en-US", view
     return player
 
 
+LOBBY_SHOWS = """() => ({
+    durations: Object.fromEntries([...document.querySelectorAll("#lobby-durations dt")]
+        .map((dt) => [dt.dataset.key, Number(dt.nextElementSibling.textContent)])),
+    roles: [...document.querySelectorAll("#lobby-roles li")].map((li) => li.dataset.role),
+    hostChecked: [...document.querySelectorAll("#host-roles input:checked")].map((box) => box.value),
+})"""
+SHOWS_SETTINGS = f"""([durations, roles]) => {{
+    const shown = ({LOBBY_SHOWS})();
+    return Object.entries(durations).every(([k, v]) => shown.durations[k] === v)
+        && (roles === null || roles.every((r) => shown.roles.includes(r))
+            && shown.roles.every((r) => ["werewolf", "villager", ...roles].includes(r)));
+}}"""
+
+
 async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dict]],
                      durations: dict[str, int], *, roles: list[str] | None = None,
                      replicas: dict[int, str] | None = None, before_start=None
@@ -89,16 +104,11 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
         for box in await host.page.locator("#host-roles input").all():
             await box.set_checked(await box.get_attribute("value") in roles)
     for p in players:
-        await p.page.wait_for_function(
-            """([durations, roles]) => {
-                const shown = Object.fromEntries([...document.querySelectorAll("#lobby-durations dt")]
-                    .map((dt) => [dt.dataset.key, Number(dt.nextElementSibling.textContent)]));
-                const dealt = [...document.querySelectorAll("#lobby-roles li")].map((li) => li.dataset.role);
-                return Object.entries(durations).every(([k, v]) => shown[k] === v)
-                    && (roles === null || roles.every((r) => dealt.includes(r))
-                        && dealt.every((r) => ["werewolf", "villager", ...roles].includes(r)));
-            }""",
-            arg=[durations, roles])
+        try:
+            await p.page.wait_for_function(SHOWS_SETTINGS, arg=[durations, roles])
+        except PlaywrightTimeout:
+            shown = await p.page.evaluate(LOBBY_SHOWS)
+            raise AssertionError(f"{p.name}'s lobby never showed {durations}, {roles}: {shown}") from None
     if before_start:
         await before_start(players)
     await host.page.click("#start:not([disabled])")

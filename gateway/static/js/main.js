@@ -15,7 +15,8 @@ const $ = (sel) => document.querySelector(sel);
 const app = {
   room: null, seat: null, view: null, conn: null, connStatus: null,
   feed: [], feedSeq: 0,
-  selected: {}, answered: {}, chatTab: null, chatPinned: false, renderQueued: false, settingsPending: 0,
+  selected: {}, answered: {}, chatTab: null, chatPinned: false, renderQueued: false,
+  settingsPending: 0, settingsSent: null,
 };
 
 function el(tag, attrs = {}, ...children) {
@@ -328,7 +329,9 @@ function durationLabel(key) {
 }
 
 // Inputs are rebuilt only when the set of settings changes, and the server's values never
-// overwrite a field being edited, nor any field while the host's own change is on its way.
+// overwrite a field being edited, nor any field while the host's own change is on its way: the
+// ack can arrive before the event that carries the new settings, so the form waits for a view
+// that shows what the host sent (or for an error) before it takes the server's values again.
 function renderHostForm(v, need) {
   const chosen = new Set(v.settings?.roles || []);
   const roles = [...new Set([...SPECIAL_ROLES, ...chosen])];
@@ -348,7 +351,8 @@ function renderHostForm(v, need) {
         el("input", { type: "number", name: k, min: 1, inputmode: "numeric", onchange: sendSettings,
           oninput: (e) => (e.target.dataset.dirty = "1") }))));
   }
-  if (!app.settingsPending) {
+  if (app.settingsSent && showsSettings(v.settings, app.settingsSent)) app.settingsSent = null;
+  if (!app.settingsPending && !app.settingsSent) {
     for (const box of rolesBox.querySelectorAll("input")) box.checked = chosen.has(box.value);
     for (const input of durBox.querySelectorAll("input")) {
       if (document.activeElement !== input && !input.dataset.dirty) input.value = durations[input.name];
@@ -365,10 +369,22 @@ function sendSettings() {
     delete input.dataset.dirty;
   }
   app.settingsPending += 1;
-  send({ type: "settings", roles, durations }).catch(() => {}).finally(() => {
+  const sent = { roles, durations };
+  app.settingsSent = sent;
+  send({ type: "settings", roles, durations }).catch(() => {
+    // Refused: the form shows the server's settings again, unless a newer change is on its way.
+    if (app.settingsSent === sent) app.settingsSent = null;
+  }).finally(() => {
     app.settingsPending -= 1;
     render();
   });
+}
+
+function showsSettings(settings, sent) {
+  const roles = new Set(settings?.roles || []);
+  const durations = settings?.durations || {};
+  return roles.size === sent.roles.length && sent.roles.every((r) => roles.has(r))
+    && Object.entries(sent.durations).every(([k, s]) => durations[k] === s);
 }
 
 function connDot(connected) {
