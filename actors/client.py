@@ -85,6 +85,8 @@ class RoomClient:
         self._handles: dict[str, ray.actor.ActorHandle] = {}
         self._hosts: OrderedDict[str, str] = OrderedDict()  # room code -> host actor name, LRU
         self._lanes: dict[str, _Lane] = {}  # host actor name -> requests waiting for a batch call
+        # This process, as the rooms know it in their seats' presence (see `renew_lease`).
+        self.gateway_id = secrets.token_hex(8)
 
     async def start(self) -> None:
         if not ray.is_initialized():
@@ -98,12 +100,25 @@ class RoomClient:
         self._handles[self._placement_name] = placement
         self.subscriptions = Subscriptions(self.redis, self.keys, self.store.events_after)
         await self.subscriptions.start()
+        await self.renew_lease()  # before any presence names this process
 
     async def close(self) -> None:
         if self.subscriptions is not None:
             await self.subscriptions.close()
         if self.redis is not None:
+            try:  # hosts then take this process out of its seats at their next sweep
+                await self.redis.delete(self.keys.gateway(self.gateway_id))
+            except Exception as e:
+                log.warning("could not drop the presence lease (%r); it will lapse", e)
             await self.redis.aclose()
+
+    async def renew_lease(self) -> bool:
+        """Keep this process's presence lease for `config.presence_lease` seconds more (call it
+        every third of that). True if there was no lease: the first call, or a lapse after which
+        hosts may have marked this process's seats disconnected (announce them again)."""
+        previous = await self.redis.set(self.keys.gateway(self.gateway_id), b"1",
+                                        ex=self.config.presence_lease, get=True)
+        return previous is None
 
     async def __aenter__(self) -> RoomClient:
         await self.start()
@@ -190,9 +205,11 @@ class RoomClient:
                                "the room is closed")
 
     async def presence(self, room: str, seat: int, connected: bool) -> None:
+        """This process has its first (connected) or no more (not connected) socket of the seat."""
         code = normal_code(room)
         try:
-            await self._send(await self._host_of(code), ("presence", code, seat, connected))
+            await self._send(await self._host_of(code),
+                             ("presence", code, seat, (self.gateway_id, connected)))
         except HostRetired:
             pass  # the room has ended; nobody's presence matters any more
 

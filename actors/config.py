@@ -25,6 +25,9 @@ class Config:
     durations: Mapping[str, int] = field(default_factory=dict)  # phase name -> seconds, room defaults
     finished_ttl: int = 3600  # seconds a finished or broken room's state and log stay readable
     idle_close: int = 1800  # seconds a room with nobody connected stays open
+    # Seconds a gateway process's presence lease lasts unless renewed (every third of it): a
+    # gateway that dies unannounced shows its seats disconnected within about 1.3 leases.
+    presence_lease: int = 15
     # A custom Ray resource that game hosts require, so that on a cluster they land only on the
     # nodes that offer it (never on a gateway's zero-CPU node: 0-CPU actors fit anywhere).
     host_resource: str | None = None
@@ -32,6 +35,8 @@ class Config:
     def __post_init__(self) -> None:
         if self.games_per_actor < 1:
             raise ValueError("games_per_actor must be >= 1")
+        if self.presence_lease < 1:
+            raise ValueError("presence_lease must be >= 1")
         if self.warm_actors < 0:
             raise ValueError("warm_actors must be >= 0")
         try:  # refuse bad durations here, not later inside every host actor that starts
@@ -59,6 +64,7 @@ class Config:
             ("WW_NAMESPACE", "namespace", str),
             ("WW_FINISHED_TTL", "finished_ttl", int),
             ("WW_IDLE_CLOSE", "idle_close", int),
+            ("WW_PRESENCE_LEASE", "presence_lease", int),
             ("WW_HOST_RESOURCE", "host_resource", str),
         ):
             if key in env:

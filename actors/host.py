@@ -34,7 +34,9 @@ class RoomHost:
         self._clock = clock
         self._settings = config.room_settings()
         self._idle_close = config.idle_close * 1000
+        self._sweep_every = config.presence_lease * 1000 // 3
         self._loading: dict[str, asyncio.Task] = {}
+        self._sweeper: asyncio.Task | None = None
 
     async def start(self) -> None:
         """Take over every room this host owned before a restart (re-arming their timers)."""
@@ -46,6 +48,26 @@ class RoomHost:
             if isinstance(result, Exception):  # not an outage (those are retried): a bad snapshot
                 log.error("host %s: could not load room %s: %r", self.name, code, result)
         log.info("host %s started with %d rooms", self.name, len(self.rooms))
+        self._sweeper = asyncio.create_task(self._sweep_forever(), name=f"host {self.name} presence")
+
+    async def sweep_presence(self) -> None:
+        """Take the gateway processes whose presence lease lapsed out of every seat here."""
+        held = {code: room.gateways() for code, room in self.rooms.items()}
+        ids = sorted(set().union(*held.values()))
+        if not ids:
+            return
+        gone = set(ids) - await self._store.live_gateways(ids)
+        await asyncio.gather(*(self.rooms[code].gateways_gone(frozenset(gateways & gone))
+                               for code, gateways in held.items()
+                               if gateways & gone and code in self.rooms))
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await self._clock.sleep_until(self._clock.now() + self._sweep_every)
+            try:
+                await self.sweep_presence()
+            except Exception as e:  # Redis unreachable: the next sweep will tell
+                log.warning("host %s: presence sweep failed (%r)", self.name, e)
 
     async def create_room(self, code: str, name: str, token_hash: str) -> dict:
         """Open room `code` here and seat its creator: {"seat": 0} or {"error", "message"}."""
@@ -70,8 +92,8 @@ class RoomHost:
 
     async def batch(self, requests: list[tuple]) -> list:
         """Requests sent together by one client, each answered on its own, in order:
-        ("command", code, seat, frame) -> ack/error frame; ("presence", code, seat, connected) ->
-        None; ("welcome", code, seat, None) -> welcome or None."""
+        ("command", code, seat, frame) -> ack/error frame; ("presence", code, seat,
+        (gateway, connected)) -> None; ("welcome", code, seat, None) -> welcome or None."""
         return await asyncio.gather(*(self._request(*request) for request in requests))
 
     async def _request(self, kind: str, code: str, seat: int, arg):
@@ -80,7 +102,7 @@ class RoomHost:
                 return await self.command(code, seat, arg)
             if kind == "welcome":
                 return await self.welcome(code, seat)
-            await self.presence(code, seat, arg)
+            await self.presence(code, seat, *arg)
         except Exception:  # e.g. the room could not be loaded: this request fails, not the batch
             log.exception("host %s: %s for room %s failed", self.name, kind, code)
             if kind == "command":
@@ -97,10 +119,10 @@ class RoomHost:
             return error_frame(frame_id, "room_closed", "the room is closed")
         return await room.command(seat, frame)
 
-    async def presence(self, code: str, seat: int, connected: bool) -> None:
+    async def presence(self, code: str, seat: int, gateway: str, connected: bool) -> None:
         room = await self._room(code)
         if room is not None:
-            await room.presence(seat, connected)
+            await room.presence(seat, gateway, connected)
 
     async def welcome(self, code: str, seat: int) -> dict | None:
         room = await self._room(code)

@@ -58,7 +58,14 @@ def clean_name(name: object) -> str:
 class Player:
     name: str
     token_hash: str
-    connected: bool = False
+    # The gateway processes holding a socket of this seat: a seat with a phone and a laptop on two
+    # replicas stays connected while either is there, and a gateway that dies without a word
+    # (its presence lease lapses, see `RoomHost.sweep_presence`) is taken out of every seat.
+    gateways: tuple[str, ...] = ()
+
+    @property
+    def connected(self) -> bool:
+        return bool(self.gateways)
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,7 @@ class RoomData:
             "code": self.code,
             "status": self.status,
             "seq": self.seq,
-            "players": [{"name": p.name, "token_hash": p.token_hash, "connected": p.connected}
+            "players": [{"name": p.name, "token_hash": p.token_hash, "gateways": p.gateways}
                         for p in self.players],
             "settings": self.settings.to_json(),
             "game": self.game,  # orjson writes the dataclass as GameState.to_json() would, without copying
@@ -94,7 +101,7 @@ class RoomData:
             code=d["code"],
             status=d["status"],
             seq=d["seq"],
-            players=tuple(Player(**p) for p in d["players"]),
+            players=tuple(Player(p["name"], p["token_hash"], tuple(p["gateways"])) for p in d["players"]),
             settings=rules.Settings.from_json(d["settings"]),
             game=None if d["game"] is None else rules.GameState.from_json(d["game"]),
             acked={seat: tuple(ids) for seat, ids in d["acked"]},
@@ -177,18 +184,34 @@ def _check_seat(data: RoomData, seat: int) -> None:
         raise Refused("not_authenticated", f"no seat {seat!r} in this room")
 
 
-def _presence(data: RoomData, now: int, seat: int, connected: bool):
+def _presence(data: RoomData, now: int, seat: int, gateway: str, connected: bool):
     _check_seat(data, seat)
-    if data.players[seat].connected == connected:
+    held = data.players[seat].gateways
+    if connected == (gateway in held):
         return None, None
+    gateways = held + (gateway,) if connected else tuple(g for g in held if g != gateway)
+    return None, _with_gateways(data, now, {seat: gateways})
+
+
+def _gateways_gone(data: RoomData, now: int, gone: frozenset):
+    changed = {seat: tuple(g for g in p.gateways if g not in gone)
+               for seat, p in enumerate(data.players) if gone.intersection(p.gateways)}
+    return None, _with_gateways(data, now, changed) if changed else None
+
+
+def _with_gateways(data: RoomData, now: int, gateways: dict[int, tuple[str, ...]]) -> Change:
+    """New gateway sets for some seats; a `presence` event for each seat that came or went."""
     players = list(data.players)
-    players[seat] = replace(players[seat], connected=connected)
+    events = []
+    for seat, held in gateways.items():
+        if bool(held) != players[seat].connected:
+            events.append({"kind": "presence", "to": None, "seat": seat, "connected": bool(held)})
+        players[seat] = replace(players[seat], gateways=held)
     if any(p.connected for p in players):
         idle_since = None
     else:
         idle_since = now if data.idle_since is None else data.idle_since
-    event = {"kind": "presence", "to": None, "seat": seat, "connected": connected}
-    return None, Change(replace(data, players=tuple(players), idle_since=idle_since), [event])
+    return Change(replace(data, players=tuple(players), idle_since=idle_since), events)
 
 
 def wakeup(data: RoomData, idle_close: int | None) -> int | None:
@@ -367,8 +390,16 @@ class Room:
         return await self._submit(_command, (seat, frame),
                                   lambda code, message: error_frame(frame_id, code, message))
 
-    async def presence(self, seat: int, connected: bool) -> None:
-        await self._submit(_presence, (seat, connected), lambda code, message: None)
+    async def presence(self, seat: int, gateway: str, connected: bool) -> None:
+        """Gateway process `gateway` has gained its first / lost its last socket of `seat`."""
+        await self._submit(_presence, (seat, gateway, connected), lambda code, message: None)
+
+    def gateways(self) -> set[str]:
+        return {g for p in self.data.players for g in p.gateways}
+
+    async def gateways_gone(self, gone: frozenset) -> None:
+        """These gateway processes are dead: none of their sockets is here any more."""
+        await self._submit(_gateways_gone, (gone,), lambda code, message: None)
 
     def welcome(self, seat: int) -> dict:
         """The view of `seat` at exactly seq S (the committed state), as {"seq": S, "view": ...}."""

@@ -64,6 +64,8 @@ class Store(Protocol):
 
     async def host_rooms(self, host: str) -> list[str]: ...
 
+    async def live_gateways(self, ids: list[str]) -> set[str]: ...
+
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None: ...
 
@@ -92,6 +94,9 @@ class Keys:
 
     def host_seq(self) -> str:
         return f"{self.prefix}:hostseq"
+
+    def gateway(self, gateway_id: str) -> str:  # a gateway process's presence lease (a TTL key)
+        return f"{self.prefix}:gateway:{gateway_id}"
 
 
 _CLAIM = """
@@ -149,6 +154,11 @@ class RedisStore:
     async def host_rooms(self, host: str) -> list[str]:
         return sorted(code.decode() for code in await self.redis.smembers(self.keys.host_rooms(host)))
 
+    async def live_gateways(self, ids: list[str]) -> set[str]:
+        """The gateway processes among `ids` whose presence lease has not lapsed."""
+        leases = await self.redis.mget([self.keys.gateway(i) for i in ids])
+        return {i for i, lease in zip(ids, leases) if lease is not None}
+
     async def events_after(self, code: str, since: int, upto: int | None = None) -> list[dict]:
         """Stored events with since < seq <= upto (to the end if upto is None), in order."""
         if upto is not None and upto <= since:
@@ -191,6 +201,7 @@ class MemoryStore:
         self.logs: dict[str, list[bytes]] = {}
         self.tokens: dict[str, dict[str, int]] = {}
         self.hosted: dict[str, set[str]] = {}
+        self.gateways: set[str] = set()  # the gateway processes whose lease is live
         self.fail: Exception | None = None
         self.gate: asyncio.Event | None = None
         self.held = asyncio.Event()  # set once a persist is waiting at the gate
@@ -211,6 +222,9 @@ class MemoryStore:
 
     async def host_rooms(self, host: str) -> list[str]:
         return sorted(self.hosted.get(host, ()))
+
+    async def live_gateways(self, ids: list[str]) -> set[str]:
+        return self.gateways.intersection(ids)
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None:

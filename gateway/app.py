@@ -26,7 +26,7 @@ from actors.config import Config
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState, gateway_state
-from gateway.ws import drop_slow_sockets, websocket_endpoint
+from gateway.ws import drop_slow_sockets, keep_presence_lease, websocket_endpoint
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +64,13 @@ def create_app(config: Config) -> FastAPI:
         metrics.rooms.set_function(lambda: seats.room_count)
         app.state.gateway = gw = GatewayState(config=config, rooms=rooms, seats=seats,
                                               metrics=metrics)
-        watchdog = asyncio.create_task(drop_slow_sockets(gw.sessions))
+        watchdogs = [asyncio.create_task(drop_slow_sockets(gw.sessions)),
+                     asyncio.create_task(keep_presence_lease(gw))]
         try:
             yield
         finally:
-            watchdog.cancel()
+            for task in watchdogs:
+                task.cancel()
             await rooms.close()
 
     app = FastAPI(title="Werewolf gateway", lifespan=lifespan)

@@ -42,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--games-per-actor", type=int, help="rooms per Ray host actor (1 = one each)")
     serve.add_argument("--warm-actors", type=int, help="spare host actors kept started")
     serve.add_argument("--prefix", help="Redis key prefix (WW_PREFIX)")
+    serve.add_argument("--presence-lease", type=int,
+                       help="seconds before the seats of a gateway that died show disconnected "
+                            "(WW_PRESENCE_LEASE, default 15)")
     serve.add_argument("--log-level", default="info")
     # Unknown flags are the open-ended --duration-<phase> family.
     args, rest = parser.parse_known_args(argv)
@@ -64,7 +67,7 @@ def _env_from_flags(args, rest: list[str], parser: argparse.ArgumentParser) -> d
     env: dict[str, str] = {}
     for flag, var in (("redis_url", "REDIS_URL"), ("ray_address", "RAY_ADDRESS"),
                       ("games_per_actor", "WW_GAMES_PER_ACTOR"), ("warm_actors", "WW_WARM_ACTORS"),
-                      ("prefix", "WW_PREFIX")):
+                      ("prefix", "WW_PREFIX"), ("presence_lease", "WW_PRESENCE_LEASE")):
         value = getattr(args, flag)
         if value is not None:
             env[var] = str(value)

@@ -27,6 +27,10 @@ class LocalSeats:
     def room_count(self) -> int:
         return len(self._rooms)
 
+    def held(self) -> list[tuple[str, int]]:
+        """Every (room, seat) with a socket here."""
+        return list(self._seats)
+
     def enter(self, room: str, seat: int) -> LocalSeat:
         local = self._seats.get((room, seat))
         if local is None:

@@ -337,3 +337,20 @@ async def drop_slow_sockets(sessions: set[Session]) -> None:
         await asyncio.sleep(SLOW_CHECK_SECONDS)
         for session in list(sessions):
             session.drop_if_behind()
+
+
+async def keep_presence_lease(gw: GatewayState) -> None:
+    """Lifespan task: renew this process's presence lease every third of it. After a lapse (Redis
+    unreachable for a whole lease) hosts may have marked this process's seats disconnected, so
+    every seat with a socket here is announced again."""
+    while True:
+        await asyncio.sleep(gw.config.presence_lease / 3)
+        try:
+            if not await gw.rooms.renew_lease():
+                continue
+            held = gw.seats.held()
+            log.warning("presence lease had lapsed; announcing %d seats again", len(held))
+            for room, seat in held:
+                await gw.rooms.presence(room, seat, True)
+        except Exception as e:
+            log.warning("presence lease renewal failed (%r); retrying", e)

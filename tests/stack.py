@@ -99,7 +99,8 @@ class Gateway:
 
 def start_gateway(*, ray_address: str, redis_url: str, prefix: str,
                   durations: dict[str, int] | None = None, games_per_actor: int = 1,
-                  warm_actors: int = 1, workers: int = 1, port: int | None = None) -> Gateway:
+                  warm_actors: int = 1, workers: int = 1, port: int | None = None,
+                  presence_lease: int | None = None) -> Gateway:
     port = port or free_port()
     env = {
         **os.environ,
@@ -116,7 +117,8 @@ def start_gateway(*, ray_address: str, redis_url: str, prefix: str,
         [sys.executable, "-m", "gateway.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
          "--workers", str(workers), "--redis-url", redis_url, "--ray-address", ray_address,
          "--prefix", prefix, "--games-per-actor", str(games_per_actor),
-         "--warm-actors", str(warm_actors), "--log-level", "warning"],
+         "--warm-actors", str(warm_actors), "--log-level", "warning",
+         *(["--presence-lease", str(presence_lease)] if presence_lease else [])],
         cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
     log_file.close()
     gateway = Gateway(url=f"http://127.0.0.1:{port}", ws_url=f"ws://127.0.0.1:{port}",
@@ -164,11 +166,12 @@ class Stack:
     gateways: list[Gateway] = field(default_factory=list)
 
     def start_gateway(self, *, durations: dict[str, int] | None = None, games_per_actor: int = 1,
-                      warm_actors: int = 1, workers: int = 1) -> Gateway:
+                      warm_actors: int = 1, workers: int = 1,
+                      presence_lease: int | None = None) -> Gateway:
         gateway = start_gateway(ray_address=self.ray_address, redis_url=self.redis_url,
                                 prefix=self.prefix, durations=durations,
                                 games_per_actor=games_per_actor, warm_actors=warm_actors,
-                                workers=workers)
+                                workers=workers, presence_lease=presence_lease)
         self.gateways.append(gateway)
         return gateway
 

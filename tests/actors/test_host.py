@@ -54,12 +54,27 @@ async def test_a_batch_answers_each_request_on_its_own(store, clock):
     await running_room(h, "AAAAAA")
     replies = await h.batch([
         ("command", "ZZZZZZ", 0, {"type": "chat", "id": 1, "text": "hi"}),
-        ("presence", "AAAAAA", 3, True),
+        ("presence", "AAAAAA", 3, ("gw1", True)),
         ("command", "AAAAAA", 0, {"type": "settings", "id": 2}),
     ])
     assert replies[0]["code"] == "room_closed"
     assert replies[1] is None and h.rooms["AAAAAA"].data.players[3].connected
     assert replies[2]["code"] == "not_your_turn"
+
+
+async def test_a_host_sweeps_out_the_gateways_whose_lease_lapsed(store, clock):
+    h = host(store, clock)
+    await h.start()
+    await running_room(h, "AAAAAA")
+    store.gateways = {"gw-a", "gw-b"}
+    await h.batch([("presence", "AAAAAA", 1, ("gw-a", True)), ("presence", "AAAAAA", 2, ("gw-b", True))])
+    players = lambda: h.rooms["AAAAAA"].data.players  # noqa: E731
+    await h.sweep_presence()  # both leases live: nothing changes
+    assert players()[1].connected and players()[2].connected
+    store.gateways.discard("gw-a")  # gw-a died without a word
+    clock.advance(Config().presence_lease * 1000)  # the host's own periodic sweep
+    await store.wait_for(lambda: not players()[1].connected)
+    assert players()[2].connected
 
 
 async def test_joins_are_refused_by_cause(store, clock):

@@ -272,6 +272,38 @@ async def test_a_snapshot_round_trips(store, clock):
     assert RoomData.from_json(store.snapshots[CODE]) == room.data
 
 
+def presence_frames(store: MemoryStore) -> list[tuple[int, bool]]:
+    return [(f["seat"], f["connected"]) for f in frames(store) if f["kind"] == "presence"]
+
+
+async def test_a_seat_on_two_gateways_stays_connected_until_both_let_go(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 2)
+    await room.presence(1, "gw-a", True)
+    await room.presence(1, "gw-b", True)  # the same player on a second device, another replica
+    await room.presence(1, "gw-a", True)  # said twice: nothing new
+    await room.presence(1, "gw-a", False)
+    assert room.data.players[1].connected and presence_frames(store) == [(1, True)]
+    await room.presence(1, "gw-b", False)
+    assert presence_frames(store) == [(1, True), (1, False)]
+    assert RoomData.from_json(store.snapshots[CODE]) == room.data
+
+
+async def test_the_seats_of_a_dead_gateway_go_and_the_others_stay(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 3)
+    await room.presence(0, "dead", True)
+    await room.presence(1, "dead", True)
+    await room.presence(1, "alive", True)
+    await room.presence(2, "alive", True)
+    await room.gateways_gone(frozenset({"dead"}))
+    assert [p.connected for p in room.data.players] == [False, True, True]
+    assert presence_frames(store)[-1] == (0, False) and room.gateways() == {"alive"}
+    await room.gateways_gone(frozenset({"alive"}))
+    assert presence_frames(store)[-2:] == [(1, False), (2, False)]
+    assert room.data.idle_since == clock.now()  # nobody left: the idle countdown starts
+
+
 async def test_closing_answers_what_is_in_flight_or_queued(store, clock):
     room = await new_room(store, clock)
     store.gate = asyncio.Event()
@@ -288,10 +320,10 @@ async def test_a_table_nobody_sits_at_closes_after_idle_close(store, clock):
     room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
                              clock=clock, idle_close=60_000)
     await seat(room, 2)
-    await room.presence(1, True)
+    await room.presence(1, "gw1", True)
     assert wakeup(room.data, 60_000) is None  # someone is there: no closing planned
     clock.advance(120_000)
-    await room.presence(1, False)
+    await room.presence(1, "gw1", False)
     assert wakeup(room.data, 60_000) == clock.now() + 60_000
     clock.advance(60_000)
     await store.wait_for(lambda: room.closed)

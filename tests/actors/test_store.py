@@ -105,7 +105,7 @@ async def test_a_room_persists_through_redis(rstore):
     assert reloaded.data == room.data
     assert len(await rstore.events_after(CODE, 0)) == room.data.seq
     # The first Room is now fenced: its next write is refused and it stops.
-    await room.presence(0, True)
+    await room.presence(0, "gw1", True)
     assert room.closed
     assert not reloaded.data.players[0].connected
     reloaded.close()

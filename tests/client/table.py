@@ -6,6 +6,7 @@ only makes games end quickly: the village votes for the werewolf it is told abou
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ class Player:
     role: str | None = None
     said: set = field(default_factory=set)
     errors: list = field(default_factory=list)  # uncaught page exceptions
+    refused: list = field(default_factory=list)  # error frames the server sent this page
 
 
 @asynccontextmanager
@@ -54,7 +56,24 @@ async def new_player(browser: Browser, name: str, *, locale: str = "en-US", view
     page.set_default_timeout(WAIT_MS)
     player = Player(name=name, context=context, page=page)
     page.on("pageerror", lambda exc: player.errors.append(exc))
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: _note_refusal(player, payload)))
     return player
+
+
+def _note_refusal(player: Player, payload: str | bytes) -> None:
+    frame = json.loads(payload)
+    if frame.get("type") == "error":
+        player.refused.append(frame)
+
+
+# What a failed wait reports about the page.
+PAGE_STATE = """() => ({
+    phase: document.body.dataset.phase,
+    connection: document.querySelector("#conn")?.dataset.state,
+    chatTabs: [...document.querySelectorAll("#chat-tabs button")].map((b) => b.textContent),
+    chatLog: [...document.querySelectorAll("#chat-log li")].map((li) => li.textContent),
+    chatFormHidden: document.querySelector("#chat-form")?.hidden,
+})"""
 
 
 LOBBY_SHOWS = """() => ({
@@ -147,7 +166,11 @@ async def say(player: Player, text: str) -> None:
     page = player.page
     await page.fill("#chat-input", text)
     await page.click("#chat-form button[type=submit]")
-    await page.wait_for_selector(f'#chat-log li:has-text("{text}")')
+    try:
+        await page.wait_for_selector(f'#chat-log li:has-text("{text}")')
+    except PlaywrightTimeout:
+        raise AssertionError(f"{player.name}'s line {text!r} never showed: "
+                             f"{await page.evaluate(PAGE_STATE)}, refused: {player.refused[-3:]}") from None
 
 
 async def answer(player: Player, key: str, action: str, wolves: set[int]) -> None:

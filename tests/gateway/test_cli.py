@@ -9,15 +9,15 @@ from gateway.cli import _answers, _env_from_flags, _private_redis
 
 def _args(**given):
     fields = dict(redis_url=None, ray_address=None, games_per_actor=None, warm_actors=None,
-                  prefix=None)
+                  prefix=None, presence_lease=None)
     return argparse.Namespace(**{**fields, **given})
 
 
 def test_flags_and_phase_durations_become_env_vars():
-    env = _env_from_flags(_args(redis_url="redis://h:1/0", games_per_actor=50),
+    env = _env_from_flags(_args(redis_url="redis://h:1/0", games_per_actor=50, presence_lease=3),
                           ["--duration-discussion", "120", "--duration-vote=30"],
                           argparse.ArgumentParser())
-    assert env == {"REDIS_URL": "redis://h:1/0", "WW_GAMES_PER_ACTOR": "50",
+    assert env == {"REDIS_URL": "redis://h:1/0", "WW_GAMES_PER_ACTOR": "50", "WW_PRESENCE_LEASE": "3",
                    "WW_DURATION_DISCUSSION": "120", "WW_DURATION_VOTE": "30"}
 
 

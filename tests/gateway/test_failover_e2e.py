@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 
+import httpx
 import orjson
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -58,6 +59,30 @@ async def test_players_of_a_killed_gateway_resume_on_the_other_one(stack, redis_
             assert_exact_stream(client, log)
     for clients in journeys:
         await clients[-1].close()
+
+
+def presence(seat: int, connected: bool):
+    return lambda f: f.get("kind") == "presence" and f["seat"] == seat and f["connected"] is connected
+
+
+async def test_the_seats_of_a_gateway_that_dies_unannounced_show_disconnected(stack):
+    doomed, survivor = (stack.start_gateway(presence_lease=2), stack.start_gateway(presence_lease=2))
+    room, seats = await seat_table(survivor.url, 3)
+    watcher = await connect(survivor.ws_url, room, seats[0]["token"])
+    # Seat 1 plays on two devices, one through each gateway; seat 2 only through the doomed one.
+    devices = [await connect(url, room, seats[1]["token"]) for url in (doomed.ws_url, survivor.ws_url)]
+    stranded = await connect(doomed.ws_url, room, seats[2]["token"])
+    for seat in (1, 2):
+        await watcher.wait_for(presence(seat, True))
+
+    doomed.kill()  # no socket of it says goodbye: only its lapsed lease tells
+    await watcher.wait_for(presence(2, False))
+    async with httpx.AsyncClient(base_url=survivor.url) as http:
+        lobby = (await http.get(f"/api/rooms/{room}")).json()
+    assert [p["connected"] for p in lobby["players"]] == [True, True, False]
+    assert not any(presence(1, False)(f) for f in watcher.frames)
+    for client in (watcher, *devices, stranded):
+        await client.close()
 
 
 async def test_the_game_survives_the_death_of_its_host_process(stack, redis_url):

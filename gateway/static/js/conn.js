@@ -122,14 +122,15 @@ export class Connection {
     this.pending.clear();
   }
 
-  // Resolves on the server's ack, rejects with the error frame.
+  // Resolves on the server's ack, rejects with the error frame. While the socket is down the
+  // frame waits with the unanswered ones and goes out after the next welcome.
   send(frame) {
+    if (this.stopped) return Promise.reject({ code: "disconnected" });
     const id = `${this.idPrefix}-${this.nextId++}`;
-    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return Promise.reject({ code: "disconnected" });
     const text = JSON.stringify({ ...frame, id });
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, text });
-      this.ws.send(text);
+      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(text);
     });
   }
 }
