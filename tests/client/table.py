@@ -36,6 +36,7 @@ class Player:
     said: set = field(default_factory=set)
     errors: list = field(default_factory=list)  # uncaught page exceptions
     refused: list = field(default_factory=list)  # error frames the server sent this page
+    chat_ids: dict = field(default_factory=dict)  # chat text -> id of the frame that sent it
 
 
 @asynccontextmanager
@@ -56,14 +57,23 @@ async def new_player(browser: Browser, name: str, *, locale: str = "en-US", view
     page.set_default_timeout(WAIT_MS)
     player = Player(name=name, context=context, page=page)
     page.on("pageerror", lambda exc: player.errors.append(exc))
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: _note_refusal(player, payload)))
+    page.on("websocket", lambda ws: _watch(player, ws))
     return player
 
 
-def _note_refusal(player: Player, payload: str | bytes) -> None:
-    frame = json.loads(payload)
-    if frame.get("type") == "error":
-        player.refused.append(frame)
+def _watch(player: Player, ws) -> None:
+    def sent(payload: str | bytes) -> None:
+        frame = json.loads(payload)
+        if frame.get("type") == "chat":
+            player.chat_ids[frame["text"]] = frame["id"]
+
+    def received(payload: str | bytes) -> None:
+        frame = json.loads(payload)
+        if frame.get("type") == "error":
+            player.refused.append(frame)
+
+    ws.on("framesent", sent)
+    ws.on("framereceived", received)
 
 
 # What a failed wait reports about the page.
@@ -161,13 +171,23 @@ def pick(action: str, options: list[int], me: Player, wolves: set[int], n: int) 
     return ordered[:n]
 
 
-async def say(player: Player, text: str) -> None:
-    """Write one chat line and wait until it comes back from the server."""
+async def say(player: Player, text: str) -> bool:
+    """Write one chat line: True once it comes back from the server, False if the server refused
+    it because the phase had moved on meanwhile (a page slow to type, on a loaded machine)."""
     page = player.page
     await page.fill("#chat-input", text)
     await page.click("#chat-form button[type=submit]")
+    line = f'#chat-log li:has-text("{text}")'
     try:
-        await page.wait_for_selector(f'#chat-log li:has-text("{text}")')
+        while True:
+            refusal = next((f for f in player.refused if f["id"] == player.chat_ids.get(text)), None)
+            if refusal is not None:
+                assert refusal["code"] == "not_your_turn", (player.name, text, refusal)
+                return False
+            await page.wait_for_selector(f"{line}, #toast:not([hidden])")
+            if await page.locator(line).count():
+                return True
+            await page.wait_for_selector("#toast", state="hidden")  # then look for a refusal again
     except PlaywrightTimeout:
         raise AssertionError(f"{player.name}'s line {text!r} never showed: "
                              f"{await page.evaluate(PAGE_STATE)}, refused: {player.refused[-3:]}") from None
@@ -235,6 +255,5 @@ CHANNEL_OF_ACTION = {"vote.request": "day", "wolves.point": "wolves"}
 async def chatty(player: Player, action: str) -> None:
     """Say one line in each channel the seat reaches, before its move there."""
     channel = CHANNEL_OF_ACTION.get(action)
-    if channel and channel not in player.said:
+    if channel and channel not in player.said and await say(player, f"{player.name} speaks in {channel}"):
         player.said.add(channel)
-        await say(player, f"{player.name} speaks in {channel}")

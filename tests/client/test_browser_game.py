@@ -101,7 +101,7 @@ def test_reload_or_a_dropped_connection_keeps_the_seat_and_misses_nothing(stack)
             before_feed = await page.locator("#feed li").count()
             await page.goto("about:blank")
             line = "said while you were away"
-            await say(speaker, line)
+            assert await say(speaker, line)
             await page.goto(f"{replica.url}/#/r/{room}")
             await page.wait_for_selector(f'#chat-log li:has-text("{line}")')
             assert await page.locator("#screen-join").is_hidden()
@@ -115,7 +115,7 @@ def test_reload_or_a_dropped_connection_keeps_the_seat_and_misses_nothing(stack)
             replica.kill()
             await page.wait_for_selector("#conn[data-state=offline]")
             line2 = "said while your gateway was down"
-            await say(speaker, line2)
+            assert await say(speaker, line2)
             stack.gateways.append(start_gateway(ray_address=stack.ray_address, redis_url=stack.redis_url,
                                                 prefix=stack.prefix, port=replica.port))
             await page.wait_for_selector(f'#chat-log li:has-text("{line2}")')
@@ -168,7 +168,7 @@ def test_arabic_at_360px_is_right_to_left_and_fits(stack):
             await play_all(players, until=DAY)
             alive = [p for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
             for p in alive[:2]:
-                await say(p, f"مرحبًا من {p.name}")
+                assert await say(p, f"مرحبًا من {p.name}")  # the discussion lasts 300 s
             page = arab.page
             await page.wait_for_selector(f'#chat-log li:has-text("{alive[1].name}")')
 
