@@ -66,7 +66,7 @@ def presence(seat: int, connected: bool):
 
 
 async def test_the_seats_of_a_gateway_that_dies_unannounced_show_disconnected(stack):
-    doomed, survivor = (stack.start_gateway(presence_lease=2), stack.start_gateway(presence_lease=2))
+    doomed, survivor = stack.start_gateway(presence_lease=3), stack.start_gateway(presence_lease=3)
     room, seats = await seat_table(survivor.url, 3)
     watcher = await connect(survivor.ws_url, room, seats[0]["token"])
     # Seat 1 plays on two devices, one through each gateway; seat 2 only through the doomed one.
