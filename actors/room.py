@@ -35,12 +35,14 @@ import orjson
 import rules
 from rules import MAX_PLAYERS, MIN_PLAYERS, roles_in_play
 from actors.clock import Clock
+from actors.ratelimit import TokenBucket
 from actors.store import FINAL, StaleEpoch, Store
 
 log = logging.getLogger(__name__)
 
 NAME_MAX = 24
 ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
+CHAT_BURST, CHAT_RATE = 5, 1.0  # per seat: 5 lines at once, then one a second
 
 
 class BadName(ValueError):
@@ -339,6 +341,7 @@ class Room:
         self._closed = False
         self._resync = False  # a write failed ambiguously: reload the snapshot before the next one
         self._armed: int | None = None
+        self._chat_limits: dict[int, TokenBucket] = {}  # in memory: a restart refills them
         self._timer: asyncio.Task | None = None
         self._worker = asyncio.create_task(self._run(), name=f"room {data.code}")
         self._arm()
@@ -387,8 +390,26 @@ class Room:
         if not isinstance(frame, dict):
             return error_frame(None, "bad_frame", "a command is a JSON object")
         frame_id = frame.get("id")
+        if frame.get("type") == "chat" and not self._may_chat(seat, frame):
+            return error_frame(frame_id, "rate_limited", "too many chat lines, slow down")
         return await self._submit(_command, (seat, frame),
                                   lambda code, message: error_frame(frame_id, code, message))
+
+    def _may_chat(self, seat: int, frame: dict) -> bool:
+        """The chat rate limit of a seat, whichever gateways its sockets use. The retry of a line
+        already posted passes (it is acked again, not posted twice)."""
+        if not isinstance(seat, int) or not 0 <= seat < len(self.data.players):
+            return True  # the command itself answers not_authenticated
+        try:
+            if frame.get("id") is not None and frame_key(frame) in self.data.acked.get(seat, ()):
+                return True
+        except Refused:
+            return True  # unreadable: the command itself answers bad_frame
+        now = self._clock.now() / 1000
+        bucket = self._chat_limits.get(seat)
+        if bucket is None:
+            bucket = self._chat_limits[seat] = TokenBucket(CHAT_RATE, CHAT_BURST, now)
+        return bucket.take(now)
 
     async def presence(self, seat: int, gateway: str, connected: bool) -> None:
         """Gateway process `gateway` has gained its first / lost its last socket of `seat`."""

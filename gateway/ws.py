@@ -191,7 +191,7 @@ class Session:
 
     async def run(self, since: int | None) -> None:
         gw, room, seat = self.gw, self.room, self.seat
-        local = gw.seats.enter(room, seat)
+        gw.seats.enter(room, seat)
         gw.sessions.add(self)
         self.metrics.sockets.inc()
         close_code = status.WS_1000_NORMAL_CLOSURE
@@ -207,7 +207,7 @@ class Session:
                     present = True
                 except Exception:
                     log.exception("presence failed in room %s seat %s", room, seat)
-                close_code = await self._serve(local)
+                close_code = await self._serve()
         except (WebSocketDisconnect, OSError):
             pass  # the client left during the welcome
         except Exception:  # e.g. no pub/sub confirmation: this socket ends, nothing else does
@@ -249,10 +249,10 @@ class Session:
         self.last = upto
         return True
 
-    async def _serve(self, local) -> int:
+    async def _serve(self) -> int:
         """Run the sender and the receiver until either ends; return the close code."""
         sender = self.sender = asyncio.create_task(self._send_loop())
-        receiver = asyncio.create_task(self._receive_loop(local))
+        receiver = asyncio.create_task(self._receive_loop())
         try:
             await asyncio.wait((sender, receiver), return_when=asyncio.FIRST_COMPLETED)
             if sender.cancelled():  # by drop_if_behind
@@ -290,7 +290,7 @@ class Session:
                 self.last = item["seq"]
                 await self._send_event(item)
 
-    async def _receive_loop(self, local) -> int:
+    async def _receive_loop(self) -> int:
         """Read client frames until the client leaves (returns the server's close code)."""
         bad_in_a_row = 0
         while True:
@@ -311,9 +311,6 @@ class Session:
             self.metrics.messages_in.labels(kind).inc()
             if kind == "ping":
                 self._reply({"type": "ack", "id": command["id"]})
-                continue
-            if kind == "chat" and not local.chat.take():
-                self._reply(_error(command["id"], "rate_limited", "too many chat lines, slow down"))
                 continue
             started = time.perf_counter()
             try:

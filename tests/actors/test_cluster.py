@@ -134,10 +134,12 @@ async def test_a_killed_host_comes_back_with_every_acknowledged_action(cluster):
                 view = (await rc.welcome(room, 0))["view"]
                 if view["status"] != "running":
                     return
+                if not view["channels"]:
+                    continue  # a sleeping villager: the rate limit counts every line sent
                 reply = await rc.command(room, 0, {"type": "chat", "id": f"c{n}", "text": f"line {n}"})
                 if reply["type"] == "ack":
                     acked.append(f"line {n}")
-                if len(acked) >= 20:
+                if len(acked) >= 8:  # the burst of 5, then one a second
                     return
 
         talking = asyncio.create_task(chatter())

@@ -117,6 +117,30 @@ async def test_bad_frames_are_refused_and_change_nothing(store, clock):
     assert room.data.status == "running"
 
 
+async def test_chat_is_rate_limited_per_seat_and_refills_with_time(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 2)
+    codes = [(await room.command(1, {"type": "chat", "id": i, "text": "hi"}))["code"] for i in range(6)]
+    assert codes == ["not_your_turn"] * 5 + ["rate_limited"]  # every line sent counts
+    assert (await room.command(0, {"type": "chat", "id": 0, "text": "hi"}))["code"] == "not_your_turn"
+    clock.advance(1000)
+    assert (await room.command(1, {"type": "chat", "id": 7, "text": "hi"}))["code"] == "not_your_turn"
+    assert (await room.command(1, {"type": "chat", "id": 8, "text": "hi"}))["code"] == "rate_limited"
+
+
+async def test_a_retried_chat_line_is_acked_again_past_the_limit(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "settings", "id": "s", "roles": []})  # the night opens on the wolves
+    await room.command(0, {"type": "start", "id": "go"})
+    wolf = next(s for s in range(6) if room.welcome(s)["view"]["channels"])
+    lines = [{"type": "chat", "id": i, "text": f"line {i}"} for i in range(5)]
+    assert [(await room.command(wolf, line))["type"] for line in lines] == ["ack"] * 5
+    assert (await room.command(wolf, {"type": "chat", "id": 9, "text": "more"}))["code"] == "rate_limited"
+    assert await room.command(wolf, lines[-1]) == {"type": "ack", "id": 4}
+    assert sum(f["kind"] == "chat" for f in frames(store)) == 5
+
+
 async def test_events_are_numbered_from_one_in_the_order_commands_arrive(store, clock):
     room = await new_room(store, clock)
     replies = await asyncio.gather(*(room.join(f"P{i}", f"h{i}") for i in range(10)))

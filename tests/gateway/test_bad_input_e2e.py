@@ -57,7 +57,7 @@ async def test_each_bad_input_gets_its_error_and_the_room_is_unharmed(stack):
     assert (await player.request({"type": "ping"}))["type"] == "ack"  # still served
     bad_settings = await host.request({"type": "settings", "durations": {"vote": 0}})
     assert bad_settings["code"] == "bad_frame"
-    # Chat (refused in the lobby by the room) is rate limited per seat before it reaches the room.
+    # Chat is rate limited per seat before the rules look at it (in the lobby they refuse it).
     codes = [(await player.request({"type": "chat", "text": f"line {i}"}))["code"]
              for i in range(12)]
     assert codes[0] == "not_your_turn" and "rate_limited" in codes

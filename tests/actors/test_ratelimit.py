@@ -1,4 +1,4 @@
-from gateway.ratelimit import TokenBucket
+from actors.ratelimit import TokenBucket
 
 
 def test_burst_then_refill_at_rate():

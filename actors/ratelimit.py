@@ -7,11 +7,11 @@ import time
 class TokenBucket:
     __slots__ = ("rate", "burst", "_tokens", "_at")
 
-    def __init__(self, rate: float, burst: int) -> None:
+    def __init__(self, rate: float, burst: int, now: float | None = None) -> None:
         self.rate = rate
         self.burst = burst
         self._tokens = float(burst)
-        self._at = time.monotonic()
+        self._at = time.monotonic() if now is None else now
 
     def take(self, now: float | None = None) -> bool:
         now = time.monotonic() if now is None else now
