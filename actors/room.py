@@ -158,8 +158,9 @@ def encode_event(seq: int, event: dict) -> bytes:
     return orjson.dumps({"seq": seq, "to": None if to is None else sorted(to), "frame": frame.decode()})
 
 
-# Handlers are pure: (data, now, *args) -> (reply, Change | None). They raise Refused or
-# rules.RulesError to refuse, anything else is a bug that breaks the room.
+# Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the chat rate limit
+# `_command` is handed (kept in memory, not room state). They raise Refused or rules.RulesError
+# to refuse, anything else is a bug that breaks the room.
 
 def _join(data: RoomData, now: int, name: str, token_hash: str):
     for seat, player in enumerate(data.players):
@@ -245,13 +246,18 @@ def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
     return replace(data, game=game, status=status)
 
 
-def _command(data: RoomData, now: int, seat: int, frame: dict):
+def _command(data: RoomData, now: int, seat: int, frame: dict,
+             take_chat_token: Callable[[int, int], bool]):
     _check_seat(data, seat)
     frame_id = frame.get("id")
     kind = frame.get("type")
     key = None if frame_id is None else frame_key(frame)
     if key is not None and key in data.acked.get(seat, ()):
         return {"type": "ack", "id": frame_id}, None
+    # After the retry check, so a line already posted is acked again; before the rules, so every
+    # line sent counts, refused or not.
+    if kind == "chat" and not take_chat_token(seat, now):
+        raise Refused("rate_limited", "too many chat lines, slow down")
     handler = _COMMANDS.get(kind)
     if handler is None:
         raise Refused("bad_frame", f"unknown command type {kind!r}")
@@ -390,26 +396,15 @@ class Room:
         if not isinstance(frame, dict):
             return error_frame(None, "bad_frame", "a command is a JSON object")
         frame_id = frame.get("id")
-        if frame.get("type") == "chat" and not self._may_chat(seat, frame):
-            return error_frame(frame_id, "rate_limited", "too many chat lines, slow down")
-        return await self._submit(_command, (seat, frame),
+        return await self._submit(_command, (seat, frame, self._take_chat_token),
                                   lambda code, message: error_frame(frame_id, code, message))
 
-    def _may_chat(self, seat: int, frame: dict) -> bool:
-        """The chat rate limit of a seat, whichever gateways its sockets use. The retry of a line
-        already posted passes (it is acked again, not posted twice)."""
-        if not isinstance(seat, int) or not 0 <= seat < len(self.data.players):
-            return True  # the command itself answers not_authenticated
-        try:
-            if frame.get("id") is not None and frame_key(frame) in self.data.acked.get(seat, ()):
-                return True
-        except Refused:
-            return True  # unreadable: the command itself answers bad_frame
-        now = self._clock.now() / 1000
+    def _take_chat_token(self, seat: int, now: int) -> bool:
+        """The chat rate limit of a seat, whichever gateways its sockets use."""
         bucket = self._chat_limits.get(seat)
         if bucket is None:
-            bucket = self._chat_limits[seat] = TokenBucket(CHAT_RATE, CHAT_BURST, now)
-        return bucket.take(now)
+            bucket = self._chat_limits[seat] = TokenBucket(CHAT_RATE, CHAT_BURST, now / 1000)
+        return bucket.take(now / 1000)
 
     async def presence(self, seat: int, gateway: str, connected: bool) -> None:
         """Gateway process `gateway` has gained its first / lost its last socket of `seat`."""
