@@ -11,13 +11,10 @@ import json
 
 import pytest
 
-from tests.client.table import chromium, new_player
+from tests.client.table import LOBBY_SHOWS, chromium, new_player
 from tests.stack import ray_address, redis_url, stack, start_gateway, ww_prefix  # noqa: F401
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
-
-LOBBY_ROLES = """() => [...document.querySelectorAll("#lobby-roles li")].map((li) => li.dataset.role)"""
-HOST_CHECKED = """() => [...document.querySelectorAll("#host-roles input:checked")].map((box) => box.value)"""
 
 
 class EventsAfterAcks:
@@ -80,9 +77,10 @@ def test_host_form_keeps_a_change_acked_before_its_event(stack):
             assert proxy.held, "the server sent no event for the settings"
             proxy.release()
 
-            await page.wait_for_function(f"() => !({LOBBY_ROLES})().includes('cupid')")
-            assert sorted(await page.evaluate(LOBBY_ROLES)) == ["seer", "villager", "werewolf", "witch"]
-            assert sorted(await page.evaluate(HOST_CHECKED)) == ["seer", "witch"]
+            await page.wait_for_function(f"() => !({LOBBY_SHOWS})().roles.includes('cupid')")
+            shown = await page.evaluate(LOBBY_SHOWS)
+            assert sorted(shown["roles"]) == ["seer", "villager", "werewolf", "witch"]
+            assert sorted(shown["hostChecked"]) == ["seer", "witch"]
             assert not host.errors, host.errors
 
     asyncio.run(main())
