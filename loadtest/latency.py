@@ -24,9 +24,9 @@ from pathlib import Path
 import psutil
 
 from loadtest.core import percentile
-from loadtest.ramp import RAMP_DURATIONS, cpu_delta, cpu_snapshot
-from loadtest.runner import count, locust_cluster, pct
-from loadtest.stack import ROOT, real_stack
+from loadtest.ramp import cpu_delta, cpu_snapshot, start_load
+from loadtest.runner import count, pct
+from loadtest.stack import ROOT
 
 
 def probe_room_creation(url: str, n: int, gap: float, out: list, stop: threading.Event,
@@ -51,14 +51,9 @@ def probe_room_creation(url: str, n: int, gap: float, out: list, stop: threading
 
 def measure(layout: int, loads: list, args, out: Path) -> list:
     rows = []
-    env = {"WW_LT_VERIFY_SEATS": "1"}
     with ExitStack() as stack:
-        running = stack.enter_context(real_stack(args.gateways, games_per_actor=layout,
-                                                 durations=RAMP_DURATIONS,
-                                                 warm_actors=args.warm_actors))
-        env["WW_LT_GATEWAYS"] = ",".join(running.urls)
-        lc = stack.enter_context(locust_cluster(args.workers, env, out / f"latency-{layout}",
-                                                running.urls[0]))
+        running, lc = start_load(stack, str(layout), args, {"WW_LT_VERIFY_SEATS": "1"},
+                                 out / f"latency-{layout}")
         prev = 0
         for rooms in loads:
             lc.reset()

@@ -120,6 +120,19 @@ def summarize_profile(path: Path, top: int = 12) -> dict:
             "inclusive": [(f, round(100 * c / total, 1)) for f, c in incl_c.most_common(top * 2)]}
 
 
+def start_load(stack: ExitStack, layout: str, args, env: dict, log_dir: Path):
+    """The stack of `layout` ("baseline", or N games per Ray actor) and a Locust cluster driving
+    it, both closed with `stack`: (running stack, Locust cluster)."""
+    if layout == "baseline":
+        running = stack.enter_context(baseline_stack(args.gateways, args.baseline_game_seconds))
+    else:
+        running = stack.enter_context(real_stack(args.gateways, games_per_actor=int(layout),
+                                                 durations=RAMP_DURATIONS,
+                                                 warm_actors=args.warm_actors))
+    env = {**env, "WW_LT_GATEWAYS": ",".join(running.urls)}
+    return running, stack.enter_context(locust_cluster(args.workers, env, log_dir, running.urls[0]))
+
+
 def run_layout(layout: str, steps: list, args, out: Path) -> list:
     rows = []
     env = {"WW_LT_CHAT_INTERVAL": str(args.chat_interval),
@@ -127,15 +140,7 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
            "WW_LT_VERIFY_SEATS": str(args.verify_seats), "WW_LT_THINK": args.think}
     with ExitStack() as stack:
         print(f"\n== {layout}: starting the stack", flush=True)
-        if layout == "baseline":
-            running = stack.enter_context(baseline_stack(args.gateways, args.baseline_game_seconds))
-        else:
-            running = stack.enter_context(real_stack(args.gateways, games_per_actor=int(layout),
-                                                     durations=RAMP_DURATIONS,
-                                                     warm_actors=args.warm_actors))
-        env["WW_LT_GATEWAYS"] = ",".join(running.urls)
-        lc = stack.enter_context(locust_cluster(args.workers, env, out / f"locust-{layout}",
-                                                running.urls[0]))
+        running, lc = start_load(stack, layout, args, env, out / f"locust-{layout}")
         prev = 0
         for rooms in steps:
             avail = psutil.virtual_memory().available / 2**30
