@@ -17,7 +17,8 @@ broken    an unexpected exception while applying a command: the room stops answe
 disposed  `close()`: timer and mailbox stopped; whatever is still queued is answered `room_closed`.
 
 Every change is persisted (snapshot + numbered events, one atomic `Store.persist`) before the
-command that caused it is acknowledged, and before the room's in-memory state moves on: readers
+command that caused it is acknowledged (group commit: whatever the mailbox holds is applied in
+order and made durable by one persist, then answered), and before the room's in-memory state moves on: readers
 (`welcome`, `lobby`) only ever see what is durable.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ import asyncio
 import hashlib
 import logging
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -43,6 +45,7 @@ log = logging.getLogger(__name__)
 NAME_MAX = 24
 ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
 CHAT_BURST, CHAT_RATE = 5, 1.0  # per seat: 5 lines at once, then one a second
+GROUP_MAX = 64  # requests applied together and made durable by one persist
 
 
 class BadName(ValueError):
@@ -335,8 +338,10 @@ _COMMANDS: dict[str, Callable[..., Change]] = {
 
 class Room:
     def __init__(self, data: RoomData, *, epoch: int, host: str, store: Store, clock: Clock,
-                 on_close: Callable[[str], None] | None = None, idle_close: int | None = None) -> None:
+                 on_close: Callable[[str], None] | None = None, idle_close: int | None = None,
+                 on_persist: Callable[[float, int], None] | None = None) -> None:
         self.data = data  # committed: durable in the store
+        self._on_persist = on_persist  # (seconds, requests) of every persist: the host's metrics
         self._idle_close = idle_close  # ms an empty table stays open; None: forever
         self.epoch = epoch
         self.host = host
@@ -360,19 +365,26 @@ class Room:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def backlog(self) -> int:
+        """Requests waiting in the mailbox (the host's mailbox-depth metric)."""
+        return self._mailbox.qsize()
+
     @classmethod
     async def create(cls, code: str, *, settings: rules.Settings, host: str, store: Store,
                      clock: Clock, on_close: Callable[[str], None] | None = None,
-                     idle_close: int | None = None) -> Room:
+                     idle_close: int | None = None,
+                     on_persist: Callable[[float, int], None] | None = None) -> Room:
         epoch = await store.claim(code, host)
         data = RoomData(code=code, settings=settings, idle_since=clock.now())
         return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
-                   idle_close=idle_close)
+                   idle_close=idle_close, on_persist=on_persist)
 
     @classmethod
     async def load(cls, code: str, *, host: str, store: Store, clock: Clock,
                    on_close: Callable[[str], None] | None = None,
-                   idle_close: int | None = None) -> Room | None:
+                   idle_close: int | None = None,
+                   on_persist: Callable[[float, int], None] | None = None) -> Room | None:
         """Take the room over from its snapshot (None if there is nothing live to take over)."""
         raw = await store.load(code)
         if raw is None:
@@ -382,7 +394,7 @@ class Room:
             return None
         epoch = await store.claim(code, host)
         return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
-                   idle_close=idle_close)
+                   idle_close=idle_close, on_persist=on_persist)
 
     # -- the API a host calls --------------------------------------------------------------
 
@@ -449,60 +461,91 @@ class Room:
 
     async def _run(self) -> None:
         while True:
-            handler, args, on_error, future = await self._mailbox.get()
+            group = [await self._mailbox.get()]
+            while len(group) < GROUP_MAX and not self._mailbox.empty():
+                group.append(self._mailbox.get_nowait())
             try:
-                reply = await self._apply(handler, args, on_error)
+                replies = await self._apply_group(group)
             except asyncio.CancelledError:  # closed mid-command
-                if not future.done():
-                    future.set_result(on_error("room_closed", "the room is closed"))
+                for _, _, on_error, future in group:
+                    if not future.done():
+                        future.set_result(on_error("room_closed", "the room is closed"))
                 raise
             except Exception:  # the loop must outlive any bug; the room does not
                 log.exception("room %s broke in its mailbox", self.code)
                 await self._break()
-                reply = on_error("internal", "this room hit an internal error and is closed")
-            if not future.done():
-                future.set_result(reply)
+                replies = [on_error("internal", "this room hit an internal error and is closed")
+                           for _, _, on_error, _ in group]
+            for (_, _, _, future), reply in zip(group, replies):
+                if not future.done():
+                    future.set_result(reply)
             if self.data.status in FINAL:
                 self.close()
                 return
 
-    async def _apply(self, handler, args: tuple, on_error):
+    async def _apply_group(self, group: list) -> list:
+        """Group commit: apply every request the mailbox held, one after the other, then make them
+        durable with ONE persist (snapshot + all their events) before any is answered. Under load
+        a room pays one snapshot write per mailbox drain instead of one per command."""
         if self._resync and not await self._reload():
-            return on_error("internal", "storage unavailable, retry")
-        data = self.data
-        if data.status in FINAL:
-            return on_error("room_closed", "the room is closed")
-        try:
-            reply, change = handler(data, self._clock.now(), *args)
-            if change is None:
-                return reply
-            seq = data.seq
-            events = [encode_event(seq + i, event) for i, event in enumerate(change.events, 1)]
-            new = replace(change.data, seq=seq + len(events))
-            snapshot = new.to_json()
-        except Refused as e:
-            return on_error(e.code, str(e))
-        except rules.RulesError as e:
-            return on_error(e.code, str(e))
-        except Exception:
-            log.exception("room %s broke applying %s%r", data.code, handler.__name__, args)
+            return [on_error("internal", "storage unavailable, retry") for _, _, on_error, _ in group]
+        committed = data = self.data
+        events: list[bytes] = []
+        replies: list = []
+        broken = False
+        for handler, args, on_error, _ in group:
+            if broken:
+                replies.append(on_error("internal", "this room hit an internal error and is closed"))
+                continue
+            if data.status in FINAL:
+                replies.append(on_error("room_closed", "the room is closed"))
+                continue
+            try:
+                reply, change = handler(data, self._clock.now(), *args)
+                if change is not None:
+                    seq = data.seq
+                    encoded = [encode_event(seq + i, event) for i, event in enumerate(change.events, 1)]
+                    data = replace(change.data, seq=seq + len(encoded))
+                    events += encoded
+            except Refused as e:
+                reply = on_error(e.code, str(e))
+            except rules.RulesError as e:
+                reply = on_error(e.code, str(e))
+            except Exception:  # a bug: what came before it is still committed, then the room breaks
+                log.exception("room %s broke applying %s%r", data.code, handler.__name__, args)
+                broken = True
+                reply = on_error("internal", "this room hit an internal error and is closed")
+            replies.append(reply)
+        if data is not committed:
+            failure = await self._persist(committed, data, events, len(group))
+            if failure is not None:
+                return [failure(on_error) for _, _, on_error, _ in group]
+        if broken:
             await self._break()
-            return on_error("internal", "this room hit an internal error and is closed")
+        return replies
+
+    async def _persist(self, old: RoomData, new: RoomData, events: list[bytes], requests: int):
+        """Store `new`; None once durable, else how to answer every request of the group."""
+        started = time.perf_counter()
         try:
-            await self._store.persist(data.code, epoch=self.epoch, host=self.host, snapshot=snapshot,
-                                      status=new.status, first_seq=seq + 1, events=events,
-                                      tokens=_new_tokens(data, new))
+            await self._store.persist(old.code, epoch=self.epoch, host=self.host,
+                                      snapshot=new.to_json(), status=new.status,
+                                      first_seq=old.seq + 1, events=events,
+                                      tokens=_new_tokens(old, new))
         except StaleEpoch:
-            log.warning("room %s: epoch %d fenced by a newer owner; stopping", data.code, self.epoch)
+            log.warning("room %s: epoch %d fenced by a newer owner; stopping", old.code, self.epoch)
             self.close()
-            return on_error("internal", "the room moved, retry")
+            return lambda on_error: on_error("internal", "the room moved, retry")
         except Exception as e:  # storage down, or a write we cannot tell landed: reload first
-            log.warning("room %s: persist failed (%r); will reload before the next write", data.code, e)
+            log.warning("room %s: persist failed (%r); will reload before the next write", old.code, e)
             self._resync = True
-            return on_error("internal", "storage unavailable, retry")
+            return lambda on_error: on_error("internal", "storage unavailable, retry")
+        finally:
+            if self._on_persist is not None:
+                self._on_persist(time.perf_counter() - started, requests)
         self.data = new
         self._arm()
-        return reply
+        return None
 
     async def _reload(self) -> bool:
         try:

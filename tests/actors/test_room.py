@@ -6,6 +6,7 @@ from dataclasses import replace
 import orjson
 
 import rules
+from actors import room as room_module
 from actors.room import Room, RoomData, wakeup
 from actors.store import MemoryStore
 from tests.actors.players import act_frames
@@ -185,6 +186,69 @@ async def test_nothing_is_acknowledged_or_visible_before_it_is_stored(store, clo
     store.gate.set()
     assert await pending == {"seat": 1}
     assert room.welcome(0)["seq"] == 2
+
+
+class CountsPersists(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.persists: list[int] = []  # events stored by each persist
+
+    async def persist(self, code, **kwargs):
+        await super().persist(code, **kwargs)
+        self.persists.append(len(kwargs["events"]))
+
+
+async def test_what_queues_behind_a_write_is_stored_by_one_write_in_order(clock):
+    store = CountsPersists()
+    room = await new_room(store, clock)
+    store.gate = asyncio.Event()
+    first = asyncio.create_task(room.join("A", "a"))
+    await asyncio.wait_for(store.held.wait(), 5)
+    queued = [asyncio.create_task(room.join(name, token))
+              for name, token in (("B", "b"), ("C", "c"), ("a", "another"), ("D", "d"))]
+    await asyncio.sleep(0)  # the four reach the mailbox behind the held write
+    store.gate.set()
+    assert await first == {"seat": 0}
+    replies = await asyncio.gather(*queued)
+    assert replies[:2] == [{"seat": 1}, {"seat": 2}] and replies[3] == {"seat": 3}
+    assert replies[2]["error"] == "name_taken"  # judged against the seats taken before it
+    assert store.persists == [1, 3]
+    assert [e["seq"] for e in stored(store)] == [1, 2, 3, 4]
+    assert [f["name"] for f in frames(store)] == ["A", "B", "C", "D"]
+
+
+async def test_a_failed_group_write_answers_every_request_and_changes_nothing(store, clock):
+    room = await new_room(store, clock)
+    store.gate = asyncio.Event()
+    first = asyncio.create_task(room.join("A", "a"))
+    await asyncio.wait_for(store.held.wait(), 5)
+    queued = [asyncio.create_task(room.join(name, name.lower())) for name in ("B", "C")]
+    await asyncio.sleep(0)
+    store.fail = ConnectionError("redis down")
+    store.gate.set()
+    assert [r["error"] for r in await asyncio.gather(first, *queued)] == ["internal"] * 3
+    assert room.data.players == () and room.welcome(0)["seq"] == 0
+
+
+async def test_a_bug_mid_group_keeps_what_came_before_it_then_breaks_the_room(store, clock, monkeypatch):
+    room = await new_room(store, clock)
+    await seat(room, 1)
+    store.gate = asyncio.Event()
+    held = asyncio.create_task(room.join("Held", "held"))
+    await asyncio.wait_for(store.held.wait(), 5)
+    before = asyncio.create_task(room.join("Before", "before"))
+    bug = asyncio.create_task(room.command(0, {"type": "settings", "id": "s", "roles": []}))
+    after = asyncio.create_task(room.join("After", "after"))
+    await asyncio.sleep(0)
+
+    def broken_settings(*args):
+        raise RuntimeError("a bug")
+    monkeypatch.setitem(room_module._COMMANDS, "settings", broken_settings)
+    store.gate.set()
+    assert await held == {"seat": 1} and await before == {"seat": 2}
+    assert (await bug)["code"] == "internal" and (await after)["error"] == "internal"
+    assert [f["name"] for f in frames(store)] == ["Player0", "Held", "Before"]
+    assert store.rooms[CODE]["status"] == "broken" and room.closed
 
 
 async def test_a_failed_write_is_an_error_and_changes_nothing(store, clock):
