@@ -16,6 +16,7 @@ import ray
 
 from actors.clock import Clock, RealClock
 from actors.config import Config
+from actors.metrics import HostMetrics, watch_loop_lag
 from actors.room import BadName, Room, RoomData, clean_name, error_frame
 from actors.store import RedisStore, Store, connect, patiently
 
@@ -27,9 +28,15 @@ class RoomUnavailable(Exception):
 
 
 class RoomHost:
-    def __init__(self, name: str, config: Config, store: Store, clock: Clock) -> None:
+    def __init__(self, name: str, config: Config, store: Store, clock: Clock,
+                 metrics: HostMetrics | None = None) -> None:
         self.name = name
         self.rooms: dict[str, Room] = {}
+        self.metrics = metrics = metrics or HostMetrics()
+        metrics.rooms.set_function(lambda: len(self.rooms))
+        metrics.mailbox.set_function(lambda: sum(room.backlog for room in self.rooms.values()))
+        metrics.mailbox_max.set_function(
+            lambda: max((room.backlog for room in self.rooms.values()), default=0))
         self._store = store
         self._clock = clock
         self._settings = config.room_settings()
@@ -79,7 +86,8 @@ class RoomHost:
         if room is None:  # else a retried create that already happened: join dedupes by token
             room = await Room.create(code, settings=self._settings, host=self.name, store=self._store,
                                      clock=self._clock, on_close=self._forget,
-                                     idle_close=self._idle_close)
+                                     idle_close=self._idle_close,
+                                     on_persist=self.metrics.observe_persist)
             self.rooms[code] = room
         return await room.join(name, token_hash)
 
@@ -94,6 +102,7 @@ class RoomHost:
         """Requests sent together by one client, each answered on its own, in order:
         ("command", code, seat, frame) -> ack/error frame; ("presence", code, seat,
         (gateway, connected)) -> None; ("welcome", code, seat, None) -> welcome or None."""
+        self.metrics.batch_requests.observe(len(requests))
         return await asyncio.gather(*(self._request(*request) for request in requests))
 
     async def _request(self, kind: str, code: str, seat: int, arg):
@@ -157,7 +166,8 @@ class RoomHost:
         if (await self._store.status(code)).get("host") != self.name:
             return None
         room = await Room.load(code, host=self.name, store=self._store, clock=self._clock,
-                               on_close=self._forget, idle_close=self._idle_close)
+                               on_close=self._forget, idle_close=self._idle_close,
+                               on_persist=self.metrics.observe_persist)
         if room is not None:
             self.rooms[code] = room
         return room
@@ -176,6 +186,7 @@ class GameHost:
         store = RedisStore(self._redis, config.prefix, config.finished_ttl)
         self._host = RoomHost(name, config, store, RealClock())
         await self._host.start()
+        self._lag = asyncio.create_task(watch_loop_lag(self._host.metrics.loop_lag.observe))
 
     async def create_room(self, code: str, name: str, token_hash: str) -> dict:
         return await self._host.create_room(code, name, token_hash)
@@ -192,3 +203,7 @@ class GameHost:
     def stats(self) -> dict:
         """Name, process id (the crash test kills it) and rooms held."""
         return self._host.stats()
+
+    def metrics(self) -> str:
+        """This host's metrics, Prometheus text format (loop lag, mailboxes, persists, batches)."""
+        return self._host.metrics.text()

@@ -23,6 +23,7 @@ from pydantic import BaseModel, StringConstraints
 
 from actors.client import NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
 from actors.config import Config
+from actors.metrics import watch_loop_lag
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState, gateway_state
@@ -62,10 +63,13 @@ def create_app(config: Config) -> FastAPI:
             signal.signal(signal.SIGTERM, on_sigterm)
         seats = LocalSeats()
         metrics.rooms.set_function(lambda: seats.room_count)
+        metrics.lane_backlog.set_function(rooms.lane_backlog)
+        rooms.observe_batch = metrics.observe_batch
         app.state.gateway = gw = GatewayState(config=config, rooms=rooms, seats=seats,
                                               metrics=metrics)
-        watchdogs = [asyncio.create_task(drop_slow_sockets(gw.sessions)),
-                     asyncio.create_task(keep_presence_lease(gw))]
+        watchdogs = [asyncio.create_task(drop_slow_sockets(gw.sessions, metrics)),
+                     asyncio.create_task(keep_presence_lease(gw)),
+                     asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe))]
         try:
             yield
         finally:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+from actors.metrics import GROUP_BUCKETS, LATENCY_BUCKETS as _LATENCY_BUCKETS
+
+_QUEUE_BUCKETS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
 
 class Metrics:
@@ -28,5 +30,30 @@ class Metrics:
         self.http_seconds = Histogram("ww_http_request_seconds", "HTTP request latency",
                                       ["method", "route", "status"], buckets=_LATENCY_BUCKETS,
                                       registry=r)
+        self.loop_lag = Histogram("ww_loop_lag_seconds",
+                                  "How late this process's event loop ran a timer (busy or blocked)",
+                                  buckets=_LATENCY_BUCKETS, registry=r)
+        self.ack_wait = Histogram("ww_ack_wait_seconds",
+                                  "From a command's reply reaching this process to its ack leaving "
+                                  "the socket", buckets=_LATENCY_BUCKETS, registry=r)
+        self.welcome_seconds = Histogram("ww_welcome_seconds",
+                                         "hello received -> welcome (and replay) sent, by stage",
+                                         ["stage"], buckets=_LATENCY_BUCKETS, registry=r)
+        self.socket_queue = Histogram("ww_socket_queue_frames",
+                                      "Frames waiting in a socket's send queue (sampled every second)",
+                                      buckets=_QUEUE_BUCKETS, registry=r)
+        self.lane_wait = Histogram("ww_lane_wait_seconds",
+                                   "How long the oldest request of a batch call waited for it",
+                                   buckets=_LATENCY_BUCKETS, registry=r)
+        self.lane_batch = Histogram("ww_lane_batch_requests", "Requests in one batch call to a host",
+                                    buckets=GROUP_BUCKETS, registry=r)
+        self.lane_backlog = Gauge("ww_lane_backlog_requests",
+                                  "Requests waiting for a batch call to their host", registry=r)
         # Hot path: one child per label value, bound once.
         self.out_event = self.messages_out.labels("event")
+        self.welcome_stages = {stage: self.welcome_seconds.labels(stage)
+                               for stage in ("subscribe", "welcome", "replay", "total")}
+
+    def observe_batch(self, requests: int, waited: float) -> None:
+        self.lane_batch.observe(requests)
+        self.lane_wait.observe(waited)

@@ -28,8 +28,13 @@ SLOW_CHECK_SECONDS = 1.0
 CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
 MAX_ID_CHARS = 64
 MAX_TARGETS = 32
+# Commands of one socket awaiting their reply. The receive loop reads on while they travel (a seat's
+# next frame never waits for the previous reply); past this, it stops reading that socket.
+COMMANDS_IN_FLIGHT = 8
 
 CLOSE_OVERFLOW = 1013  # "try again later": the client reconnects with `since`
+# What uvicorn raises when a frame is sent after it answered the client's close frame itself.
+_CLOSED_BY_PEER = "after sending 'websocket.close'"
 
 
 class BadFrame(Exception):
@@ -181,6 +186,8 @@ class Session:
         self.queue: asyncio.Queue | None = None
         self.sender: asyncio.Task | None = None
         self.last = 0  # the welcome's seq: events up to it are in the view or the replay
+        self._in_flight = asyncio.Semaphore(COMMANDS_IN_FLIGHT)
+        self._commands: set[asyncio.Task] = set()
 
     def drop_if_behind(self) -> None:
         """Called by the slow-socket watchdog: stop serving a socket that is too far behind."""
@@ -197,11 +204,14 @@ class Session:
         close_code = status.WS_1000_NORMAL_CLOSURE
         present = False
         try:
-            async with gw.rooms.listen(room) as queue:  # subscribed before the welcome is taken
+            started = time.perf_counter()
+            async with gw.rooms.listen(room, seat) as queue:  # subscribed before the welcome is taken
                 self.queue = queue
+                self.metrics.welcome_stages["subscribe"].observe(time.perf_counter() - started)
                 if not await self._welcome(since):
                     close_code = status.WS_1011_INTERNAL_ERROR
                     return
+                self.metrics.welcome_stages["total"].observe(time.perf_counter() - started)
                 try:
                     await gw.rooms.presence(room, seat, True)
                     present = True
@@ -230,11 +240,16 @@ class Session:
 
     async def _welcome(self, since: int | None) -> bool:
         """Send the welcome and, with `since`, the stored events the seat missed up to it."""
+        stages = self.metrics.welcome_stages
         try:
+            started = time.perf_counter()
             welcome = await self.gw.rooms.welcome(self.room, self.seat)
+            stages["welcome"].observe(time.perf_counter() - started)
             upto = welcome["seq"]
+            started = time.perf_counter()
             replay = (await self.gw.rooms.events_after(self.room, since, upto=upto)
                       if since is not None else [])
+            stages["replay"].observe(time.perf_counter() - started)
         except Exception:
             log.exception("no welcome in room %s for seat %s", self.room, self.seat)
             error = _error(None, "internal", "the room is unavailable, reconnect later")
@@ -260,14 +275,18 @@ class Session:
             return (sender if sender.done() else receiver).result()
         except (WebSocketDisconnect, OSError):
             return status.WS_1000_NORMAL_CLOSURE  # the client went away mid-send
+        except RuntimeError as e:
+            if _CLOSED_BY_PEER not in str(e):
+                raise
+            return status.WS_1000_NORMAL_CLOSURE  # the server had answered the client's close
         finally:
-            for task in (sender, receiver):
+            for task in (sender, receiver, *self._commands):
                 task.cancel()
-            await asyncio.gather(sender, receiver, return_exceptions=True)
+            await asyncio.gather(sender, receiver, *self._commands, return_exceptions=True)
 
     def _reply(self, frame: dict) -> None:
         self._count_out(frame)
-        self.queue.put_nowait(orjson.dumps(frame).decode())
+        self.queue.put_nowait((orjson.dumps(frame).decode(), time.perf_counter()))
 
     def _count_out(self, frame: dict) -> None:
         if frame["type"] == "error":
@@ -281,11 +300,12 @@ class Session:
             self.metrics.out_event.inc()
 
     async def _send_loop(self) -> int:
-        queue = self.queue
+        queue, ack_wait = self.queue, self.metrics.ack_wait
         while True:
             item = await queue.get()
-            if isinstance(item, str):
-                await self.ws.send_text(item)
+            if isinstance(item, tuple):  # a reply, with when it was ready
+                await self.ws.send_text(item[0])
+                ack_wait.observe(time.perf_counter() - item[1])
             elif item["seq"] > self.last:
                 self.last = item["seq"]
                 await self._send_event(item)
@@ -312,27 +332,39 @@ class Session:
             if kind == "ping":
                 self._reply({"type": "ack", "id": command["id"]})
                 continue
-            started = time.perf_counter()
-            try:
-                reply = await self.gw.rooms.command(self.room, self.seat, command)
-            except Exception:
-                log.exception("command %s failed in room %s", kind, self.room)
-                reply = _error(command["id"], "internal", "the room did not answer, retry")
-            self.metrics.command_seconds.labels(kind).observe(time.perf_counter() - started)
-            self._reply(reply)
+            await self._in_flight.acquire()
+            task = asyncio.create_task(self._command(command))
+            self._commands.add(task)
+            task.add_done_callback(self._commands.discard)
+
+    async def _command(self, command: dict) -> None:
+        """One command's round trip; its reply joins the socket's queue. Commands of one socket
+        reach their room in the order they were read (the lane keeps a room's order)."""
+        started = time.perf_counter()
+        try:
+            reply = await self.gw.rooms.command(self.room, self.seat, command)
+        except Exception:
+            log.exception("command %s failed in room %s", command["type"], self.room)
+            reply = _error(command["id"], "internal", "the room did not answer, retry")
+        finally:
+            self._in_flight.release()
+        self.metrics.command_seconds.labels(command["type"]).observe(time.perf_counter() - started)
+        self._reply(reply)
 
 
 def _error(frame_id: str | int | None, code: str, message: str) -> dict:
     return {"type": "error", "id": frame_id, "code": code, "message": message}
 
 
-async def drop_slow_sockets(sessions: set[Session]) -> None:
+async def drop_slow_sockets(sessions: set[Session], metrics) -> None:
     """Lifespan task. Fan-out never waits for a socket (each has its own queue), so a socket that
     reads slower than its room writes only grows its queue; past SEND_QUEUE_FRAMES it is closed
     (1013) rather than buffered without end, and its client resyncs with `since`."""
     while True:
         await asyncio.sleep(SLOW_CHECK_SECONDS)
         for session in list(sessions):
+            if session.queue is not None:
+                metrics.socket_queue.observe(session.queue.qsize())
             session.drop_if_behind()
 
 

@@ -1,11 +1,14 @@
-"""The parts of the client that need only Redis: codes, and the pub/sub multiplexer."""
+"""The parts of the client that need only Redis (codes, the pub/sub multiplexer), and the per-host
+lanes, with the Ray call replaced by a host that answers when the test tells it to."""
 import asyncio
 
 import orjson
 import pytest
 import redis.asyncio as aioredis
 
-from actors.client import CODE_ALPHABET, RoomNotFound, Subscriptions, normal_code
+from actors import client as client_module
+from actors.client import CODE_ALPHABET, RoomClient, RoomNotFound, Subscriptions, normal_code
+from actors.config import Config
 from actors.room import encode_event
 from actors.store import Keys, RedisStore
 from tests.actors.conftest import REDIS_URL
@@ -96,3 +99,91 @@ async def test_listeners_survive_a_dropped_connection(rstore, redis, prefix):
 async def resubscribed(redis, channel: str) -> None:
     while (await redis.pubsub_numsub(channel))[0][1] == 0:
         await asyncio.sleep(0.05)  # polling Redis for the resubscription, not waiting blindly
+
+
+
+class HeldHost:
+    """Each batch call waits until the test releases it; calls are recorded in arrival order."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[tuple]] = []
+        self.release: list[asyncio.Event] = []
+        self.arrived = asyncio.Event()
+
+    async def __call__(self, actor: str, method: str, requests: list[tuple]):
+        assert method == "batch"
+        self.calls.append(requests)
+        gate = asyncio.Event()
+        self.release.append(gate)
+        self.arrived.set()
+        await gate.wait()
+        return [f"reply {request[1]} {request[3]}" for request in requests]
+
+    async def wait_calls(self, n: int) -> None:
+        while len(self.calls) < n:
+            self.arrived.clear()
+            await asyncio.wait_for(self.arrived.wait(), 5)
+
+
+@pytest.fixture
+def lane():
+    rc = RoomClient(Config())
+    host = HeldHost()
+    rc._call = host
+    return rc, host
+
+
+def command(code: str, n: int) -> tuple:
+    return ("command", code, 0, n)
+
+
+async def test_a_slow_room_holds_back_only_its_own_next_requests(lane):
+    rc, host = lane
+    slow_first = asyncio.create_task(rc._send("h", command("AAAAAA", 1)))
+    await host.wait_calls(1)
+    slow_second = asyncio.create_task(rc._send("h", command("AAAAAA", 2)))
+    other = asyncio.create_task(rc._send("h", command("BBBBBB", 1)))
+    await host.wait_calls(2)
+    assert host.calls[1] == [command("BBBBBB", 1)]  # it did not wait for AAAAAA's batch
+    host.release[1].set()
+    assert await other == "reply BBBBBB 1"
+    assert not slow_second.done() and len(host.calls) == 2  # AAAAAA's next waits for its first
+    host.release[0].set()
+    assert await slow_first == "reply AAAAAA 1"
+    await host.wait_calls(3)
+    assert host.calls[2] == [command("AAAAAA", 2)]
+    host.release[2].set()
+    assert await slow_second == "reply AAAAAA 2"
+    assert rc.lane_backlog() == 0
+
+
+async def test_what_queues_while_calls_are_in_flight_travels_together_in_order(lane, monkeypatch):
+    monkeypatch.setattr(client_module, "LANE_CALLS", 1)
+    rc, host = lane
+    first = asyncio.create_task(rc._send("h", command("AAAAAA", 1)))
+    await host.wait_calls(1)
+    queued = [asyncio.create_task(rc._send("h", command(code, n)))
+              for code, n in (("BBBBBB", 1), ("AAAAAA", 2), ("BBBBBB", 2))]
+    await asyncio.sleep(0)
+    assert rc.lane_backlog() == 3
+    host.release[0].set()
+    await first
+    await host.wait_calls(2)
+    assert host.calls[1] == [command("BBBBBB", 1), command("AAAAAA", 2), command("BBBBBB", 2)]
+    host.release[1].set()
+    assert await asyncio.gather(*queued) == ["reply BBBBBB 1", "reply AAAAAA 2", "reply BBBBBB 2"]
+
+
+async def test_a_failed_call_fails_its_requests_and_the_lane_goes_on(lane):
+    rc, host = lane
+
+    async def failing(actor, method, requests):
+        rc._call = host
+        raise ConnectionError("host gone")
+    rc._call = failing
+    with pytest.raises(ConnectionError):
+        await rc._send("h", command("AAAAAA", 1))
+    second = asyncio.create_task(rc._send("h", command("AAAAAA", 2)))
+    await host.wait_calls(1)
+    host.release[0].set()
+    assert await second == "reply AAAAAA 2"

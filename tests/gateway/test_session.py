@@ -26,7 +26,7 @@ class Room:
         self.presence_calls: list[tuple[int, bool]] = []
 
     @asynccontextmanager
-    async def listen(self, room):
+    async def listen(self, room, seat):
         queue = asyncio.Queue()
         self.listeners.append(queue)
         yield queue
