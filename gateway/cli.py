@@ -23,6 +23,9 @@ from pathlib import Path
 DEFAULT_REDIS = ("127.0.0.1", 6379)
 RAY_FIRST_PORT = 6380  # Ray's default 6379 is Redis's port
 WS_MAX_BYTES = 1 << 20  # frames between 4 KiB and this get a `bad_frame` error; above, close 1009
+# uvicorn's WebSocket implementations; the default is the cheapest per frame measured here
+# (loadtest/README.md, "WebSocket implementations").
+WS_IMPLEMENTATIONS = ("websockets-sansio", "websockets", "wsproto")
 STARTUP_TIMEOUT = 90.0
 
 
@@ -45,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--presence-lease", type=int,
                        help="seconds before the seats of a gateway that died show disconnected "
                             "(WW_PRESENCE_LEASE, default 15)")
+    serve.add_argument("--ws", default=WS_IMPLEMENTATIONS[0], choices=WS_IMPLEMENTATIONS,
+                       help="uvicorn's WebSocket implementation (default: %(default)s, the "
+                            "cheapest per frame measured)")
     serve.add_argument("--log-level", default="info")
     # Unknown flags are the open-ended --duration-<phase> family.
     args, rest = parser.parse_known_args(argv)
@@ -97,7 +103,7 @@ def _serve(args) -> int:
         threading.Thread(target=_announce, args=(f"http://{shown}:{args.port}/",),
                          daemon=True).start()
         uvicorn.run("gateway.app:app_from_env", factory=True, host=args.host, port=args.port,
-                    workers=args.workers, loop="uvloop", ws_max_size=WS_MAX_BYTES,
+                    workers=args.workers, loop="uvloop", ws=args.ws, ws_max_size=WS_MAX_BYTES,
                     log_level=args.log_level)
     return 0
 

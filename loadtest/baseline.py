@@ -22,6 +22,8 @@ import orjson
 from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.responses import ORJSONResponse, PlainTextResponse
 
+from gateway.cli import WS_IMPLEMENTATIONS
+
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 
 
@@ -158,6 +160,10 @@ def raise_fd_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+# For ASGI servers started by module path (loadtest/compare.py runs it under granian).
+app = create_app(float(os.environ.get("WW_BASELINE_GAME_SECONDS", "90")))
+
+
 def main(argv=None) -> None:
     import uvicorn
 
@@ -166,10 +172,12 @@ def main(argv=None) -> None:
     ap.add_argument("--port", type=int, default=8700)
     ap.add_argument("--game-seconds", type=float,
                     default=float(os.environ.get("WW_BASELINE_GAME_SECONDS", "90")))
+    ap.add_argument("--ws", default="websockets-sansio", choices=WS_IMPLEMENTATIONS,
+                    help="uvicorn's WebSocket implementation (as werewolf serve --ws)")
     args = ap.parse_args(argv)
     raise_fd_limit()
     uvicorn.run(create_app(args.game_seconds), host=args.host, port=args.port, log_level="warning",
-                loop="uvloop", ws_max_size=1 << 20)  # as gateway/cli.py
+                loop="uvloop", ws=args.ws, ws_max_size=1 << 20)  # as gateway/cli.py
 
 
 if __name__ == "__main__":

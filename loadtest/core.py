@@ -22,6 +22,36 @@ ASK_TO_VOTE = "vote.request"
 CHAT_MARK = "lt"
 
 
+@dataclass(frozen=True)
+class LoadModel:
+    """How a simulated table plays. `human`: people at a real table on the default phase
+    durations; `rush`: the stress ramp (short phases, fast answers, more chat)."""
+
+    name: str
+    think: tuple[float, float]  # seconds before answering a prompt
+    day_gap: tuple[float, float] | float  # seconds between two lines of a living player by day:
+    night_gap: tuple[float, float] | float  # uniform (lo, hi), or the mean of a Poisson process
+    ask_fraction: tuple[float, float]  # ask-to-vote sent this far into the discussion's time left
+    durations: dict | None  # the stack's phase durations (None: the server's defaults)
+
+    def chat_gap(self, channel: str, rng: random.Random) -> float:
+        gap = self.day_gap if channel == "day" else self.night_gap
+        return rng.uniform(*gap) if isinstance(gap, tuple) else rng.expovariate(1.0 / gap)
+
+
+# Phases short enough that a table finishes games within a few minutes, long enough for a
+# realistic amount of chat by day (seconds; WW_DURATION_<PHASE> of the real stack).
+RUSH_DURATIONS = {"cupid": 3, "seer": 3, "wolves": 5, "witch": 3, "election": 5,
+                  "discussion": 15, "vote": 5, "tiebreak": 3, "hunter": 3, "successor": 3}
+
+MODELS = {
+    "human": LoadModel("human", think=(2.0, 15.0), day_gap=(20.0, 40.0), night_gap=(20.0, 40.0),
+                       ask_fraction=(0.7, 0.95), durations=None),
+    "rush": LoadModel("rush", think=(0.3, 2.0), day_gap=20.0, night_gap=10.0,
+                      ask_fraction=(0.3, 0.9), durations=RUSH_DURATIONS),
+}
+
+
 def now_ms() -> float:
     return time.time() * 1000.0
 

@@ -1,10 +1,13 @@
 """Locust: simulated tables of 18 players playing real games through the gateway's protocol.
 
 One Locust user = one table: it creates a room over HTTP, seats 17 more players, opens 18 real
-WebSockets (hello since=0), the host starts, every seat answers its prompts after a think time,
-living players chat by day and wolves at night at a Poisson rate, until `game_over` reaches every
-seat; then the table checks the streams (no duplicate, no reorder, every public event at every seat,
-and a since=0 replay of `--ww-verify-seats` seats equal to what they got live) and starts a new game.
+WebSockets (hello since=0; `loadtest/wire.py`'s light client), the host starts, every seat answers
+its prompts after a think time, living players chat by day and wolves at night, until `game_over`
+reaches every seat; then the table checks the streams (no duplicate, no reorder, every public event
+at every seat, and a since=0 replay of `--ww-verify-seats` seats equal to what they got live) and
+starts a new game. How a table plays is a named load model (`loadtest/core.py` MODELS, `--ww-model`):
+`human` (think 2-15 s, a line per living player every 20-40 s by day, wolves alike at night,
+ask-to-vote late in the discussion, on the server's default durations) or `rush` (the stress ramp).
 
     locust -f loadtest/locustfile.py --headless -u 5 -r 1 -t 60s --host http://127.0.0.1:8000
     locust -f loadtest/locustfile.py --host http://127.0.0.1:8000          # web UI on :8089
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import locust  # noqa: F401  (first: gevent monkey-patching must precede ssl/urllib3)
 
+import dataclasses
 import itertools
 import json
 import logging
@@ -35,15 +39,15 @@ import time
 import gevent
 import gevent.event
 import orjson
-import websocket
 from locust import User, constant, events, task
 from locust.contrib.fasthttp import FastHttpSession
 from locust.runners import LocalRunner, MasterRunner
 
 from loadtest.core import (
-    SeatState, StreamCheck, answer_delay, chat_text, choose_targets, compare_replay,
+    MODELS, SeatState, StreamCheck, answer_delay, chat_text, choose_targets, compare_replay,
     lost_public_events, now_ms, parse_chat_text,
 )
+from loadtest.wire import LightSocket
 
 log = logging.getLogger("loadtest")
 
@@ -59,13 +63,15 @@ def _options(parser):
                    help="comma-separated gateway base URLs; tables round-robin over them "
                         "(default: --host)")
     g.add_argument("--ww-players", type=int, default=int(_env("WW_LT_PLAYERS", "18")))
-    g.add_argument("--ww-chat-interval", type=float, default=float(_env("WW_LT_CHAT_INTERVAL", "20")),
-                   include_in_web_ui=True, help="mean seconds between chat lines of one living player by day")
-    g.add_argument("--ww-night-chat-interval", type=float,
-                   default=float(_env("WW_LT_NIGHT_CHAT_INTERVAL", "10")), include_in_web_ui=True,
-                   help="mean seconds between chat lines of one wolf at night")
-    g.add_argument("--ww-think", default=_env("WW_LT_THINK", "0.3,2.0"),
-                   help="min,max seconds before answering a prompt")
+    g.add_argument("--ww-model", default=_env("WW_LT_MODEL", "human"), choices=sorted(MODELS),
+                   include_in_web_ui=True, help="how tables play (loadtest/core.py MODELS)")
+    g.add_argument("--ww-chat-interval", default=_env("WW_LT_CHAT_INTERVAL", ""),
+                   include_in_web_ui=True,
+                   help="override: mean seconds between two lines of a living player by day")
+    g.add_argument("--ww-night-chat-interval", default=_env("WW_LT_NIGHT_CHAT_INTERVAL", ""),
+                   include_in_web_ui=True, help="override: the same for a wolf at night")
+    g.add_argument("--ww-think", default=_env("WW_LT_THINK", ""),
+                   help="override: min,max seconds before answering a prompt")
     g.add_argument("--ww-settings", default=_env("WW_LT_SETTINGS", ""), include_in_web_ui=True,
                    help='JSON {"roles": [...], "durations": {...}} the host sends before start '
                         '(empty: server defaults)')
@@ -118,7 +124,7 @@ class Seat:
         self.game, self.seat, self.token = game, seat, token
         self.state = SeatState(seat)
         self.stream = StreamCheck()
-        self.ws: websocket.WebSocket | None = None
+        self.ws: LightSocket | None = None
         self.reader: gevent.Greenlet | None = None
         self.pending: dict = {}      # frame id -> (name, sent ms, AsyncResult|None, action)
         self.ids = itertools.count(1)
@@ -145,8 +151,7 @@ class Seat:
         t0 = now_ms()
         self.url = url
         try:
-            self.ws = websocket.create_connection(url, timeout=30, enable_multithread=True,
-                                                  skip_utf8_validation=True)
+            self.ws = LightSocket(url, timeout=30)
             self.ws.send(orjson.dumps({"type": "hello", "token": self.token, "since": 0}).decode())
             while True:
                 msg = orjson.loads(self.ws.recv())
@@ -166,8 +171,6 @@ class Seat:
         try:
             while True:
                 raw = self.ws.recv()
-                if not raw:
-                    raise ConnectionError("closed")
                 FRAMES[0] += 1
                 msg = orjson.loads(raw)
                 typ = msg.get("type")
@@ -199,7 +202,7 @@ class Seat:
                 g.fire("WS", "broadcast", now_ms() - parsed[0])
         elif kind == "prompt":
             if self.state.alive and not self.state.over:
-                delay = answer_delay(ev, g.rng, g.think, time.time())
+                delay = answer_delay(ev, g.rng, g.think, time.time(), g.model.ask_fraction)
                 gevent.spawn_later(delay, self.answer, ev)
         elif kind == "game_started":
             g.started.set()
@@ -240,7 +243,7 @@ class Seat:
         self.closing = True
         try:
             if self.ws:
-                self.ws.close(timeout=1)
+                self.ws.close()
         except Exception:  # noqa: BLE001
             pass
         if self.reader:
@@ -253,8 +256,8 @@ class Game:
         opts = user.environment.parsed_options
         self.opts = opts
         self.rng = random.Random()
-        lo, hi = (float(x) for x in str(opts.ww_think).split(","))
-        self.think = (lo, hi)
+        self.model = model_of(opts)
+        self.think = self.model.think
         self.seats: list[Seat] = []
         self.started = gevent.event.Event()
         self.all_over = gevent.event.Event()
@@ -333,25 +336,24 @@ class Game:
         self.check()
 
     def chat_loop(self):
-        day = 1.0 / max(self.opts.ww_chat_interval, 1e-3)
-        night = 1.0 / max(self.opts.ww_night_chat_interval, 1e-3)
+        """Each seat with a channel (by day the living, at night the wolves) says a line, waits a
+        gap of the model, says the next; a seat that gets a channel starts part-way into a gap."""
+        model, rng = self.model, self.rng
+        next_at: dict = {}  # seat -> (channel, when it speaks next)
         while not self.all_over.is_set():
-            weights = []
+            now = time.monotonic()
             for s in self.seats:
-                ch = s.state.chat_channel()
-                weights.append(day if ch == "day" else night if ch == "wolves" else 0.0)
-            rate = sum(weights)
-            if rate <= 0:
-                gevent.sleep(0.25)
-                continue
-            dt = self.rng.expovariate(rate)
-            if dt > 1.0:
-                gevent.sleep(1.0)   # memoryless: re-draw with the rates of one second later
-                continue
-            gevent.sleep(dt)
-            s = self.rng.choices(self.seats, weights=weights)[0]
-            if s.state.chat_channel() is not None:
-                s.send({"type": "chat", "text": chat_text(s.seat, next(self.chats))}, "chat")
+                channel = s.state.chat_channel()
+                planned = next_at.get(s.seat)
+                if channel is None:
+                    next_at.pop(s.seat, None)
+                elif planned is None or planned[0] != channel:
+                    next_at[s.seat] = (channel, now + rng.uniform(0, 1) * model.chat_gap(channel, rng))
+                elif planned[1] <= now:
+                    s.send({"type": "chat", "text": chat_text(s.seat, next(self.chats))}, "chat")
+                    next_at[s.seat] = (channel, now + model.chat_gap(channel, rng))
+            soonest = min((when for _, when in next_at.values()), default=now + 1.0)
+            gevent.sleep(min(1.0, max(0.0, soonest - time.monotonic())))  # re-read channels often
 
     # -- the checks ---------------------------------------------------------------------------------
     def check(self):
@@ -370,7 +372,7 @@ class Game:
         t0 = now_ms()
         seqs = []
         try:
-            ws = websocket.create_connection(url, timeout=20, skip_utf8_validation=True)
+            ws = LightSocket(url, timeout=20)
             try:
                 ws.send(orjson.dumps({"type": "hello", "token": seat.token, "since": 0}).decode())
                 while True:
@@ -380,7 +382,7 @@ class Game:
                         if msg["seq"] >= (seat.state.over_seq or upto):
                             break
             finally:
-                ws.close(timeout=1)
+                ws.close()
         except Exception as e:  # noqa: BLE001
             self.fire("CHECK", "replay", now_ms() - t0, exc=e)
             return
@@ -391,6 +393,19 @@ class Game:
                 f"seat {seat.seat}: live missed {missing[:5]}, live extra {extra[:5]}, replay dup {dup}"))
         else:
             self.fire("CHECK", "replay", now_ms() - t0)
+
+
+def model_of(opts):
+    """The table's load model, with the command line's overrides."""
+    model = MODELS[opts.ww_model]
+    changes = {}
+    if opts.ww_think:
+        changes["think"] = tuple(float(x) for x in str(opts.ww_think).split(","))
+    if opts.ww_chat_interval:
+        changes["day_gap"] = float(opts.ww_chat_interval)
+    if opts.ww_night_chat_interval:
+        changes["night_gap"] = float(opts.ww_night_chat_interval)
+    return dataclasses.replace(model, **changes)
 
 
 class Table(User):

@@ -27,13 +27,10 @@ from pathlib import Path
 
 import psutil
 
+from loadtest.core import MODELS
 from loadtest.runner import count, locust_cluster, pct
 from loadtest.stack import ROOT, baseline_stack, real_stack
 
-# Phases short enough that a table finishes games within a few minutes, long enough for a
-# realistic amount of chat by day (seconds; WW_DURATION_<PHASE> of the real stack).
-RAMP_DURATIONS = {"cupid": 3, "seer": 3, "wolves": 5, "witch": 3, "election": 5,
-                  "discussion": 15, "vote": 5, "tiebreak": 3, "hunter": 3, "successor": 3}
 CHECK_NAMES = ("lost", "duplicated", "reordered", "replay_mismatch")
 
 
@@ -124,20 +121,22 @@ def start_load(stack: ExitStack, layout: str, args, env: dict, log_dir: Path):
     """The stack of `layout` ("baseline", or N games per Ray actor) and a Locust cluster driving
     it, both closed with `stack`: (running stack, Locust cluster)."""
     if layout == "baseline":
-        running = stack.enter_context(baseline_stack(args.gateways, args.baseline_game_seconds))
+        running = stack.enter_context(baseline_stack(args.gateways, args.baseline_game_seconds,
+                                                     ws=args.ws))
     else:
         running = stack.enter_context(real_stack(args.gateways, games_per_actor=int(layout),
-                                                 durations=RAMP_DURATIONS,
-                                                 warm_actors=args.warm_actors))
+                                                 durations=MODELS[args.model].durations or {},
+                                                 warm_actors=args.warm_actors, ws=args.ws))
     env = {**env, "WW_LT_GATEWAYS": ",".join(running.urls)}
     return running, stack.enter_context(locust_cluster(args.workers, env, log_dir, running.urls[0]))
 
 
 def run_layout(layout: str, steps: list, args, out: Path) -> list:
     rows = []
-    env = {"WW_LT_CHAT_INTERVAL": str(args.chat_interval),
-           "WW_LT_NIGHT_CHAT_INTERVAL": str(args.night_chat_interval),
-           "WW_LT_VERIFY_SEATS": str(args.verify_seats), "WW_LT_THINK": args.think}
+    env = {"WW_LT_MODEL": args.model, "WW_LT_CHAT_INTERVAL": args.chat_interval,
+           "WW_LT_NIGHT_CHAT_INTERVAL": args.night_chat_interval,
+           "WW_LT_VERIFY_SEATS": str(args.verify_seats), "WW_LT_THINK": args.think,
+           "WW_LT_BROADCAST_SAMPLE": str(args.broadcast_sample)}
     with ExitStack() as stack:
         print(f"\n== {layout}: starting the stack", flush=True)
         running, lc = start_load(stack, layout, args, env, out / f"locust-{layout}")
@@ -331,7 +330,7 @@ ARGS = None
 def main(argv=None) -> int:
     global ARGS
     ap = argparse.ArgumentParser(description="ramp 18-player tables in steps; print a table")
-    ap.add_argument("--layouts", default="baseline,1,100",
+    ap.add_argument("--layouts", default="baseline,200",
                     help="comma list: baseline, 1 (one Ray actor per game), N games per actor")
     ap.add_argument("--steps", default="50,100,250,500,1000,2000")
     ap.add_argument("--steps-one-per-actor", default="25,50,100,200",
@@ -343,9 +342,15 @@ def main(argv=None) -> int:
     ap.add_argument("--spawn-rate", type=float, default=10, help="tables started per second")
     ap.add_argument("--spawn-timeout", type=float, default=60)
     ap.add_argument("--warm-actors", type=int, default=2)
-    ap.add_argument("--chat-interval", type=float, default=20)
-    ap.add_argument("--night-chat-interval", type=float, default=10)
-    ap.add_argument("--think", default="0.3,2.0")
+    ap.add_argument("--model", default="human", choices=sorted(MODELS),
+                    help="how tables play (loadtest/core.py MODELS); rush = short phases")
+    ap.add_argument("--chat-interval", default="", help="override the model's day chat gap (s)")
+    ap.add_argument("--night-chat-interval", default="", help="override its night chat gap (s)")
+    ap.add_argument("--think", default="", help="override its think time: min,max seconds")
+    ap.add_argument("--broadcast-sample", type=float, default=0.25,
+                    help="share of chat deliveries timed (every one costs the generator)")
+    ap.add_argument("--ws", default="websockets-sansio",
+                    help="uvicorn WebSocket implementation of the gateways")
     ap.add_argument("--verify-seats", type=int, default=1)
     ap.add_argument("--baseline-game-seconds", type=float, default=150)
     ap.add_argument("--break-p99", type=float, default=2000)

@@ -27,6 +27,8 @@ from pathlib import Path  # noqa: E402
 
 import psutil  # noqa: E402
 
+from loadtest.core import MODELS  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -92,7 +94,7 @@ class Running:
 
 
 @contextmanager
-def baseline_stack(n: int = 2, game_seconds: float = 120.0):
+def baseline_stack(n: int = 2, game_seconds: float = 120.0, ws: str = "websockets-sansio"):
     raise_fd_limit()
     procs, urls = [], []
     try:
@@ -100,7 +102,8 @@ def baseline_stack(n: int = 2, game_seconds: float = 120.0):
             port = free_port()
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "loadtest.baseline", "--port", str(port),
-                 "--game-seconds", str(game_seconds)], cwd=ROOT, start_new_session=True))
+                 "--game-seconds", str(game_seconds), "--ws", ws], cwd=ROOT,
+                start_new_session=True))
             urls.append(f"http://127.0.0.1:{port}")
         for url, proc in zip(urls, procs):
             _wait_http(url + "/healthz", proc)
@@ -112,8 +115,8 @@ def baseline_stack(n: int = 2, game_seconds: float = 120.0):
 
 
 @contextmanager
-def real_stack(n: int = 2, games_per_actor: int = 100, durations: dict | None = None,
-               warm_actors: int = 1, redis_url: str | None = None):
+def real_stack(n: int = 2, games_per_actor: int = 200, durations: dict | None = None,
+               warm_actors: int = 1, redis_url: str | None = None, ws: str = "websockets-sansio"):
     raise_fd_limit()
     sys.path.insert(0, str(ROOT))
     from tests.ray_head import ray_head
@@ -130,7 +133,7 @@ def real_stack(n: int = 2, games_per_actor: int = 100, durations: dict | None = 
         for _ in range(n):
             gateways.append(start_gateway(ray_address=address, redis_url=redis_url, prefix=prefix,
                                           durations=durations, games_per_actor=games_per_actor,
-                                          warm_actors=warm_actors))
+                                          warm_actors=warm_actors, ws=ws))
         yield Running(f"games_per_actor={games_per_actor}", [g.url for g in gateways],
                       roots={"gateway": [g.process.pid for g in gateways]}, ray_root=ray_root,
                       prefix=prefix)
@@ -179,16 +182,20 @@ def main(argv=None) -> int:
     import json
 
     ap = argparse.ArgumentParser(description="start a load-test target and keep it running")
-    ap.add_argument("--layout", default="100", help="baseline, 1, or N games per Ray actor")
+    ap.add_argument("--layout", default="200", help="baseline, 1, or N games per Ray actor")
     ap.add_argument("--gateways", type=int, default=1)
     ap.add_argument("--seconds", type=float, default=3600, help="stop by itself after this long")
+    ap.add_argument("--model", default="human", choices=sorted(MODELS),
+                    help="phase durations of this load model (human: the server's defaults)")
     ap.add_argument("--durations", default="", help='JSON {"discussion": 30, ...} (seconds)')
+    ap.add_argument("--ws", default="websockets-sansio", help="uvicorn WebSocket implementation")
     args = ap.parse_args(argv)
-    from loadtest.ramp import RAMP_DURATIONS
 
-    durations = {**RAMP_DURATIONS, **(json.loads(args.durations) if args.durations else {})}
-    ctx = (baseline_stack(args.gateways) if args.layout == "baseline"
-           else real_stack(args.gateways, games_per_actor=int(args.layout), durations=durations))
+    durations = {**(MODELS[args.model].durations or {}),
+                 **(json.loads(args.durations) if args.durations else {})}
+    ctx = (baseline_stack(args.gateways, ws=args.ws) if args.layout == "baseline"
+           else real_stack(args.gateways, games_per_actor=int(args.layout), durations=durations,
+                           ws=args.ws))
     with ctx as running:
         print("gateways: " + ",".join(running.urls), flush=True)
         try:

@@ -100,7 +100,7 @@ class Gateway:
 def start_gateway(*, ray_address: str, redis_url: str, prefix: str,
                   durations: dict[str, int] | None = None, games_per_actor: int = 1,
                   warm_actors: int = 1, workers: int = 1, port: int | None = None,
-                  presence_lease: int | None = None) -> Gateway:
+                  presence_lease: int | None = None, ws: str | None = None) -> Gateway:
     port = port or free_port()
     env = {
         **os.environ,
@@ -118,7 +118,8 @@ def start_gateway(*, ray_address: str, redis_url: str, prefix: str,
          "--workers", str(workers), "--redis-url", redis_url, "--ray-address", ray_address,
          "--prefix", prefix, "--games-per-actor", str(games_per_actor),
          "--warm-actors", str(warm_actors), "--log-level", "warning",
-         *(["--presence-lease", str(presence_lease)] if presence_lease else [])],
+         *(["--presence-lease", str(presence_lease)] if presence_lease else []),
+         *(["--ws", ws] if ws else [])],
         cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
     log_file.close()
     gateway = Gateway(url=f"http://127.0.0.1:{port}", ws_url=f"ws://127.0.0.1:{port}",
@@ -167,7 +168,7 @@ class Stack:
 
     def start_gateway(self, *, durations: dict[str, int] | None = None, games_per_actor: int = 1,
                       warm_actors: int = 1, workers: int = 1,
-                      presence_lease: int | None = None) -> Gateway:
+                      presence_lease: int | None = None, ws: str | None = None) -> Gateway:
         gateway = start_gateway(ray_address=self.ray_address, redis_url=self.redis_url,
                                 prefix=self.prefix, durations=durations,
                                 games_per_actor=games_per_actor, warm_actors=warm_actors,
