@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import itertools
 import secrets
-import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -22,6 +22,7 @@ import redis.asyncio as aioredis
 from ray.exceptions import ActorUnavailableError, RayActorError
 
 from actors.config import Config
+from actors.host import REPLY_UNAVAILABLE, RoomUnavailable
 from actors.placement import PlacementActor
 from actors.room import BadName, RoomData, clean_name, error_frame
 from actors.store import Keys, RedisStore, connect
@@ -31,8 +32,9 @@ log = logging.getLogger(__name__)
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L
 CODE_LENGTH = 6
 RESTART_PATIENCE = 60.0  # seconds a call keeps retrying while its host actor restarts
-BATCH_MAX = 256  # requests per batch call to one host
-LANE_CALLS = 8  # batch calls in flight per host per process (~1,450 Ray calls/s at 16 in flight)
+REPLY_PATIENCE = 2.0  # seconds without a reply before asking whether the host restarted
+RESEND_AFTER = 10.0  # seconds without a reply before a request is sent again anyway (a lost reply)
+INBOX_TTL = 3600  # seconds an inbox nobody reads (its host was stopped) stays in Redis
 HOSTS_REMEMBERED = 50_000  # room -> host entries cached per process
 
 
@@ -86,9 +88,15 @@ class RoomClient:
         self.subscriptions: Subscriptions | None = None
         self._handles: dict[str, ray.actor.ActorHandle] = {}
         self._hosts: OrderedDict[str, str] = OrderedDict()  # room code -> host actor name, LRU
-        self._lanes: dict[str, _Lane] = {}  # host actor name -> requests waiting for a batch call
-        # (requests, seconds the oldest waited) of every batch call sent: the gateway's metrics.
-        self.observe_batch: Callable[[int, float], None] | None = None
+        self._numbers = itertools.count(1)  # this process's request numbers
+        self._waiting: dict[int, asyncio.Future] = {}  # request number -> its reply
+        self._outgoing: dict[str, list[tuple[int, bytes]]] = {}  # host -> requests to push now
+        self._pushing = False
+        self._flushes: set[asyncio.Task] = set()
+        self._incarnations: dict[str, str] = {}  # host -> the process we last heard from
+        self._fetching: dict[tuple, asyncio.Task] = {}  # lookups in progress (see _shared)
+        # Requests in each pipeline of inbox pushes: the gateway's metric.
+        self.observe_push: Callable[[int], None] | None = None
         # This process, as the rooms know it in their seats' presence (see `renew_lease`).
         self.gateway_id = secrets.token_hex(8)
 
@@ -103,7 +111,7 @@ class RoomClient:
             get_if_exists=True, max_restarts=-1).remote(self.config)
         self._handles[self._placement_name] = placement
         self.subscriptions = Subscriptions(self.redis, self.keys, self.store.events_after)
-        await self.subscriptions.start()
+        await self.subscriptions.start(self.keys.replies(self.gateway_id), self._on_replies)
         await self.renew_lease()  # before any presence names this process
 
     async def close(self) -> None:
@@ -239,12 +247,24 @@ class RoomClient:
     async def _host_of(self, code: str) -> str:
         host = self._hosts.get(code)
         if host is None:
-            raw = await self.redis.hget(self.keys.room(code), "host")
-            if raw is None:
-                raise RoomNotFound(f"no room {code!r}")
-            host = raw.decode()
+            host = await self._shared(("host", code), self._look_up_host, code)
         self._remember(code, host)
         return host
+
+    async def _look_up_host(self, code: str) -> str:
+        raw = await self.redis.hget(self.keys.room(code), "host")
+        if raw is None:
+            raise RoomNotFound(f"no room {code!r}")
+        return raw.decode()
+
+    async def _shared(self, key: tuple, fetch, *args):
+        """One fetch for all the callers that need it at once; they resume in the order they
+        asked, so requests of one room reach its host in the order they were made."""
+        task = self._fetching.get(key)
+        if task is None:
+            task = self._fetching[key] = asyncio.create_task(fetch(*args))
+            task.add_done_callback(lambda _: self._fetching.pop(key, None))
+        return await asyncio.shield(task)
 
     def _remember(self, code: str, host: str) -> None:
         """A room never changes host, but a long-lived gateway sees unboundedly many rooms."""
@@ -273,59 +293,84 @@ class RoomClient:
         """Host actors stay in P:hosts for as long as they live; the placement actor never leaves."""
         return name != self._placement_name and await self.redis.zscore(self.keys.hosts(), name) is None
 
-    def lane_backlog(self) -> int:
-        """Requests of this process waiting for a batch call (the gateway's lane-queue metric)."""
-        return sum(len(lane.pending) for lane in self._lanes.values())
+    def pending_requests(self) -> int:
+        """Requests of this process waiting for their reply (the gateway's metric)."""
+        return len(self._waiting)
 
     async def _send(self, host: str, request: tuple):
-        """Queue a request for `host`. Requests travel in `batch` calls, up to LANE_CALLS in flight
-        per host, each carrying whatever queued meanwhile (no added delay when idle, few calls
-        under load). A room has at most one batch in flight: its requests keep their order (Ray
-        does not order an async actor's calls), and a slow room holds back only its own next
-        requests, never an unrelated room's."""
-        lane = self._lanes.get(host)
-        if lane is None:
-            lane = self._lanes[host] = _Lane()
+        """Put a request in `host`'s Redis inbox and wait for its reply on this process's reply
+        channel. Everything queued in one turn of the loop goes out in one pipeline (an RPUSH per
+        host). No reply for a while: if the host's process restarted meanwhile (its incarnation
+        changed) or it is very late, send it again (the room dedupes what already landed)."""
+        incarnation = await self._incarnation(host)
+        number = next(self._numbers)
+        raw = orjson.dumps([self.gateway_id, number, *request])
         future = asyncio.get_running_loop().create_future()
-        lane.pending.append((request, future, time.perf_counter()))
-        self._pump(host, lane)
-        return await future
-
-    def _pump(self, host: str, lane: _Lane) -> None:
-        while lane.calls < LANE_CALLS and lane.pending:
-            batch, waiting, rooms = [], [], set()
-            for item in lane.pending:
-                code = item[0][1]
-                if len(batch) < BATCH_MAX and code not in lane.busy:
-                    batch.append(item)
-                    rooms.add(code)
-                else:
-                    waiting.append(item)
-            if not batch:
-                return
-            lane.pending = waiting
-            lane.busy |= rooms
-            lane.calls += 1
-            if self.observe_batch is not None:
-                self.observe_batch(len(batch), time.perf_counter() - batch[0][2])
-            asyncio.create_task(self._call_batch(host, lane, batch, rooms))
-
-    async def _call_batch(self, host: str, lane: _Lane, batch: list, rooms: set[str]) -> None:
+        self._waiting[number] = future
         try:
-            replies = await self._call(host, "batch", [request for request, _, _ in batch])
-        except Exception as e:
-            replies = [e] * len(batch)
+            self._push(host, number, raw)
+            waited = 0.0
+            while True:
+                try:
+                    return await asyncio.wait_for(asyncio.shield(future), REPLY_PATIENCE)
+                except asyncio.TimeoutError:
+                    waited += REPLY_PATIENCE
+                current = await self._call(host, "incarnation")  # HostRetired once it is stopped
+                self._incarnations[host] = current
+                if current != incarnation or waited >= RESEND_AFTER:
+                    log.info("no reply from %s in %.0f s (%s); sending again", host, waited,
+                             "restarted" if current != incarnation else "late")
+                    incarnation, waited = current, 0.0
+                    self._push(host, number, raw)
         finally:
-            lane.calls -= 1
-            lane.busy -= rooms
-        for (_, future, _), reply in zip(batch, replies):
-            if future.done():  # its caller gave up waiting
+            self._waiting.pop(number, None)
+
+    async def _incarnation(self, host: str) -> str:
+        incarnation = self._incarnations.get(host)
+        if incarnation is None:
+            incarnation = await self._shared(("incarnation", host), self._call, host, "incarnation")
+            self._incarnations[host] = incarnation
+        return incarnation
+
+    def _push(self, host: str, number: int, raw: bytes) -> None:
+        self._outgoing.setdefault(host, []).append((number, raw))
+        if not self._pushing:
+            self._pushing = True
+            asyncio.get_running_loop().call_soon(self._start_flush)
+
+    def _start_flush(self) -> None:
+        task = asyncio.create_task(self._flush_pushes())
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    async def _flush_pushes(self) -> None:
+        outgoing, self._outgoing, self._pushing = self._outgoing, {}, False
+        if self.observe_push is not None:
+            self.observe_push(sum(map(len, outgoing.values())))
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for host, items in outgoing.items():
+                    inbox = self.keys.inbox(host)
+                    pipe.rpush(inbox, *(raw for _, raw in items))
+                    pipe.expire(inbox, INBOX_TTL)
+                await pipe.execute()
+        except Exception as e:  # Redis unreachable: these requests fail, their callers retry
+            for items in outgoing.values():
+                for number, _ in items:
+                    future = self._waiting.get(number)
+                    if future is not None and not future.done():
+                        future.set_exception(e)
+
+    def _on_replies(self, message: bytes) -> None:
+        """A host's replies to this process's requests (see RoomHost._flush)."""
+        for number, status, value in orjson.loads(message)["replies"]:
+            future = self._waiting.get(number)
+            if future is None or future.done():  # answered twice (a resend), or given up on
                 continue
-            if isinstance(reply, Exception):
-                future.set_exception(reply)
+            if status == REPLY_UNAVAILABLE:
+                future.set_exception(RoomUnavailable(value))
             else:
-                future.set_result(reply)
-        self._pump(host, lane)
+                future.set_result(value)
 
     async def _call(self, actor: str, method: str, *args):
         """Call a named actor; while it restarts, retry (the callee dedupes what already landed)."""
@@ -345,13 +390,6 @@ class RoomClient:
                 log.info("%s.%s: actor unavailable (%s); retrying", actor, method, type(e).__name__)
             await asyncio.sleep(pause)  # back off while Ray restarts the process
             pause = min(pause * 2, 1.0)
-
-
-class _Lane:
-    def __init__(self) -> None:
-        self.pending: list[tuple[tuple, asyncio.Future, float]] = []  # (request, future, queued at)
-        self.busy: set[str] = set()  # rooms with a request in a batch call in flight
-        self.calls = 0  # batch calls in flight
 
 
 def _raise_refusal(reply: dict) -> None:
@@ -377,11 +415,19 @@ class Subscriptions:
         self._events_after = events_after
         self._channels: dict[str, _Channel] = {}
         self._reader: asyncio.Task | None = None
+        self._direct: bytes | None = None  # this process's reply channel
+        self._on_direct = None
+        self._direct_ready: asyncio.Future | None = None
 
-    async def start(self) -> None:
-        # A channel nobody publishes to keeps the connection subscribed while no room is.
-        await self._pubsub.subscribe(f"{self._keys.prefix}:mux")
+    async def start(self, direct: str, on_direct) -> None:
+        """Subscribe to `direct` (this process's reply channel, which also keeps the connection
+        subscribed while no room is) and hand its messages to `on_direct`; returns once live,
+        so no reply sent after it is missed."""
+        self._direct, self._on_direct = direct.encode(), on_direct
+        self._direct_ready = asyncio.get_running_loop().create_future()
+        await self._pubsub.subscribe(direct)
         self._reader = asyncio.create_task(self._read(), name="pubsub reader")
+        await asyncio.wait_for(self._direct_ready, 10)
 
     async def close(self) -> None:
         if self._reader is not None:
@@ -419,6 +465,12 @@ class Subscriptions:
                 await asyncio.sleep(0.5)
 
     async def _handle(self, message: dict) -> None:
+        if message["channel"] == self._direct:
+            if message["type"] == "message":
+                self._on_direct(message["data"])
+            elif not self._direct_ready.done():
+                self._direct_ready.set_result(None)
+            return
         code = message["channel"].decode().removeprefix(self._keys.room(""))
         channel = self._channels.get(code)
         if channel is None:

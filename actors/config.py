@@ -19,7 +19,9 @@ class Config:
     redis_url: str = "redis://127.0.0.1:6379/0"
     ray_address: str | None = None  # None: start or attach a local Ray
     prefix: str = "ww"  # Redis key and channel prefix; also prefixes Ray actor names
-    games_per_actor: int = 1  # 1 = one Ray actor (one process) per game
+    # Rooms per Ray host actor. A Ray actor is a process (~50-110 MB, ~0.4 s to start): packed
+    # hosts are what lets one box hold thousands of rooms. 1 = one actor per game (isolation).
+    games_per_actor: int = 200
     warm_actors: int = 1  # empty host actors kept started so a new room never waits for one
     namespace: str = "werewolf"  # Ray namespace of the named actors
     durations: Mapping[str, int] = field(default_factory=dict)  # phase name -> seconds, room defaults

@@ -24,7 +24,8 @@ class HostMetrics:
         self.persist_requests = Histogram("ww_host_persist_requests",
                                           "Requests made durable by one persist (group commit)",
                                           buckets=GROUP_BUCKETS, registry=r)
-        self.batch_requests = Histogram("ww_host_batch_requests", "Requests in one batch call",
+        self.inbox_requests = Histogram("ww_host_inbox_requests",
+                                        "Requests taken from the inbox at once",
                                         buckets=GROUP_BUCKETS, registry=r)
         self.rooms = Gauge("ww_host_rooms", "Rooms held", registry=r)
         self.mailbox = Gauge("ww_host_mailbox_requests",

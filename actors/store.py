@@ -23,6 +23,7 @@ FINAL = ("finished", "broken")
 
 
 REDIS_CONNECTIONS = 64  # per process; more concurrent commands wait for a free connection
+INBOX_TAKE = 512  # requests a host takes from its inbox at once
 
 
 def connect(url: str) -> aioredis.Redis:
@@ -69,6 +70,12 @@ class Store(Protocol):
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None: ...
 
+    async def take_requests(self, host: str, wait: float) -> list[bytes]:
+        """The requests waiting in the host's inbox, in order (waits up to `wait` s for one)."""
+
+    async def reply(self, gateway: str, message: bytes) -> None:
+        """Deliver `message` (replies to requests of that gateway process) to the gateway."""
+
 
 class Keys:
     def __init__(self, prefix: str) -> None:
@@ -97,6 +104,12 @@ class Keys:
 
     def gateway(self, gateway_id: str) -> str:  # a gateway process's presence lease (a TTL key)
         return f"{self.prefix}:gateway:{gateway_id}"
+
+    def inbox(self, host: str) -> str:  # list: requests for a host actor, oldest first
+        return f"{self.prefix}:host:{host}:inbox"
+
+    def replies(self, gateway_id: str) -> str:  # pub/sub channel: replies to a gateway process
+        return f"{self.prefix}:replies:{gateway_id}"
 
 
 _CLAIM = """
@@ -179,6 +192,17 @@ class RedisStore:
             args=args)
         _check(result)
 
+    async def take_requests(self, host: str, wait: float) -> list[bytes]:
+        inbox = self.keys.inbox(host)
+        first = await self.redis.blpop([inbox], timeout=wait)
+        if first is None:
+            return []
+        rest = await self.redis.lpop(inbox, INBOX_TAKE - 1)
+        return [first[1], *(rest or [])]
+
+    async def reply(self, gateway: str, message: bytes) -> None:
+        await self.redis.publish(self.keys.replies(gateway), message)
+
 
 def _check(result: int) -> None:
     if result == -1:
@@ -206,6 +230,31 @@ class MemoryStore:
         self.gate: asyncio.Event | None = None
         self.held = asyncio.Event()  # set once a persist is waiting at the gate
         self._changed = asyncio.Condition()
+        self.inboxes: dict[str, asyncio.Queue] = {}
+        self.replies: dict[str, list[bytes]] = {}  # gateway -> reply messages, in order
+
+    def _inbox(self, host: str) -> asyncio.Queue:
+        return self.inboxes.setdefault(host, asyncio.Queue())
+
+    def send_request(self, host: str, raw: bytes) -> None:
+        """What a gateway's RPUSH does."""
+        self._inbox(host).put_nowait(raw)
+
+    async def take_requests(self, host: str, wait: float) -> list[bytes]:
+        inbox = self._inbox(host)
+        try:
+            first = await asyncio.wait_for(inbox.get(), wait)
+        except asyncio.TimeoutError:
+            return []
+        rest = []
+        while not inbox.empty():
+            rest.append(inbox.get_nowait())
+        return [first, *rest]
+
+    async def reply(self, gateway: str, message: bytes) -> None:
+        self.replies.setdefault(gateway, []).append(message)
+        async with self._changed:
+            self._changed.notify_all()
 
     async def claim(self, code: str, host: str) -> int:
         room = self.rooms.setdefault(code, {"epoch": "0"})

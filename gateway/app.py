@@ -63,8 +63,8 @@ def create_app(config: Config) -> FastAPI:
             signal.signal(signal.SIGTERM, on_sigterm)
         seats = LocalSeats()
         metrics.rooms.set_function(lambda: seats.room_count)
-        metrics.lane_backlog.set_function(rooms.lane_backlog)
-        rooms.observe_batch = metrics.observe_batch
+        metrics.requests_waiting.set_function(rooms.pending_requests)
+        rooms.observe_push = metrics.inbox_push.observe
         app.state.gateway = gw = GatewayState(config=config, rooms=rooms, seats=seats,
                                               metrics=metrics)
         watchdogs = [asyncio.create_task(drop_slow_sockets(gw.sessions, metrics)),

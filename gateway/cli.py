@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--redis-url", help="default: $REDIS_URL, else 127.0.0.1:6379 if it "
                                            "answers, else a private redis-server")
     serve.add_argument("--ray-address", help="default: $RAY_ADDRESS, else a local Ray head")
-    serve.add_argument("--games-per-actor", type=int, help="rooms per Ray host actor (1 = one each)")
+    serve.add_argument("--games-per-actor", type=int,
+                       help="rooms per Ray host actor (default 200; 1 = one actor, one process, "
+                            "per game)")
     serve.add_argument("--warm-actors", type=int, help="spare host actors kept started")
     serve.add_argument("--prefix", help="Redis key prefix (WW_PREFIX)")
     serve.add_argument("--presence-lease", type=int,

@@ -42,18 +42,13 @@ class Metrics:
         self.socket_queue = Histogram("ww_socket_queue_frames",
                                       "Frames waiting in a socket's send queue (sampled every second)",
                                       buckets=_QUEUE_BUCKETS, registry=r)
-        self.lane_wait = Histogram("ww_lane_wait_seconds",
-                                   "How long the oldest request of a batch call waited for it",
-                                   buckets=_LATENCY_BUCKETS, registry=r)
-        self.lane_batch = Histogram("ww_lane_batch_requests", "Requests in one batch call to a host",
+        self.inbox_push = Histogram("ww_inbox_push_requests",
+                                    "Requests in one pipeline of pushes to hosts' inboxes",
                                     buckets=GROUP_BUCKETS, registry=r)
-        self.lane_backlog = Gauge("ww_lane_backlog_requests",
-                                  "Requests waiting for a batch call to their host", registry=r)
+        self.requests_waiting = Gauge("ww_requests_waiting",
+                                      "Requests to hosts waiting for their reply", registry=r)
         # Hot path: one child per label value, bound once.
         self.out_event = self.messages_out.labels("event")
         self.welcome_stages = {stage: self.welcome_seconds.labels(stage)
                                for stage in ("subscribe", "welcome", "replay", "total")}
 
-    def observe_batch(self, requests: int, waited: float) -> None:
-        self.lane_batch.observe(requests)
-        self.lane_wait.observe(waited)

@@ -75,6 +75,10 @@ def _options(parser):
     g.add_argument("--ww-settings", default=_env("WW_LT_SETTINGS", ""), include_in_web_ui=True,
                    help='JSON {"roles": [...], "durations": {...}} the host sends before start '
                         '(empty: server defaults)')
+    g.add_argument("--ww-broadcast-sample", type=float,
+                   default=float(_env("WW_LT_BROADCAST_SAMPLE", "1")),
+                   help="share of chat deliveries timed as 'WS broadcast' (each one costs the "
+                        "generator a Locust event; a uniform sample keeps the percentiles)")
     g.add_argument("--ww-verify-seats", type=int, default=int(_env("WW_LT_VERIFY_SEATS", "1")),
                    help="seats per game re-read with hello since=0 after game_over and compared")
     g.add_argument("--ww-max-game", type=float, default=float(_env("WW_LT_MAX_GAME", "900")),
@@ -197,9 +201,10 @@ class Seat:
         kind = ev.get("kind")
         self.state.on_event(ev)
         if kind == "chat":
-            parsed = parse_chat_text(ev.get("text") or "")
-            if parsed and parsed[1] != self.seat:
-                g.fire("WS", "broadcast", now_ms() - parsed[0])
+            if g.rng.random() < g.broadcast_sample:
+                parsed = parse_chat_text(ev.get("text") or "")
+                if parsed and parsed[1] != self.seat:
+                    g.fire("WS", "broadcast", now_ms() - parsed[0])
         elif kind == "prompt":
             if self.state.alive and not self.state.over:
                 delay = answer_delay(ev, g.rng, g.think, time.time(), g.model.ask_fraction)
@@ -258,6 +263,7 @@ class Game:
         self.rng = random.Random()
         self.model = model_of(opts)
         self.think = self.model.think
+        self.broadcast_sample = opts.ww_broadcast_sample
         self.seats: list[Seat] = []
         self.started = gevent.event.Event()
         self.all_over = gevent.event.Event()

@@ -1,5 +1,5 @@
-"""The parts of the client that need only Redis (codes, the pub/sub multiplexer), and the per-host
-lanes, with the Ray call replaced by a host that answers when the test tells it to."""
+"""The parts of the client that need only Redis: codes, the pub/sub multiplexer, and requests to a
+RoomHost through its Redis inbox and this process's reply channel."""
 import asyncio
 
 import orjson
@@ -8,7 +8,9 @@ import redis.asyncio as aioredis
 
 from actors import client as client_module
 from actors.client import CODE_ALPHABET, RoomClient, RoomNotFound, Subscriptions, normal_code
+from actors.clock import FakeClock
 from actors.config import Config
+from actors.host import RoomHost
 from actors.room import encode_event
 from actors.store import Keys, RedisStore
 from tests.actors.conftest import REDIS_URL
@@ -26,7 +28,7 @@ async def rstore(redis, prefix):
 @pytest.fixture
 async def subscriptions(redis, prefix, rstore):
     subs = Subscriptions(redis, Keys(prefix), rstore.events_after)
-    await subs.start()
+    await subs.start(f"{prefix}:replies:test", lambda message: None)
     yield subs
     await subs.close()
 
@@ -79,7 +81,7 @@ async def test_a_lost_message_is_refilled_from_the_log_and_a_repeat_dropped(subs
 async def test_listeners_survive_a_dropped_connection(rstore, redis, prefix):
     named = aioredis.from_url(REDIS_URL, client_name=f"{prefix}-sub")
     subscriptions = Subscriptions(named, Keys(prefix), rstore.events_after)
-    await subscriptions.start()
+    await subscriptions.start(f"{prefix}:replies:test", lambda message: None)
     try:
         async with subscriptions.listen(CODE) as queue:
             await write(rstore, 1, 1)
@@ -102,88 +104,89 @@ async def resubscribed(redis, channel: str) -> None:
 
 
 
-class HeldHost:
-    """Each batch call waits until the test releases it; calls are recorded in arrival order."""
+class GatedStore(RedisStore):
+    """Holds the writes of `held_room` (once the test names one) until the test opens the gate."""
 
-    def __init__(self) -> None:
-        self.calls: list[list[tuple]] = []
-        self.release: list[asyncio.Event] = []
-        self.arrived = asyncio.Event()
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.held_room, self.gate, self.holding = None, asyncio.Event(), asyncio.Event()
 
-    async def __call__(self, actor: str, method: str, requests: list[tuple]):
-        assert method == "batch"
-        self.calls.append(requests)
-        gate = asyncio.Event()
-        self.release.append(gate)
-        self.arrived.set()
-        await gate.wait()
-        return [f"reply {request[1]} {request[3]}" for request in requests]
-
-    async def wait_calls(self, n: int) -> None:
-        while len(self.calls) < n:
-            self.arrived.clear()
-            await asyncio.wait_for(self.arrived.wait(), 5)
+    async def persist(self, code, **kwargs):
+        if code == self.held_room:
+            self.holding.set()
+            await self.gate.wait()
+        await super().persist(code, **kwargs)
 
 
 @pytest.fixture
-def lane():
-    rc = RoomClient(Config())
-    host = HeldHost()
-    rc._call = host
-    return rc, host
+async def wired(redis, prefix):
+    """A RoomClient and a RoomHost talking through real Redis (inbox list, reply channel), no
+    Ray: the host's incarnation is handed over, as the client's Ray call would fetch it."""
+    config = Config(prefix=prefix)
+    rc = RoomClient(config)
+    rc.redis = redis
+    rc.store = RedisStore(redis, prefix, 3600)
+    rc.subscriptions = Subscriptions(redis, rc.keys, rc.store.events_after)
+    await rc.subscriptions.start(rc.keys.replies(rc.gateway_id), rc._on_replies)
+    store = GatedStore(redis, prefix, 3600)
+    host = RoomHost("h1", config, store, FakeClock())
+    await host.start()
+    rc._incarnations["h1"] = host.incarnation
+    for code in ("AAAAAA", "BBBBBB"):
+        await redis.hset(rc.keys.room(code), "host", "h1")
+        assert await host.create_room(code, "Host", f"token-{code}") == {"seat": 0}
+    yield rc, host, store
+    await host.stop()
+    await rc.subscriptions.close()
 
 
-def command(code: str, n: int) -> tuple:
-    return ("command", code, 0, n)
+async def test_a_command_travels_through_the_inbox_and_its_reply_comes_back(wired):
+    rc, host, _ = wired
+    assert await rc.command("bbbbbb", 0, {"type": "settings", "id": 1, "roles": ["seer"]}) == \
+        {"type": "ack", "id": 1}
+    assert (await rc.welcome("BBBBBB", 0))["view"]["settings"]["roles"] == ["seer"]
+    assert rc.pending_requests() == 0
 
 
-async def test_a_slow_room_holds_back_only_its_own_next_requests(lane):
-    rc, host = lane
-    slow_first = asyncio.create_task(rc._send("h", command("AAAAAA", 1)))
-    await host.wait_calls(1)
-    slow_second = asyncio.create_task(rc._send("h", command("AAAAAA", 2)))
-    other = asyncio.create_task(rc._send("h", command("BBBBBB", 1)))
-    await host.wait_calls(2)
-    assert host.calls[1] == [command("BBBBBB", 1)]  # it did not wait for AAAAAA's batch
-    host.release[1].set()
-    assert await other == "reply BBBBBB 1"
-    assert not slow_second.done() and len(host.calls) == 2  # AAAAAA's next waits for its first
-    host.release[0].set()
-    assert await slow_first == "reply AAAAAA 1"
-    await host.wait_calls(3)
-    assert host.calls[2] == [command("AAAAAA", 2)]
-    host.release[2].set()
-    assert await slow_second == "reply AAAAAA 2"
-    assert rc.lane_backlog() == 0
+async def test_a_slow_room_never_delays_an_unrelated_one(wired):
+    rc, _, store = wired
+    store.held_room = "AAAAAA"
+    slow = asyncio.create_task(rc.command("AAAAAA", 0, {"type": "settings", "id": 1, "roles": []}))
+    await asyncio.wait_for(store.holding.wait(), 5)
+    assert await rc.command("BBBBBB", 0, {"type": "settings", "id": 2, "roles": []}) == \
+        {"type": "ack", "id": 2}
+    assert not slow.done()
+    store.gate.set()
+    assert await slow == {"type": "ack", "id": 1}
 
 
-async def test_what_queues_while_calls_are_in_flight_travels_together_in_order(lane, monkeypatch):
-    monkeypatch.setattr(client_module, "LANE_CALLS", 1)
-    rc, host = lane
-    first = asyncio.create_task(rc._send("h", command("AAAAAA", 1)))
-    await host.wait_calls(1)
-    queued = [asyncio.create_task(rc._send("h", command(code, n)))
-              for code, n in (("BBBBBB", 1), ("AAAAAA", 2), ("BBBBBB", 2))]
-    await asyncio.sleep(0)
-    assert rc.lane_backlog() == 3
-    host.release[0].set()
-    await first
-    await host.wait_calls(2)
-    assert host.calls[1] == [command("BBBBBB", 1), command("AAAAAA", 2), command("BBBBBB", 2)]
-    host.release[1].set()
-    assert await asyncio.gather(*queued) == ["reply BBBBBB 1", "reply AAAAAA 2", "reply BBBBBB 2"]
+async def test_commands_of_a_room_apply_in_the_order_sent(wired):
+    rc, _, _ = wired
+    frames = [{"type": "settings", "id": i, "durations": {"vote": 10 + i}} for i in range(30)]
+    replies = await asyncio.gather(*(rc.command("BBBBBB", 0, frame) for frame in frames))
+    assert replies == [{"type": "ack", "id": i} for i in range(30)]
+    applied = [orjson.loads(e["frame"])["settings"]["durations"]["vote"]
+               for e in await rc.events_after("BBBBBB", 1)]
+    assert applied == [10 + i for i in range(30)]
 
 
-async def test_a_failed_call_fails_its_requests_and_the_lane_goes_on(lane):
-    rc, host = lane
+async def test_a_request_taken_by_a_process_that_died_is_sent_again(wired, redis, prefix,
+                                                                     monkeypatch):
+    rc, host, _ = wired
+    monkeypatch.setattr(client_module, "REPLY_PATIENCE", 0.05)
+    host._inbox.cancel()  # the process "dies": it takes one request and never answers
+    dying = RedisStore(redis, prefix, 3600)
+    reply = asyncio.create_task(rc.command("BBBBBB", 0, {"type": "settings", "id": 5, "roles": []}))
+    while not await dying.take_requests("h1", 0.05):
+        pass
+    successor = RoomHost("h1", Config(prefix=prefix), RedisStore(redis, prefix, 3600), FakeClock())
 
-    async def failing(actor, method, requests):
-        rc._call = host
-        raise ConnectionError("host gone")
-    rc._call = failing
-    with pytest.raises(ConnectionError):
-        await rc._send("h", command("AAAAAA", 1))
-    second = asyncio.create_task(rc._send("h", command("AAAAAA", 2)))
-    await host.wait_calls(1)
-    host.release[0].set()
-    assert await second == "reply AAAAAA 2"
+    async def ask_ray(actor, method):  # what the Ray call answers once Ray restarted the actor
+        assert (actor, method) == ("h1", "incarnation")
+        return successor.incarnation
+    monkeypatch.setattr(rc, "_call", ask_ray)
+    await successor.start()
+    try:
+        assert await asyncio.wait_for(reply, 10) == {"type": "ack", "id": 5}
+    finally:
+        await successor.stop()

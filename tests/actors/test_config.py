@@ -3,9 +3,9 @@ import pytest
 from actors.config import Config
 
 
-def test_defaults_give_each_game_its_own_actor():
+def test_defaults_pack_many_games_per_actor():
     config = Config.from_env({})
-    assert config.games_per_actor == 1
+    assert config.games_per_actor == 200  # packed: a Ray actor is a whole process
     assert config.prefix == "ww" and config.ray_address is None
 
 

@@ -1,9 +1,11 @@
-"""RoomHost without Ray: several rooms in one host, a restart, and requests in batches."""
+"""RoomHost without Ray: several rooms in one host, a restart, and requests through its inbox."""
+import asyncio
+
 import orjson
 
 import rules
 from actors.config import Config
-from actors.host import RoomHost, RoomUnavailable
+from actors.host import REPLY_OK, REPLY_UNAVAILABLE, RoomHost
 
 
 def host(store, clock, name="h1") -> RoomHost:
@@ -14,7 +16,7 @@ async def running_room(h: RoomHost, code: str) -> None:
     assert await h.create_room(code, "Host", "t0") == {"seat": 0}
     for i in range(1, 6):
         assert await h.join(code, f"P{i}", f"t{i}") == {"seat": i}
-    assert await h.batch([("command", code, 0, {"type": "start", "id": 1})]) == [{"type": "ack", "id": 1}]
+    assert await h.request("command", code, 0, {"type": "start", "id": 1}) == {"type": "ack", "id": 1}
 
 
 async def test_new_rooms_take_the_configured_durations(store, clock):
@@ -49,17 +51,62 @@ async def test_a_room_the_directory_gives_it_is_loaded_on_first_use(store, clock
     assert store.rooms["AAAAAA"]["host"] == "h1"
 
 
-async def test_a_batch_answers_each_request_on_its_own(store, clock):
+def replies_to(store, gateway: str) -> dict[int, tuple]:
+    """request number -> (status, reply), from every reply message published to `gateway`."""
+    out = {}
+    for message in store.replies.get(gateway, []):
+        decoded = orjson.loads(message)
+        assert decoded["host"] == "h1"
+        out.update({number: (status, value) for number, status, value in decoded["replies"]})
+    return out
+
+
+async def ask(h: RoomHost, store, requests: list[tuple], gateway: str = "gw1") -> list[tuple]:
+    """Put `requests` in the host's inbox as a gateway does; (status, reply) of each, in order."""
+    first = len(replies_to(store, gateway)) + 1
+    numbers = list(range(first, first + len(requests)))
+    for number, request in zip(numbers, requests):
+        store.send_request(h.name, orjson.dumps([gateway, number, *request]))
+    await store.wait_for(lambda: set(numbers) <= set(replies_to(store, gateway)))
+    replies = replies_to(store, gateway)
+    return [replies[number] for number in numbers]
+
+
+async def test_inbox_requests_are_each_answered_on_their_own(store, clock):
     h = host(store, clock)
+    await h.start()
     await running_room(h, "AAAAAA")
-    replies = await h.batch([
+    replies = await ask(h, store, [
         ("command", "ZZZZZZ", 0, {"type": "chat", "id": 1, "text": "hi"}),
         ("presence", "AAAAAA", 3, ("gw1", True)),
         ("command", "AAAAAA", 0, {"type": "settings", "id": 2}),
     ])
-    assert replies[0]["code"] == "room_closed"
-    assert replies[1] is None and h.rooms["AAAAAA"].data.players[3].connected
-    assert replies[2]["code"] == "not_your_turn"
+    assert replies[0][1]["code"] == "room_closed"
+    assert replies[1] == (REPLY_OK, None) and h.rooms["AAAAAA"].data.players[3].connected
+    assert replies[2][1]["code"] == "not_your_turn"
+
+
+async def test_a_slow_room_never_holds_back_the_reply_of_another(store, clock):
+    h = host(store, clock)
+    await h.start()
+    await running_room(h, "AAAAAA")
+    await running_room(h, "BBBBBB")
+    store.gate = asyncio.Event()  # every write waits: the first one holds room AAAAAA
+    store.send_request("h1", orjson.dumps(["gw1", 1, "presence", "AAAAAA", 4, ["gw1", True]]))
+    await asyncio.wait_for(store.held.wait(), 5)
+    welcome = await ask(h, store, [("welcome", "BBBBBB", 2, None)], gateway="gw2")  # needs no write
+    assert welcome[0][1]["view"]["me"]["seat"] == 2 and 1 not in replies_to(store, "gw1")
+    store.gate.set()
+    await store.wait_for(lambda: 1 in replies_to(store, "gw1"))
+
+
+async def test_an_unreadable_request_is_dropped_and_the_inbox_goes_on(store, clock):
+    h = host(store, clock)
+    await h.start()
+    await running_room(h, "AAAAAA")
+    store.send_request("h1", b"{not json")
+    store.send_request("h1", orjson.dumps(["gw1", 1, "only", "four"]))
+    assert (await ask(h, store, [("welcome", "AAAAAA", 0, None)]))[0][0] == REPLY_OK
 
 
 async def test_a_host_sweeps_out_the_gateways_whose_lease_lapsed(store, clock):
@@ -67,7 +114,7 @@ async def test_a_host_sweeps_out_the_gateways_whose_lease_lapsed(store, clock):
     await h.start()
     await running_room(h, "AAAAAA")
     store.gateways = {"gw-a", "gw-b"}
-    await h.batch([("presence", "AAAAAA", 1, ("gw-a", True)), ("presence", "AAAAAA", 2, ("gw-b", True))])
+    await ask(h, store, [("presence", "AAAAAA", 1, ("gw-a", True)), ("presence", "AAAAAA", 2, ("gw-b", True))])
     players = lambda: h.rooms["AAAAAA"].data.players  # noqa: E731
     await h.sweep_presence()  # both leases live: nothing changes
     assert players()[1].connected and players()[2].connected
@@ -87,12 +134,13 @@ async def test_joins_are_refused_by_cause(store, clock):
 
 async def test_a_request_that_fails_fails_alone(store, clock):
     h = host(store, clock)
+    await h.start()
     await running_room(h, "AAAAAA")
     store.rooms["BBBBBB"] = {"epoch": "1", "host": "h1", "status": "running"}
     store.snapshots["BBBBBB"] = b"{not a snapshot"  # this room cannot be loaded
-    replies = await h.batch([("welcome", "BBBBBB", 0, None),
-                             ("command", "BBBBBB", 0, {"type": "start", "id": 7}),
-                             ("welcome", "AAAAAA", 1, None)])
-    assert isinstance(replies[0], RoomUnavailable)
-    assert replies[1]["code"] == "internal"
-    assert replies[2]["view"]["me"]["seat"] == 1
+    replies = await ask(h, store, [("welcome", "BBBBBB", 0, None),
+                                   ("command", "BBBBBB", 0, {"type": "start", "id": 7}),
+                                   ("welcome", "AAAAAA", 1, None)])
+    assert replies[0] == (REPLY_UNAVAILABLE, "room BBBBBB is unavailable, retry")
+    assert replies[1][1]["code"] == "internal"
+    assert replies[2][1]["view"]["me"]["seat"] == 1
