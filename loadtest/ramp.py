@@ -27,6 +27,7 @@ from pathlib import Path
 
 import psutil
 
+from loadtest import stages
 from loadtest.core import MODELS
 from loadtest.runner import count, locust_cluster, pct
 from loadtest.stack import ROOT, baseline_stack, real_stack
@@ -161,6 +162,8 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             lc.reset()
             comps = {**running.components(), "locust": lc.processes()}
             a = cpu_snapshot(comps)
+            hosts = stages.host_handles(running.ray_address, running.prefix)
+            metrics_before = stages.read(running.urls, hosts) if layout != "baseline" else None
             t0 = time.monotonic()
             load0 = os.getloadavg()[0]
             sys0 = psutil.cpu_times()
@@ -195,12 +198,16 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             row = make_row(layout, rooms, st, failures, cpu, mem, socks, held, spawned_ok,
                            load0, os.getloadavg()[0], time.monotonic() - t_step)
             row["profiles"] = {f.name: summarize_profile(f) for f in prof_files}
+            if metrics_before is not None:
+                row["stages"] = stages.report(metrics_before, stages.read(running.urls, hosts))
             row["machine_cpu_pct"] = round(machine, 1) if machine is not None else None
             row["ours_cpu_pct_of_machine"] = round(sum(cpu.values()) / psutil.cpu_count(), 1)
             row["busiest"] = [(c, pid, round(v, 1)) for pid, (c, v) in
                               sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:4]]
             rows.append(row)
             print(format_row(row), flush=True)
+            if row.get("stages"):
+                print(stages.format_report(row["stages"]), flush=True)
             (out / "results.json").write_text(json.dumps(ALL + rows, indent=1))
             if row["broke"]:
                 print(f"== {layout}: broke at {rooms} rooms: {row['broke']}", flush=True)

@@ -73,6 +73,7 @@ class Running:
     roots: dict = field(default_factory=dict)   # component -> [root pids] (their trees count)
     ray_root: int | None = None
     prefix: str = ""
+    ray_address: str | None = None
 
     def components(self) -> dict:
         """component -> processes, read fresh (Ray starts host processes as rooms appear)."""
@@ -136,7 +137,7 @@ def real_stack(n: int = 2, games_per_actor: int = 200, durations: dict | None = 
                                           warm_actors=warm_actors, ws=ws))
         yield Running(f"games_per_actor={games_per_actor}", [g.url for g in gateways],
                       roots={"gateway": [g.process.pid for g in gateways]}, ray_root=ray_root,
-                      prefix=prefix)
+                      prefix=prefix, ray_address=address)
         _clean_redis(redis_url, prefix)
 
 

@@ -172,7 +172,7 @@ class Stack:
         gateway = start_gateway(ray_address=self.ray_address, redis_url=self.redis_url,
                                 prefix=self.prefix, durations=durations,
                                 games_per_actor=games_per_actor, warm_actors=warm_actors,
-                                workers=workers, presence_lease=presence_lease)
+                                workers=workers, presence_lease=presence_lease, ws=ws)
         self.gateways.append(gateway)
         return gateway
 
