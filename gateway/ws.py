@@ -202,7 +202,7 @@ class Session:
         gw.sessions.add(self)
         self.metrics.sockets.inc()
         close_code = status.WS_1000_NORMAL_CLOSURE
-        present = False
+        announce: asyncio.Task | None = None
         try:
             started = time.perf_counter()
             async with gw.rooms.listen(room, seat) as queue:  # subscribed before the welcome is taken
@@ -212,11 +212,8 @@ class Session:
                     close_code = status.WS_1011_INTERNAL_ERROR
                     return
                 self.metrics.welcome_stages["total"].observe(time.perf_counter() - started)
-                try:
-                    await gw.rooms.presence(room, seat, True)
-                    present = True
-                except Exception:
-                    log.exception("presence failed in room %s seat %s", room, seat)
+                # The seat's frames are read meanwhile: its first command need not wait for a write.
+                announce = asyncio.create_task(self._presence(True))
                 close_code = await self._serve()
         except (WebSocketDisconnect, OSError):
             pass  # the client left during the welcome
@@ -226,17 +223,23 @@ class Session:
         finally:
             self.metrics.sockets.dec()
             gw.sessions.discard(self)
-            if gw.seats.leave(room, seat) and present:
-                try:
-                    await gw.rooms.presence(room, seat, False)
-                except Exception:
-                    log.exception("presence failed in room %s seat %s", room, seat)
+            last_here = gw.seats.leave(room, seat)
+            if announce is not None and await announce and last_here:  # after it, never before
+                await self._presence(False)
             if self.ws.application_state == WebSocketState.CONNECTED \
                     and self.ws.client_state == WebSocketState.CONNECTED:
                 try:
                     await asyncio.wait_for(self.ws.close(close_code), CLOSE_TIMEOUT)
                 except Exception:  # the peer vanished or stopped reading: nothing left to do
                     pass
+
+    async def _presence(self, connected: bool) -> bool:
+        try:
+            await self.gw.rooms.presence(self.room, self.seat, connected)
+            return True
+        except Exception:
+            log.exception("presence failed in room %s seat %s", self.room, self.seat)
+            return False
 
     async def _welcome(self, since: int | None) -> bool:
         """Send the welcome and, with `since`, the stored events the seat missed up to it."""

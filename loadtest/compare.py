@@ -36,6 +36,11 @@ def server_command(candidate: str, port: int) -> list[str]:
     return [sys.executable, "-m", "loadtest.baseline", "--port", str(port), "--ws", candidate]
 
 
+def _rss(server: subprocess.Popen) -> int:
+    procs = [psutil.Process(server.pid)] + psutil.Process(server.pid).children(recursive=True)
+    return sum(p.memory_info().rss for p in procs)
+
+
 def measure(candidate: str, args, out: Path) -> dict:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "WW_BASELINE_GAME_SECONDS": str(args.seconds * 3)}
@@ -44,6 +49,7 @@ def measure(candidate: str, args, out: Path) -> dict:
                               start_new_session=True)
     try:
         _wait_http(f"http://127.0.0.1:{port}/healthz", server)
+        idle_rss = _rss(server)
         prefix = out / f"compare-{candidate}"
         locust = subprocess.Popen(
             [locust_exe(), "-f", str(ROOT / "loadtest" / "locustfile.py"), "--headless",
@@ -52,6 +58,7 @@ def measure(candidate: str, args, out: Path) -> dict:
              "--loglevel", "ERROR", "--ww-model", "rush", "--ww-chat-interval", str(args.chat)],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         time.sleep(args.warmup)  # tables seated and talking
+        per_socket = (_rss(server) - idle_rss) / (18 * args.tables)
         procs = [psutil.Process(server.pid)] + psutil.Process(server.pid).children(recursive=True)
         before = sum(sum(p.cpu_times()[:2]) for p in procs)
         started = time.monotonic()
@@ -71,6 +78,7 @@ def measure(candidate: str, args, out: Path) -> dict:
             "server_cpu_pct": 100 * server_cpu / window,
             "us_per_frame": 1e6 * server_cpu / window / frames_per_s if frames_per_s else None,
             "broadcast_p99": rows.get("broadcast", {}).get("99%"),
+            "kb_per_socket": per_socket / 1024,
             "failures": count(rows.get("Aggregated"), "Failure Count")}
 
 
@@ -91,12 +99,13 @@ def main(argv=None) -> int:
     print(f"{args.tables} tables of 18, rush model, a chat line per player per {args.chat} s; "
           f"load average {os.getloadavg()[0]:.1f}")
     print("| server | frames/s | server CPU % of a core | µs of server CPU per frame | "
-          "p99 broadcast ms | failures |\n|---|---|---|---|---|---|")
+          "server RSS KB per socket | p99 broadcast ms | failures |\n|---|---|---|---|---|---|---|")
     for candidate in candidates:
         r = measure(candidate, args, out)
         name = "granian" if candidate == "granian" else f"uvicorn + {candidate}"
         print(f"| {name} | {r['frames_per_s']:.0f} | {r['server_cpu_pct']:.0f} | "
-              f"{r['us_per_frame']:.1f} | {r['broadcast_p99']} | {r['failures']} |", flush=True)
+              f"{r['us_per_frame']:.1f} | {r['kb_per_socket']:.0f} | {r['broadcast_p99']} | "
+              f"{r['failures']} |", flush=True)
     return 0
 
 
