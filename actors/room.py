@@ -298,7 +298,7 @@ def _chat(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     text = frame.get("text")
     if not isinstance(text, str):
         raise Refused("bad_frame", "chat needs a text")
-    game, events = rules.say(data.game, seat=seat, text=text, now=now)
+    game, events = rules.say(data.game, seat=seat, text=text, now=now, channel=frame.get("channel"))
     return Change(_with_game(data, game), events)
 
 

@@ -141,6 +141,18 @@ async def test_a_retried_chat_line_is_acked_again_past_the_limit(store, clock):
     assert sum(f["kind"] == "chat" for f in frames(store)) == 5
 
 
+async def test_a_chat_line_goes_only_to_the_channel_it_names(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "settings", "id": "s", "roles": []})  # the night opens on the wolves
+    await room.command(0, {"type": "start", "id": "go"})
+    wolf = next(s for s in range(6) if room.welcome(s)["view"]["channels"])
+    said = {"type": "chat", "id": 1, "text": "village?", "channel": "day"}
+    assert (await room.command(wolf, said))["code"] == "not_your_turn"
+    assert await room.command(wolf, {**said, "id": 2, "channel": "wolves"}) == {"type": "ack", "id": 2}
+    assert [f["channel"] for f in frames(store) if f["kind"] == "chat"] == ["wolves"]
+
+
 async def test_events_are_numbered_from_one_in_the_order_commands_arrive(store, clock):
     room = await new_room(store, clock)
     replies = await asyncio.gather(*(room.join(f"P{i}", f"h{i}") for i in range(10)))
