@@ -178,7 +178,9 @@ def _join(data: RoomData, now: int, name: str, token_hash: str):
         raise Refused("name_taken", f"{name!r} is taken in this room")
     seat = len(data.players)
     players = data.players + (Player(name=name, token_hash=token_hash),)
-    event = {"kind": "joined", "to": None, "seat": seat, "name": name}
+    # The deal depends on how many are seated: every page's lobby shows the new one.
+    event = {"kind": "joined", "to": None, "seat": seat, "name": name,
+             "roles_in_play": roles_in_play(len(players), data.settings)}
     return {"seat": seat}, Change(replace(data, players=players), [event])
 
 

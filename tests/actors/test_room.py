@@ -41,6 +41,14 @@ async def test_players_join_in_turn_and_the_creator_hosts(store, clock):
     assert store.tokens[CODE] == {"hash0": 0, "hash1": 1, "hash2": 2}
 
 
+async def test_each_join_tells_the_deal_for_the_table_as_it_is_now(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 8)
+    deals = [f["roles_in_play"]["werewolf"] for f in frames(store)]
+    assert deals == [1] * 7 + [2]  # 2 wolves from 8 players: the pages' lobbies must show it
+    assert frames(store)[-1]["roles_in_play"] == room.data.lobby()["roles_in_play"]
+
+
 async def test_names_are_trimmed_and_unique_ignoring_case(store, clock):
     room = await new_room(store, clock)
     assert await room.join("  Layla  ", "h0") == {"seat": 0}
