@@ -16,6 +16,7 @@ const app = {
   room: null, seat: null, view: null, conn: null, connStatus: null,
   feed: [], feedSeq: 0,
   selected: {}, answered: {}, chatTab: null, chatPinned: false, renderQueued: false,
+  composerChannel: null, drafts: {},
   settingsPending: 0, settingsSent: null,
 };
 
@@ -44,9 +45,12 @@ function rebuild(container, nodes) {
   if (fk) container.querySelector(`[data-fk="${CSS.escape(fk)}"]`)?.focus();
 }
 
+// Messages that come together (a line expired and its draft set aside, at one welcome) are
+// shown together rather than the last one hiding the others.
 function toast(text) {
   const box = $("#toast");
-  box.textContent = text;
+  const shown = box.hidden ? [] : [...box.children].map((p) => p.textContent);
+  if (!shown.includes(text)) box.replaceChildren(...[...shown, text].map((line) => el("p", { text: line })));
   box.hidden = false;
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => (box.hidden = true), 5000);
@@ -117,7 +121,7 @@ async function route() {
     return;
   }
   if (app.conn) return;
-  Object.assign(app, { room, view: null, feed: [], feedSeq: 0, selected: {}, answered: {} });
+  Object.assign(app, { room, view: null, feed: [], feedSeq: 0, selected: {}, answered: {}, drafts: {}, composerChannel: null });
   // since=0 on a fresh page: the view comes whole, and the replayed history refills the feed.
   app.conn = new Connection({
     room, token, since: 0,
@@ -183,12 +187,30 @@ function bindForms() {
     }
   });
   $("#start").addEventListener("click", () => send({ type: "start" }));
+  $("#chat-goto").addEventListener("click", () => {
+    app.chatTab = app.composerChannel;
+    app.chatPinned = false;
+    render();
+    $("#chat-input").focus();
+  });
   $("#chat-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const input = $("#chat-input");
     const text = input.value.trim();
-    if (!text) return;
-    send({ type: "chat", text }).then(() => (input.value = ""), () => {});
+    const channel = app.composerChannel;
+    if (!text || !channel) return;
+    const writtenIn = phaseKey(app.view);
+    // The line names the channel the composer showed: the server refuses it if the phase has moved
+    // it to another one meanwhile, and a line still waiting for a welcome dies with its phase.
+    send({ type: "chat", text, channel }, {
+      expired: (welcome) => phaseKey(welcome.view) !== writtenIn,
+      explain: (err) => (err.code === "expired" ? t("chat.expired", { text })
+        : err.code === "not_your_turn" ? t("chat.moved_on") : null),
+    }).then(() => {
+      // The composer may have moved to another channel since: clear the line where it now is.
+      if (app.composerChannel === channel && input.value.trim() === text) input.value = "";
+      else if (app.drafts[channel]?.trim() === text) delete app.drafts[channel];
+    }, () => {});
   });
   $("#lang").addEventListener("change", async (e) => {
     await setLanguage(e.target.value, { persist: true });
@@ -199,12 +221,18 @@ function bindForms() {
   });
 }
 
-function send(frame) {
+// `expired` is passed to the connection; `explain(err)` may word a refusal for its context.
+function send(frame, { expired, explain } = {}) {
   if (!app.conn) return Promise.reject({ code: "disconnected" });
-  return app.conn.send(frame).catch((err) => {
-    toast(errorText(err));
+  return app.conn.send(frame, { expired }).catch((err) => {
+    toast(explain?.(err) ?? errorText(err));
     throw err;
   });
+}
+
+// One phase, told apart from a later phase of the same name (a second hunter's shot in a day).
+function phaseKey(view) {
+  return `${view.phase}@${view.deadline}`;
 }
 
 // ---------- connection callbacks ----------
@@ -594,12 +622,13 @@ function chatLine(line) {
 
 function renderChat(v) {
   const chat = v.chat || {};
-  const writable = v.channels; // null: unknown since the phase changed; the server still decides
-  const tabs = [...new Set([...(writable || []), ...Object.keys(chat)])];
-  // Follow the newest line's channel (night falls, the seat dies) unless the reader picked a tab.
+  const channels = v.channels || [];
+  const writable = channels[0] ?? null;
+  const tabs = [...new Set([...channels, ...Object.keys(chat)])];
+  // Show where the seat writes now (night falls, day breaks, the seat dies) unless the reader
+  // picked a tab; a seat with nowhere to write follows the newest line.
   const newest = Object.values(chat).flat().reduce((a, b) => (b.ts >= (a?.ts ?? -Infinity) ? b : a), null);
-  if (!app.chatPinned && newest) app.chatTab = newest.channel;
-  if (!app.chatPinned && writable?.length) app.chatTab = writable[0];
+  if (!app.chatPinned) app.chatTab = writable ?? newest?.channel ?? app.chatTab;
   if (!tabs.includes(app.chatTab)) app.chatTab = tabs[0] ?? null;
   rebuild($("#chat-tabs"), tabs.map((ch) => el("button", {
     type: "button", class: "tab", "data-channel": ch, "data-fk": `tab:${ch}`,
@@ -611,9 +640,33 @@ function renderChat(v) {
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   rebuild(log, lines.length ? lines.map(chatLine) : [el("li", { class: "muted", text: t("chat.empty") })]);
   if (atBottom) log.scrollTop = log.scrollHeight;
-  $("#chat-form").hidden = writable?.length === 0;
-  $("#chat-to").textContent = writable == null ? ""
-    : writable.length ? t("chat.write_to", { channel: channelLabel(writable[0]) }) : t("chat.readonly");
+  renderComposer(writable);
+}
+
+// The composer is there only where the seat may write, names that channel, and shows under that
+// channel's own lines: a reader of another tab gets a button back to it instead.
+function renderComposer(channel) {
+  const input = $("#chat-input");
+  if (app.composerChannel !== channel) {
+    // A draft belongs to the channel it was typed for: set aside, never carried into another one.
+    const was = app.composerChannel;
+    if (was && input.value.trim()) {
+      app.drafts[was] = input.value;
+      toast(t("chat.draft_aside", { channel: channelLabel(was) }));
+    }
+    input.value = app.drafts[channel] ?? "";
+    delete app.drafts[channel];
+    app.composerChannel = channel;
+  }
+  const elsewhere = channel != null && app.chatTab !== channel;
+  const form = $("#chat-form");
+  form.hidden = channel == null || elsewhere;
+  form.dataset.channel = channel ?? "";
+  $("#chat-to").textContent = channel ? t("chat.write_to", { channel: channelLabel(channel) }) : "";
+  const goto = $("#chat-goto");
+  goto.hidden = !elsewhere;
+  goto.textContent = elsewhere ? t("chat.goto", { channel: channelLabel(channel) }) : "";
+  $("#chat-readonly").hidden = channel != null;
 }
 
 function feedText(ev) {
