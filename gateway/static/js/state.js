@@ -23,6 +23,7 @@ export function applyEvent(view, ev, mySeat) {
   switch (ev.kind) {
     case "joined":
       if (!view.players.some((p) => p.seat === ev.seat)) view.players.push({ seat: ev.seat, name: ev.name, connected: true });
+      view.roles_in_play = ev.roles_in_play; // the deal grows with the table
       break;
     case "presence": {
       const p = view.players.find((x) => x.seat === ev.seat);
