@@ -2,7 +2,8 @@
 
 The deal grows with the table (2 werewolves from 8 seated), so every lobby page must show the
 server's deal as players join, whenever the page itself was opened, without the host touching
-the settings (a settings change would resend the deal anyway).
+the settings (a settings change would resend the deal anyway). Once it has started, the table's
+link offers no seat.
 """
 from __future__ import annotations
 
@@ -59,5 +60,15 @@ def test_every_lobby_shows_the_server_s_deal_as_the_table_grows(stack):
                 shown = await p.page.evaluate(DEAL_SHOWN)
                 assert {k: shown[k] for k in ("chips", "wolves")} == shown_as(deal), (p.name, shown)
                 assert not p.errors, (p.name, p.errors)
+
+            # Once the game has started, the link no longer offers a seat.
+            await host.page.click("#start:not([disabled])")
+            await host.page.wait_for_selector("#screen-game:not([hidden])")
+            late = await new_player(browser, "Late")
+            await late.page.goto(link)
+            await late.page.wait_for_selector(f'#join-seated:text-is("{EN["error.room_started"]}")')
+            assert await late.page.is_hidden("#form-join input[name=name]")
+            assert await late.page.is_hidden("#form-join button[type=submit]")
+            assert not late.errors, late.errors
 
     asyncio.run(main())

@@ -57,8 +57,7 @@ function toast(text) {
 }
 
 function errorText(err) {
-  const code = err?.code ?? "unknown";
-  return has(`error.${code}`) ? t(`error.${code}`) : t("error.unknown", { code });
+  return has(`error.${err?.code}`) ? t(`error.${err.code}`) : t("error.unknown");
 }
 
 function showScreen(id) {
@@ -142,10 +141,17 @@ async function showJoin(room) {
   showScreen("screen-join");
   $("#join-title").textContent = t("join.title", { room });
   $("#join-seated").textContent = "";
+  const open = (yes) => { for (const node of $("#form-join").querySelectorAll("label, button")) node.hidden = !yes; };
+  open(false); // until the lobby says seats are still free
   try {
     const lobby = await api("GET", `/api/rooms/${room}`);
+    if (lobby.status !== "lobby") {
+      $("#join-seated").textContent = t(lobby.status === "running" ? "error.room_started" : "error.room_closed");
+      return;
+    }
     const names = lobby.players.map((p) => p.name).join(", ");
     if (names) $("#join-seated").textContent = t("join.seated", { names });
+    open(true);
   } catch (err) {
     $("#join-seated").textContent = errorText(err);
   }
@@ -527,16 +533,18 @@ function actionText(action, part) {
 }
 
 function requestNode(v, p) {
-  const r = v.requests || { count: 0, needed: "?", mine: false };
-  const vars = { count: r.count, needed: r.needed ?? "?" };
+  const r = v.requests || { count: 0, needed: null, mine: false };
+  const vars = { count: r.count, needed: r.needed };
+  // How many must ask is known once someone has asked (or from a welcome): no "?" before that.
+  const counted = r.needed != null;
   const asked = r.mine || app.answered[promptKey(p)];
   return el("div", { class: "prompt", "data-action": p.action, "data-key": promptKey(p), "data-answered": asked ? "1" : null },
     el("h3", { text: actionText(p.action, "title") }),
     el("p", { class: "hint", text: actionText(p.action, "help") }),
     asked
-      ? el("p", { class: "ok", text: t("action.vote.request.asked", vars) })
+      ? el("p", { class: "ok", text: t(counted ? "action.vote.request.asked" : "action.vote.request.asked_first", vars) })
       : el("button", { type: "button", class: "primary", "data-fk": `req`, onclick: () => act(p, []),
-        text: t("action.vote.request.button", vars) }));
+        text: t(counted ? "action.vote.request.button" : "action.vote.request.button_first", vars) }));
 }
 
 function promptNode(v, p) {
@@ -570,11 +578,13 @@ function promptNode(v, p) {
     return el("button", {
       type: "button", class: "choice", "data-seat": seat, "data-fk": `${key}:${seat}`,
       "aria-pressed": picked ? "true" : "false", onclick: () => choose(seat),
-    }, nameOf(seat), tally ? el("span", { class: "count", text: ` ${tally}` }) : null);
+    }, el("span", { class: "name", text: nameOf(seat) }),
+    tally ? el("span", { class: "count", text: t("players.votes", { n: tally }) }) : null);
   });
   const count = sel.size;
   const ready = count >= Math.max(1, p.min) && count <= p.max;
-  const need = p.min === p.max ? t("act.pick", { n: p.max }) : t("act.pick_upto", { n: p.max });
+  const need = p.max === 1 ? t(p.min === 1 ? "act.pick_one" : "act.pick_one_or_pass")
+    : t(p.min === p.max ? "act.pick" : "act.pick_upto", { n: p.max });
   return el("div", { class: "prompt", "data-action": p.action, "data-key": key, "data-min": p.min, "data-max": p.max,
     "data-answered": answered ? "1" : null },
     el("h3", { text: actionText(p.action, "title") }),
@@ -669,7 +679,7 @@ function renderComposer(channel) {
   $("#chat-readonly").hidden = channel != null;
 }
 
-function feedText(ev) {
+function feedText(ev, next) {
   switch (ev.kind) {
     case "joined": return t("feed.joined", { name: ev.name });
     case "game_started": return t("feed.started");
@@ -681,8 +691,16 @@ function feedText(ev) {
     case "mayor": return ev.seat == null ? t("feed.mayor.none") : t(ev.how === "successor" ? "feed.mayor.successor" : "feed.mayor.elected", { name: nameOf(ev.seat) });
     case "vote_result": {
       if (ev.phase === "day.election") return t("feed.election_result", { name: nameOf(ev.target) });
-      const text = ev.target == null ? t("feed.vote_result.none") : t("feed.vote_result", { name: nameOf(ev.target) });
-      return ev.tie && ev.tie.length > 1 ? `${t("feed.vote_result.tie", { names: ev.tie.map(nameOf).join(", ") })} ${text}` : text;
+      if (ev.phase === "day.tiebreak") {
+        return ev.target == null ? t("feed.tiebreak.none") : t("feed.tiebreak", { name: nameOf(ev.target) });
+      }
+      if (ev.tie?.length > 1) {
+        // What a tie leads to is told by the event after it: the mayor's tie-break, or the night.
+        const names = ev.tie.map(nameOf).join(", ");
+        if (!next) return t("feed.tie", { names });
+        return t(next.kind === "phase" && next.phase === "day.tiebreak" ? "feed.tie.mayor" : "feed.tie.nobody", { names });
+      }
+      return ev.target == null ? t("feed.vote_result.none") : t("feed.vote_result", { name: nameOf(ev.target) });
     }
     case "seer_result": return t("feed.seer", { name: nameOf(ev.seat), role: roleName(ev.role) });
     case "lovers": return ev.lovers.includes(app.seat)
@@ -694,8 +712,8 @@ function feedText(ev) {
 }
 
 function renderFeed() {
-  rebuild($("#feed"), app.feed.slice().reverse().map((ev) =>
-    el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev) })));
+  rebuild($("#feed"), app.feed.map((ev, i) =>
+    el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev, app.feed[i + 1]) })).reverse());
 }
 
 function renderEnd(v) {
