@@ -18,7 +18,10 @@ const app = {
   selected: {}, answered: {}, chatTab: null, chatPinned: false, renderQueued: false,
   composerChannel: null, drafts: {},
   settingsPending: 0, settingsSent: null,
+  nextWatch: null, // polls a finished room's lobby facts for the next game at this table
 };
+
+const NEXT_POLL_MS = 2000;
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -109,6 +112,8 @@ async function route() {
   if (app.conn && app.room !== room) {
     app.conn.stop();
     app.conn = null;
+    clearInterval(app.nextWatch);
+    app.nextWatch = null;
   }
   if (!room) {
     showScreen("screen-home");
@@ -193,6 +198,16 @@ function bindForms() {
     }
   });
   $("#start").addEventListener("click", () => send({ type: "start" }));
+  $("#again").addEventListener("click", async (e) => {
+    e.target.disabled = true;
+    try {
+      const answer = await api("POST", `/api/rooms/${app.room}/again`, { token: localStorage.getItem(tokenKey(app.room)) });
+      follow(answer.room);
+    } catch (err) {
+      toast(errorText(err));
+      e.target.disabled = false;
+    }
+  });
   $("#chat-goto").addEventListener("click", () => {
     app.chatTab = app.composerChannel;
     app.chatPinned = false;
@@ -239,6 +254,31 @@ function send(frame, { expired, explain } = {}) {
 // One phase, told apart from a later phase of the same name (a second hunter's shot in a day).
 function phaseKey(view) {
   return `${view.phase}@${view.deadline}`;
+}
+
+// ---------- playing again at the same table ----------
+
+// A finished room's facts name the next game once its host has opened it; every seat keeps its
+// token there (the server seats each player with the same one), so the page simply moves on.
+function watchForNext() {
+  if (app.nextWatch) return;
+  const room = app.room;
+  const look = async () => {
+    try {
+      const facts = await api("GET", `/api/rooms/${room}`);
+      if (facts.next && app.room === room) follow(facts.next);
+    } catch {
+      // The next look may succeed: a network blip does not end the wait.
+    }
+  };
+  app.nextWatch = setInterval(look, NEXT_POLL_MS);
+  look();
+}
+
+function follow(next) {
+  localStorage.setItem(tokenKey(next), localStorage.getItem(tokenKey(app.room)));
+  toast(t("end.again_started"));
+  location.hash = `#/r/${next}`;
 }
 
 // ---------- connection callbacks ----------
@@ -719,6 +759,9 @@ function renderFeed() {
 function renderEnd(v) {
   showScreen("screen-end");
   document.body.dataset.phase = "over";
+  $("#again").hidden = !isHost(v);
+  $("#again-wait").hidden = isHost(v);
+  watchForNext();
   const final = v.final || {};
   const winners = v.outcome?.winners || [];
   $("#end-me").textContent = winners.includes(app.seat) ? t("end.you_won") : t("end.you_lost");
