@@ -10,6 +10,9 @@ const SPECIAL_ROLES = ["seer", "witch", "hunter", "cupid"];
 const MIN_PLAYERS = 6;
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers", "game_over"]);
 const FEED_LIMIT = 80;
+// Every card, in the order the help shows them.
+const ROLES = ["werewolf", "villager", "seer", "witch", "hunter", "cupid"];
+const HIDE_CARD_KEY = "ww:hide-card";
 
 const $ = (sel) => document.querySelector(sel);
 const app = {
@@ -19,6 +22,7 @@ const app = {
   composerChannel: null, drafts: {},
   settingsPending: 0, settingsSent: null,
   nextWatch: null, // polls a finished room's lobby facts for the next game at this table
+  cardHidden: localStorage.getItem(HIDE_CARD_KEY) === "1", // a phone shared at the table
 };
 
 const NEXT_POLL_MS = 2000;
@@ -198,6 +202,13 @@ function bindForms() {
     }
   });
   $("#start").addEventListener("click", () => send({ type: "start" }));
+  $("#card-hide").addEventListener("click", () => {
+    app.cardHidden = !app.cardHidden;
+    localStorage.setItem(HIDE_CARD_KEY, app.cardHidden ? "1" : "0");
+    render();
+  });
+  $("#help-open").addEventListener("click", () => openHelp(null));
+  $("#card-help").addEventListener("click", () => openHelp(app.view?.me?.role));
   $("#again").addEventListener("click", async (e) => {
     e.target.disabled = true;
     try {
@@ -254,6 +265,16 @@ function send(frame, { expired, explain } = {}) {
 // One phase, told apart from a later phase of the same name (a second hunter's shot in a day).
 function phaseKey(view) {
   return `${view.phase}@${view.deadline}`;
+}
+
+// ---------- help ----------
+
+// One section per card, from the catalogue; opened at `role`'s when given.
+function openHelp(role) {
+  rebuild($("#help-roles"), ROLES.map((r) => el("section", { id: `help-${r}`, "data-role": r },
+    el("h3", { text: roleName(r) }), el("p", { text: t(`explain.${r}`) }))));
+  $("#help").showModal();
+  if (role) $(`#help-${role}`).scrollIntoView({ block: "start" });
 }
 
 // ---------- playing again at the same table ----------
@@ -520,8 +541,17 @@ function renderCard(v) {
   const me = v.me || {};
   const card = $("#card");
   card.dataset.role = me.role || "";
-  $("#card-role").textContent = roleName(me.role);
-  $("#card-explain").textContent = me.role ? t(`explain.${me.role}`) : "";
+  const hide = app.cardHidden;
+  const toggle = $("#card-hide");
+  toggle.textContent = t(hide ? "card.show" : "card.hide");
+  toggle.setAttribute("aria-pressed", hide ? "true" : "false");
+  $("#card-role").textContent = hide ? t("card.hidden") : roleName(me.role);
+  $("#card-explain").textContent = hide || !me.role ? "" : t(`explain.${me.role}`);
+  $("#card-help").hidden = hide || !me.role;
+  if (hide) {
+    rebuild($("#card-facts"), []);
+    return;
+  }
   const facts = [];
   if (me.alive === false) facts.push(el("li", { class: "warn", text: t("card.dead") }));
   if (v.mayor === app.seat) facts.push(el("li", { text: t("card.mayor") }));
@@ -654,7 +684,7 @@ function renderPlayers(v) {
       s.seat === app.seat ? el("span", { class: "muted", text: `(${t("players.you")})` }) : null,
       s.mayor || v.mayor === s.seat ? el("span", { class: "badge mayor", text: t("players.mayor") }) : null,
       el("span", { class: "state", text: s.alive ? t("players.alive") : t("players.dead") }),
-      s.role ? el("span", { class: "chip role", text: roleName(s.role) }) : null,
+      s.role && !(app.cardHidden && s.seat === app.seat) ? el("span", { class: "chip role", text: roleName(s.role) }) : null,
       tally ? el("span", { class: "tally", text: t("players.votes", { n: tally }) }) : null,
       voted !== undefined ? el("span", { class: "muted vote", text: t("players.voted_for", { name: nameOf(voted) }) }) : null,
       points !== undefined ? el("span", { class: "muted point", text: t("players.points_at", { name: nameOf(points) }) }) : null);
