@@ -288,8 +288,9 @@ function watchForNext() {
     try {
       const facts = await api("GET", `/api/rooms/${room}`);
       if (facts.next && app.room === room) follow(facts.next);
-    } catch {
-      // The next look may succeed: a network blip does not end the wait.
+    } catch (err) {
+      // A network blip does not end the wait; a room gone past its TTL does.
+      if (err.code === "not_found" && app.room === room) clearInterval(app.nextWatch);
     }
   };
   app.nextWatch = setInterval(look, NEXT_POLL_MS);
