@@ -58,6 +58,14 @@ class NameTaken(JoinRefused):
     code = "name_taken"
 
 
+class AgainRefused(Exception):
+    """`again` refused; `.code`: not_authenticated, not_host or not_your_turn (not over yet)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class HostRetired(Exception):
     """The room's host actor was stopped: all its rooms had ended (see placement.maintain)."""
 
@@ -150,14 +158,51 @@ class RoomClient:
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
         host = await self._call(self._placement_name, "place")
-        while True:
-            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-            if await self.redis.hsetnx(self.keys.room(code), "host", host):
-                break
-        self._remember(code, host)
+        code = await self._claim_code(host)
         reply = await self._call(host, "create_room", code, name, token_hash(token))
         _raise_refusal(reply)
         return {"room": code, "seat": reply["seat"], "token": token}
+
+    async def _claim_code(self, host: str) -> str:
+        while True:
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            if await self.redis.hsetnx(self.keys.room(code), "host", host):
+                self._remember(code, host)
+                return code
+
+    async def again(self, room: str, token: str) -> dict:
+        """The next game of a finished room, opened by its host (seat 0): a new room seating the
+        same players in the same seats, with the same tokens and settings, already started. The
+        old room's lobby facts then name it (`next`), so each seat enters it with the token it
+        has. {"room", "seat": 0, "token"}; raises RoomNotFound or AgainRefused."""
+        code = normal_code(room)
+        seat = await self.authenticate(code, token)
+        if seat is None:
+            raise AgainRefused("not_authenticated", "no seat of this room has that token")
+        if seat != 0:
+            raise AgainRefused("not_host", "only the host may start the next game")
+        facts = await self.lobby(code)
+        if facts["next"] is not None:  # a retried click
+            return {"room": facts["next"], "seat": 0, "token": token}
+        if facts["status"] != "finished":
+            raise AgainRefused("not_your_turn", "the game is not over")
+        hashes = {int(s): h.decode() for h, s in (await self.redis.hgetall(self.keys.tokens(code))).items()}
+        names = [p["name"] for p in facts["players"]]
+        host = await self._call(self._placement_name, "place")
+        new = await self._claim_code(host)
+        _raise_refusal(await self._call(host, "create_room", new, names[0], hashes[0]))
+        for s, name in enumerate(names[1:], start=1):
+            _raise_refusal(await self._call(host, "join", new, name, hashes[s]))
+        for frame in ({"type": "settings", "id": "again-settings", **facts["settings"]},
+                      {"type": "start", "id": "again-start"}):
+            reply = await self.command(new, 0, frame)
+            if reply["type"] == "error":
+                raise AgainRefused(reply["code"], reply["message"])
+        # Named only once every seat is in, so a page that follows the name is let in. Two clicks
+        # at once: the first to name its room wins (the other room, unattended, closes idle).
+        if not await self.redis.hsetnx(self.keys.room(code), "next", new):
+            new = (await self.redis.hget(self.keys.room(code), "next")).decode()
+        return {"room": new, "seat": 0, "token": token}
 
     async def join(self, room: str, name: str) -> dict:
         """Seat `name`: {"room", "seat", "token"}. Raises RoomNotFound, RoomFull, RoomStarted,
@@ -173,7 +218,8 @@ class RoomClient:
         return {"room": code, "seat": reply["seat"], "token": token}
 
     async def lobby(self, room: str) -> dict:
-        """Public lobby facts: room, status, host, players, settings, roles_in_play."""
+        """Public lobby facts: room, status, host, players, settings, roles_in_play, next (the
+        room of the next game at this table, once a finished room's host has opened it)."""
         code = normal_code(room)
         try:
             facts = await self._call(await self._host_of(code), "lobby", code)
@@ -182,7 +228,8 @@ class RoomClient:
             facts = None if data is None else data.lobby()
         if facts is None:
             raise RoomNotFound(f"no room {room!r}")
-        return facts
+        following = await self.redis.hget(self.keys.room(code), "next") if facts["status"] == "finished" else None
+        return {**facts, "next": following and following.decode()}
 
     async def authenticate(self, room: str, token: str) -> int | None:
         """The seat `token` proves in `room`, or None. Redis only."""

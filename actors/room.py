@@ -181,7 +181,9 @@ def _join(data: RoomData, now: int, name: str, token_hash: str):
         raise Refused("name_taken", f"{name!r} is taken in this room")
     seat = len(data.players)
     players = data.players + (Player(name=name, token_hash=token_hash),)
-    event = {"kind": "joined", "to": None, "seat": seat, "name": name}
+    # The deal depends on how many are seated: every page's lobby shows the new one.
+    event = {"kind": "joined", "to": None, "seat": seat, "name": name,
+             "roles_in_play": roles_in_play(len(players), data.settings)}
     return {"seat": seat}, Change(replace(data, players=players), [event])
 
 
@@ -301,7 +303,7 @@ def _chat(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     text = frame.get("text")
     if not isinstance(text, str):
         raise Refused("bad_frame", "chat needs a text")
-    game, events = rules.say(data.game, seat=seat, text=text, now=now)
+    game, events = rules.say(data.game, seat=seat, text=text, now=now, channel=frame.get("channel"))
     return Change(_with_game(data, game), events)
 
 

@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, StringConstraints
 
-from actors.client import NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
+from actors.client import AgainRefused, NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
 from actors.config import Config
 from actors.metrics import watch_loop_lag
 from gateway.metrics import Metrics
@@ -39,6 +39,14 @@ Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max
 
 class NameBody(BaseModel):
     name: Name
+
+
+class TokenBody(BaseModel):
+    token: str
+
+
+# The HTTP status of each `again` refusal.
+AGAIN_STATUS = {"not_authenticated": 401, "not_host": 403, "not_your_turn": 409}
 
 
 class Seat(BaseModel):
@@ -124,6 +132,18 @@ def create_app(config: Config) -> FastAPI:
             raise HTTPException(409, {"code": "room_started"}) from None
         except NameTaken:
             raise HTTPException(409, {"code": "name_taken"}) from None
+
+    @app.post("/api/rooms/{room}/again", response_model=Seat,
+              responses={401: {"description": "not_authenticated"}, 403: {"description": "not_host"},
+                         404: {"description": "no such room"},
+                         409: {"description": "not_your_turn: the game is not over"}})
+    async def play_again(room: str, body: TokenBody, gw: Gateway):
+        try:
+            return await gw.rooms.again(room, body.token)
+        except RoomNotFound:
+            raise HTTPException(404, {"code": "room_not_found"}) from None
+        except AgainRefused as e:
+            raise HTTPException(AGAIN_STATUS.get(e.code, 409), {"code": e.code}) from None
 
     @app.get("/api/rooms/{room}")
     async def room_facts(room: str, gw: Gateway):

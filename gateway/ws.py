@@ -101,6 +101,10 @@ def _check_chat(frame: dict, command: dict) -> None:
     if not isinstance(text, str) or not text.strip():
         raise BadFrame("chat needs a non-empty text")
     command["text"] = text
+    if "channel" in frame:  # the channel the writer was shown; the rules refuse a line meant for another
+        if not isinstance(frame["channel"], str):
+            raise BadFrame("channel must be a channel name")
+        command["channel"] = frame["channel"]
 
 
 def _check_settings(frame: dict, command: dict) -> None:

@@ -92,15 +92,24 @@ def channel_of(state: GameState, seat: int) -> tuple[str, list | None] | None:
     return None
 
 
-def say(state: GameState, seat: int, text: str, now: int):
-    """Chat on the channel the seat's state gives it (day, wolves at night, the dead)."""
+def say(state: GameState, seat: int, text: str, now: int, channel: str | None = None):
+    """Chat on the channel the seat's state gives it (day, wolves at night, the dead).
+
+    `channel`, when given, is the one the writer was shown: a line the phase has moved to another
+    channel meanwhile is refused rather than posted where its writer did not mean it to go.
+    """
     _check_seat(state, seat, "chat")
     if not isinstance(text, str) or not 1 <= len(text.strip()) <= MAX_CHAT:
         raise BadFrame(f"chat: text must be 1-{MAX_CHAT} characters")
-    channel = channel_of(state, seat)
-    if channel is None:
+    if channel is not None and not isinstance(channel, str):
+        raise BadFrame("chat: channel must be a channel name")
+    current = channel_of(state, seat)
+    if current is None:
         raise NotYourTurn(f"chat: villagers sleep and keep quiet in phase {state.phase}")
-    name, readers = channel
+    name, readers = current
+    if channel is not None and channel != name:
+        raise NotYourTurn(f"chat: seat {seat} writes to {name!r} in phase {state.phase}, "
+                          f"not to {channel!r}")
     line = {"channel": name, "seat": seat, "name": state.names[seat], "text": text.strip(),
             "ts": now}
     new = replace(state, chat=state.chat + [{**line, "to": readers}])

@@ -19,16 +19,13 @@ class WitchStep(Step):
     def open(self, t: Table) -> None:
         witch = holder(t.s, "witch")
         potions = t.s.memo.setdefault("witch", {"life": True, "death": True})
-        potions["asked"] = False
         victim = t.s.memo["night"]["victim"]
         potions["told"] = victim
         t.emit("witch_victim", [witch], victim=victim)
         if potions["life"] and victim is not None:
             t.open_prompt(witch, "witch.save", [victim], 0, 1)
-            potions["asked"] = True
         if potions["death"]:
             t.open_prompt(witch, "witch.poison", [s for s in living(t.s) if s != witch], 0, 1)
-            potions["asked"] = True
 
     def act(self, t: Table, seat: int, action: str, targets: list) -> None:
         potions = t.s.memo["witch"]
@@ -42,9 +39,9 @@ class WitchStep(Step):
         t.close_prompt(seat, action)
 
     def done(self, t: Table) -> bool:
-        # With nothing to offer her the step still lasts its full time, so how long the witch
-        # step takes never tells the table that her potions are spent (RULES.md, D9).
-        return t.s.memo["witch"]["asked"] and not t.s.prompts
+        # Only the deadline ends her step, answered or not: if answering ended it early, a step
+        # that lasts its full time would tell the table her potions are spent (RULES.md, D9).
+        return False
 
     def close(self, t: Table) -> None:
         t.next_night_step(after=self.night_order)

@@ -42,6 +42,14 @@ async def test_players_join_in_turn_and_the_creator_hosts(store, clock):
     assert store.tokens[CODE] == {"hash0": 0, "hash1": 1, "hash2": 2}
 
 
+async def test_each_join_tells_the_deal_for_the_table_as_it_is_now(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 8)
+    deals = [f["roles_in_play"]["werewolf"] for f in frames(store)]
+    assert deals == [1] * 7 + [2]  # 2 wolves from 8 players: the pages' lobbies must show it
+    assert frames(store)[-1]["roles_in_play"] == room.data.lobby()["roles_in_play"]
+
+
 async def test_names_are_trimmed_and_unique_ignoring_case(store, clock):
     room = await new_room(store, clock)
     assert await room.join("  Layla  ", "h0") == {"seat": 0}
@@ -140,6 +148,18 @@ async def test_a_retried_chat_line_is_acked_again_past_the_limit(store, clock):
     assert (await room.command(wolf, {"type": "chat", "id": 9, "text": "more"}))["code"] == "rate_limited"
     assert await room.command(wolf, lines[-1]) == {"type": "ack", "id": 4}
     assert sum(f["kind"] == "chat" for f in frames(store)) == 5
+
+
+async def test_a_chat_line_goes_only_to_the_channel_it_names(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "settings", "id": "s", "roles": []})  # the night opens on the wolves
+    await room.command(0, {"type": "start", "id": "go"})
+    wolf = next(s for s in range(6) if room.welcome(s)["view"]["channels"])
+    said = {"type": "chat", "id": 1, "text": "village?", "channel": "day"}
+    assert (await room.command(wolf, said))["code"] == "not_your_turn"
+    assert await room.command(wolf, {**said, "id": 2, "channel": "wolves"}) == {"type": "ack", "id": 2}
+    assert [f["channel"] for f in frames(store) if f["kind"] == "chat"] == ["wolves"]
 
 
 async def test_events_are_numbered_from_one_in_the_order_commands_arrive(store, clock):

@@ -37,6 +37,19 @@ class Player:
     errors: list = field(default_factory=list)  # uncaught page exceptions
     refused: list = field(default_factory=list)  # error frames the server sent this page
     chat_ids: dict = field(default_factory=dict)  # chat text -> id of the frame that sent it
+    replies: dict = field(default_factory=dict)  # frame id -> the server's ack or error
+    news: asyncio.Event = field(default_factory=asyncio.Event)  # set on every frame either way
+
+
+async def until(news: asyncio.Event, check, timeout_s: float = WAIT_MS / 1000):
+    """The first non-None `check()`, re-checked each time `news` is set (no polling)."""
+    async with asyncio.timeout(timeout_s):
+        while True:
+            news.clear()  # before the check: a frame arriving after it sets `news` again
+            result = check()
+            if result is not None:
+                return result
+            await news.wait()
 
 
 @asynccontextmanager
@@ -66,11 +79,15 @@ def _watch(player: Player, ws) -> None:
         frame = json.loads(payload)
         if frame.get("type") == "chat":
             player.chat_ids[frame["text"]] = frame["id"]
+        player.news.set()
 
     def received(payload: str | bytes) -> None:
         frame = json.loads(payload)
         if frame.get("type") == "error":
             player.refused.append(frame)
+        if frame.get("type") in ("ack", "error") and frame.get("id") is not None:
+            player.replies[frame["id"]] = frame
+        player.news.set()
 
     ws.on("framesent", sent)
     ws.on("framereceived", received)
@@ -83,6 +100,8 @@ PAGE_STATE = """() => ({
     chatTabs: [...document.querySelectorAll("#chat-tabs button")].map((b) => b.textContent),
     chatLog: [...document.querySelectorAll("#chat-log li")].map((li) => li.textContent),
     chatFormHidden: document.querySelector("#chat-form")?.hidden,
+    composer: document.querySelector("#chat-form")?.dataset.channel,
+    chatTo: document.querySelector("#chat-to")?.textContent,
 })"""
 
 
@@ -171,26 +190,32 @@ def pick(action: str, options: list[int], me: Player, wolves: set[int], n: int) 
     return ordered[:n]
 
 
-async def say(player: Player, text: str) -> bool:
-    """Write one chat line: True once it comes back from the server, False if the server refused
-    it because the phase had moved on meanwhile (a page slow to type, on a loaded machine)."""
-    page = player.page
-    await page.fill("#chat-input", text)
-    await page.click("#chat-form button[type=submit]")
-    line = f'#chat-log li:has-text("{text}")'
+# Types a line into the composer and sends it in one go, so the page cannot move the composer to
+# another channel in between; false if the composer is not there or names another channel.
+WRITE = """([text, channel]) => {
+    const form = document.querySelector("#chat-form");
+    if (form.hidden || (channel !== null && form.dataset.channel !== channel)) return false;
+    document.querySelector("#chat-input").value = text;
+    form.querySelector("button[type=submit]").click();
+    return true;
+}"""
+
+
+async def say(player: Player, text: str, channel: str | None = None) -> bool:
+    """Write one chat line (to `channel`, if given): True once the server has acked it, False if
+    the page offers no composer for it now, or if the server refused it because the phase had
+    moved on meanwhile (a page slow to type, on a loaded machine)."""
+    if not await player.page.evaluate(WRITE, [text, channel]):
+        return False
     try:
-        while True:
-            refusal = next((f for f in player.refused if f["id"] == player.chat_ids.get(text)), None)
-            if refusal is not None:
-                assert refusal["code"] == "not_your_turn", (player.name, text, refusal)
-                return False
-            await page.wait_for_selector(f"{line}, #toast:not([hidden])")
-            if await page.locator(line).count():
-                return True
-            await page.wait_for_selector("#toast", state="hidden")  # then look for a refusal again
-    except PlaywrightTimeout:
-        raise AssertionError(f"{player.name}'s line {text!r} never showed: "
-                             f"{await page.evaluate(PAGE_STATE)}, refused: {player.refused[-3:]}") from None
+        reply = await until(player.news, lambda: player.replies.get(player.chat_ids.get(text)))
+    except TimeoutError:
+        raise AssertionError(f"{player.name}'s line {text!r} was never answered: "
+                             f"{await player.page.evaluate(PAGE_STATE)}, refused: {player.refused[-3:]}") from None
+    if reply["type"] == "error":
+        assert reply["code"] == "not_your_turn", (player.name, text, reply)
+        return False
+    return True
 
 
 async def answer(player: Player, key: str, action: str, wolves: set[int]) -> None:
@@ -255,5 +280,5 @@ CHANNEL_OF_ACTION = {"vote.request": "day", "wolves.point": "wolves"}
 async def chatty(player: Player, action: str) -> None:
     """Say one line in each channel the seat reaches, before its move there."""
     channel = CHANNEL_OF_ACTION.get(action)
-    if channel and channel not in player.said and await say(player, f"{player.name} speaks in {channel}"):
+    if channel and channel not in player.said and await say(player, f"{player.name} speaks in {channel}", channel):
         player.said.add(channel)

@@ -20,6 +20,7 @@ from gateway.ws import MAX_FRAME_BYTES, BadFrame, parse_frame
     ('{"type": "act", "action": "vote", "targets": [true]}', "targets must be a list"),
     ('{"type": "chat", "text": ""}', "chat needs a non-empty text"),
     ('{"type": "chat", "text": 5}', "chat needs a non-empty text"),
+    ('{"type": "chat", "text": "hi", "channel": 5}', "channel must be"),
     ('{"type": "settings", "roles": "seer"}', "roles must be a list"),
     ('{"type": "settings", "durations": {"vote": "5"}}', "durations must map"),
     ('{"type": "ping", "id": [1]}', "id must be"),
@@ -49,6 +50,8 @@ def test_valid_frames_keep_only_known_fields():
         "type": "act", "id": None, "action": "vote.request", "targets": []}
     assert parse_frame(b'{"type": "chat", "id": "c", "text": "hi"}') == {
         "type": "chat", "id": "c", "text": "hi"}
+    assert parse_frame('{"type": "chat", "text": "hi", "channel": "day"}') == {
+        "type": "chat", "id": None, "text": "hi", "channel": "day"}
     assert parse_frame('{"type": "settings", "id": 1, "roles": ["seer"]}') == {
         "type": "settings", "id": 1, "roles": ["seer"]}
     assert parse_frame('{"type": "start"}') == {"type": "start", "id": None}

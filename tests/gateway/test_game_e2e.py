@@ -144,3 +144,44 @@ async def test_http_contract_and_operations_endpoints(gateway):
         page = await http.get("/")
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
         await host.close()
+
+
+async def test_the_host_of_a_finished_game_plays_again_with_the_same_table(gateway):
+    schemas = validators()
+    room, seats = await seat_table(gateway.url, 6)
+    clients = await connect_all(gateway.ws_url, room, seats)
+    again = f"/api/rooms/{room}/again"
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
+        early = await http.post(again, json={"token": seats[0]["token"]})
+        assert (early.status_code, early.json()["detail"]["code"]) == (409, "not_your_turn")
+        assert (await clients[0].request({"type": "settings", "roles": ["seer"]}))["type"] == "ack"
+        await start(clients[0])
+        await asyncio.gather(*(Bot(c, random.Random(i)).play() for i, c in enumerate(clients)))
+        for c in clients:
+            await c.close()
+        old = (await http.get(f"/api/rooms/{room}")).json()
+        assert old["status"] == "finished" and old["next"] is None
+
+        for token, status, code in [(seats[1]["token"], 403, "not_host"), ("nope", 401, "not_authenticated")]:
+            refused = await http.post(again, json={"token": token})
+            assert (refused.status_code, refused.json()["detail"]["code"]) == (status, code)
+            schemas["http_error"].validate(refused.json())
+        opened = await http.post(again, json={"token": seats[0]["token"]})
+        assert opened.status_code == 200, opened.text
+        schemas["http_seat"].validate(opened.json())
+        following = opened.json()["room"]
+        assert following != room and opened.json()["token"] == seats[0]["token"]
+        assert (await http.post(again, json={"token": seats[0]["token"]})).json()["room"] == following
+
+        old = (await http.get(f"/api/rooms/{room}")).json()
+        schemas["http_room"].validate(old)
+        assert old["next"] == following
+        new = (await http.get(f"/api/rooms/{following}")).json()
+        assert new["status"] == "running" and new["next"] is None
+        assert [p["name"] for p in new["players"]] == [p["name"] for p in old["players"]]
+        assert new["settings"] == old["settings"]
+    # Every seat enters the next game with the token it has, in the seat it had.
+    for seat, s in enumerate(seats):
+        client = await connect(gateway.ws_url, following, s["token"])
+        assert client.welcome["seat"] == seat and client.welcome["view"]["status"] == "running"
+        await client.close()

@@ -28,8 +28,8 @@ class Game:
         self.log += events
         return events
 
-    def say(self, seat: int, text: str) -> list:
-        self.state, events = say(self.state, seat, text, self.now)
+    def say(self, seat: int, text: str, channel: str | None = None) -> list:
+        self.state, events = say(self.state, seat, text, self.now, channel)
         self.log += events
         return events
 

@@ -40,6 +40,20 @@ def test_by_night_a_living_villager_keeps_quiet():
     assert "night.cupid" in str(refused.value)
 
 
+def test_a_line_meant_for_another_channel_than_the_seat_s_is_refused():
+    game = Game(DEAL)
+    assert game.say(0, "the pack", channel="wolves")[0]["channel"] == "wolves"
+    game.night(victim=7)
+    assert game.phase == "day.election"
+    before = game.state
+    with pytest.raises(NotYourTurn) as refused:
+        game.say(0, "still the pack?", channel="wolves")
+    assert "'day'" in str(refused.value) and game.state is before
+    assert game.say(0, "good morning", channel="day")[0]["to"] is None
+    with pytest.raises(BadFrame):
+        game.say(0, "hi", channel=["day"])
+
+
 def test_the_dead_talk_among_themselves_by_day_and_by_night():
     game = first_day_with_7_dead()
     assert game.say(7, "it was 0")[0] == {"kind": "chat", "to": [7], "channel": "dead",

@@ -25,6 +25,7 @@ def test_the_state_round_trips_through_json_in_every_kind_of_phase():
     game.act(6, "wolves.point", [3])
     game.act(2, "witch.poison", [7])
     game.act(2, "witch.save", [])
+    game.timeout()
     assert game.phase == "hunter"
     assert_round_trips(game.state)
     game.act(3, "hunter.shoot", [1])

@@ -17,6 +17,7 @@ export class Connection {
     this.nextId = 1;
     this.pending = new Map();
     this.ws = null;
+    this.welcomed = false; // the current socket has had its welcome: commands may go out
     this.timer = null;
     this.stopped = false;
     window.addEventListener("online", () => this.retryNow());
@@ -38,6 +39,7 @@ export class Connection {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     const ws = new WebSocket(`${scheme}://${location.host}/ws/${encodeURIComponent(this.room)}`);
     this.ws = ws;
+    this.welcomed = false;
     this.onStatus({ state: "connecting" });
     ws.onopen = () => ws.send(JSON.stringify({ type: "hello", token: this.token, since: this.lastSeq }));
     ws.onmessage = (msg) => this.receive(JSON.parse(msg.data));
@@ -47,6 +49,7 @@ export class Connection {
   lost(ws, code) {
     if (this.ws !== ws) return;
     this.ws = null;
+    this.welcomed = false;
     clearInterval(this.pinger);
     // Commands still unanswered stay pending: they are resent, same id, after the next welcome.
     if (code === POLICY_VIOLATION) {
@@ -92,8 +95,20 @@ export class Connection {
       this.attempt = 0;
       const replayFrom = this.lastSeq;
       this.lastSeq = frame.seq;
+      this.welcomed = true;
       this.onStatus({ state: "online" });
-      for (const { text } of this.pending.values()) this.ws.send(text);
+      for (const [id, waiter] of this.pending) {
+        // A command that never left the page may have outlived what it was meant for (a chat line
+        // for a phase that ended while offline): it is dropped rather than sent into the present.
+        // One that did leave is resent as it is: the room acks it again if it applied it.
+        if (!waiter.sent && waiter.expired?.(frame)) {
+          this.pending.delete(id);
+          waiter.reject({ code: "expired" });
+        } else {
+          this.ws.send(waiter.text);
+          waiter.sent = true;
+        }
+      }
       this.keepAlive();
       this.onWelcome(frame, replayFrom);
     } else if (frame.type === "event") {
@@ -122,15 +137,20 @@ export class Connection {
     this.pending.clear();
   }
 
-  // Resolves on the server's ack, rejects with the error frame. While the socket is down the
-  // frame waits with the unanswered ones and goes out after the next welcome.
-  send(frame) {
+  // Resolves on the server's ack, rejects with the error frame. Until a socket has its welcome
+  // the frame waits with the unanswered ones and goes out after the next welcome, unless
+  // `expired(welcome)` says it no longer should (it then rejects with code "expired").
+  send(frame, { expired } = {}) {
     if (this.stopped) return Promise.reject({ code: "disconnected" });
     const id = `${this.idPrefix}-${this.nextId++}`;
     const text = JSON.stringify({ ...frame, id });
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, text });
-      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(text);
+      const waiter = { resolve, reject, text, expired, sent: false };
+      this.pending.set(id, waiter);
+      if (this.welcomed && this.ws.readyState === WebSocket.OPEN) {
+        this.ws.send(text);
+        waiter.sent = true;
+      }
     });
   }
 }

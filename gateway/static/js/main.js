@@ -10,14 +10,22 @@ const SPECIAL_ROLES = ["seer", "witch", "hunter", "cupid"];
 const MIN_PLAYERS = 6;
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers", "game_over"]);
 const FEED_LIMIT = 80;
+// Every card, in the order the help shows them.
+const ROLES = ["werewolf", "villager", "seer", "witch", "hunter", "cupid"];
+const HIDE_CARD_KEY = "ww:hide-card";
 
 const $ = (sel) => document.querySelector(sel);
 const app = {
   room: null, seat: null, view: null, conn: null, connStatus: null,
   feed: [], feedSeq: 0,
   selected: {}, answered: {}, chatTab: null, chatPinned: false, renderQueued: false,
+  composerChannel: null, drafts: {},
   settingsPending: 0, settingsSent: null,
+  nextWatch: null, // polls a finished room's lobby facts for the next game at this table
+  cardHidden: localStorage.getItem(HIDE_CARD_KEY) === "1", // a phone shared at the table
 };
+
+const NEXT_POLL_MS = 2000;
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -44,17 +52,19 @@ function rebuild(container, nodes) {
   if (fk) container.querySelector(`[data-fk="${CSS.escape(fk)}"]`)?.focus();
 }
 
+// Messages that come together (a line expired and its draft set aside, at one welcome) are
+// shown together rather than the last one hiding the others.
 function toast(text) {
   const box = $("#toast");
-  box.textContent = text;
+  const shown = box.hidden ? [] : [...box.children].map((p) => p.textContent);
+  if (!shown.includes(text)) box.replaceChildren(...[...shown, text].map((line) => el("p", { text: line })));
   box.hidden = false;
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => (box.hidden = true), 5000);
 }
 
 function errorText(err) {
-  const code = err?.code ?? "unknown";
-  return has(`error.${code}`) ? t(`error.${code}`) : t("error.unknown", { code });
+  return has(`error.${err?.code}`) ? t(`error.${err.code}`) : t("error.unknown");
 }
 
 function showScreen(id) {
@@ -106,6 +116,8 @@ async function route() {
   if (app.conn && app.room !== room) {
     app.conn.stop();
     app.conn = null;
+    clearInterval(app.nextWatch);
+    app.nextWatch = null;
   }
   if (!room) {
     showScreen("screen-home");
@@ -117,7 +129,7 @@ async function route() {
     return;
   }
   if (app.conn) return;
-  Object.assign(app, { room, view: null, feed: [], feedSeq: 0, selected: {}, answered: {} });
+  Object.assign(app, { room, view: null, feed: [], feedSeq: 0, selected: {}, answered: {}, drafts: {}, composerChannel: null });
   // since=0 on a fresh page: the view comes whole, and the replayed history refills the feed.
   app.conn = new Connection({
     room, token, since: 0,
@@ -138,10 +150,17 @@ async function showJoin(room) {
   showScreen("screen-join");
   $("#join-title").textContent = t("join.title", { room });
   $("#join-seated").textContent = "";
+  const open = (yes) => { for (const node of $("#form-join").querySelectorAll("label, button")) node.hidden = !yes; };
+  open(false); // until the lobby says seats are still free
   try {
     const lobby = await api("GET", `/api/rooms/${room}`);
+    if (lobby.status !== "lobby") {
+      $("#join-seated").textContent = t(lobby.status === "running" ? "error.room_started" : "error.room_closed");
+      return;
+    }
     const names = lobby.players.map((p) => p.name).join(", ");
     if (names) $("#join-seated").textContent = t("join.seated", { names });
+    open(true);
   } catch (err) {
     $("#join-seated").textContent = errorText(err);
   }
@@ -183,12 +202,47 @@ function bindForms() {
     }
   });
   $("#start").addEventListener("click", () => send({ type: "start" }));
+  $("#card-hide").addEventListener("click", () => {
+    app.cardHidden = !app.cardHidden;
+    localStorage.setItem(HIDE_CARD_KEY, app.cardHidden ? "1" : "0");
+    render();
+  });
+  $("#help-open").addEventListener("click", () => openHelp(null));
+  $("#card-help").addEventListener("click", () => openHelp(app.view?.me?.role));
+  $("#again").addEventListener("click", async (e) => {
+    e.target.disabled = true;
+    try {
+      const answer = await api("POST", `/api/rooms/${app.room}/again`, { token: localStorage.getItem(tokenKey(app.room)) });
+      follow(answer.room);
+    } catch (err) {
+      toast(errorText(err));
+      e.target.disabled = false;
+    }
+  });
+  $("#chat-goto").addEventListener("click", () => {
+    app.chatTab = app.composerChannel;
+    app.chatPinned = false;
+    render();
+    $("#chat-input").focus();
+  });
   $("#chat-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const input = $("#chat-input");
     const text = input.value.trim();
-    if (!text) return;
-    send({ type: "chat", text }).then(() => (input.value = ""), () => {});
+    const channel = app.composerChannel;
+    if (!text || !channel) return;
+    const writtenIn = phaseKey(app.view);
+    // The line names the channel the composer showed: the server refuses it if the phase has moved
+    // it to another one meanwhile, and a line still waiting for a welcome dies with its phase.
+    send({ type: "chat", text, channel }, {
+      expired: (welcome) => phaseKey(welcome.view) !== writtenIn,
+      explain: (err) => (err.code === "expired" ? t("chat.expired", { text })
+        : err.code === "not_your_turn" ? t("chat.moved_on") : null),
+    }).then(() => {
+      // The composer may have moved to another channel since: clear the line where it now is.
+      if (app.composerChannel === channel && input.value.trim() === text) input.value = "";
+      else if (app.drafts[channel]?.trim() === text) delete app.drafts[channel];
+    }, () => {});
   });
   $("#lang").addEventListener("change", async (e) => {
     await setLanguage(e.target.value, { persist: true });
@@ -199,12 +253,54 @@ function bindForms() {
   });
 }
 
-function send(frame) {
+// `expired` is passed to the connection; `explain(err)` may word a refusal for its context.
+function send(frame, { expired, explain } = {}) {
   if (!app.conn) return Promise.reject({ code: "disconnected" });
-  return app.conn.send(frame).catch((err) => {
-    toast(errorText(err));
+  return app.conn.send(frame, { expired }).catch((err) => {
+    toast(explain?.(err) ?? errorText(err));
     throw err;
   });
+}
+
+// One phase, told apart from a later phase of the same name (a second hunter's shot in a day).
+function phaseKey(view) {
+  return `${view.phase}@${view.deadline}`;
+}
+
+// ---------- help ----------
+
+// One section per card, from the catalogue; opened at `role`'s when given.
+function openHelp(role) {
+  rebuild($("#help-roles"), ROLES.map((r) => el("section", { id: `help-${r}`, "data-role": r },
+    el("h3", { text: roleName(r) }), el("p", { text: t(`explain.${r}`) }))));
+  $("#help").showModal();
+  if (role) $(`#help-${role}`).scrollIntoView({ block: "start" });
+}
+
+// ---------- playing again at the same table ----------
+
+// A finished room's facts name the next game once its host has opened it; every seat keeps its
+// token there (the server seats each player with the same one), so the page simply moves on.
+function watchForNext() {
+  if (app.nextWatch) return;
+  const room = app.room;
+  const look = async () => {
+    try {
+      const facts = await api("GET", `/api/rooms/${room}`);
+      if (facts.next && app.room === room) follow(facts.next);
+    } catch (err) {
+      // A network blip does not end the wait; a room gone past its TTL does.
+      if (err.code === "not_found" && app.room === room) clearInterval(app.nextWatch);
+    }
+  };
+  app.nextWatch = setInterval(look, NEXT_POLL_MS);
+  look();
+}
+
+function follow(next) {
+  localStorage.setItem(tokenKey(next), localStorage.getItem(tokenKey(app.room)));
+  toast(t("end.again_started"));
+  location.hash = `#/r/${next}`;
 }
 
 // ---------- connection callbacks ----------
@@ -446,8 +542,17 @@ function renderCard(v) {
   const me = v.me || {};
   const card = $("#card");
   card.dataset.role = me.role || "";
-  $("#card-role").textContent = roleName(me.role);
-  $("#card-explain").textContent = me.role ? t(`explain.${me.role}`) : "";
+  const hide = app.cardHidden;
+  const toggle = $("#card-hide");
+  toggle.textContent = t(hide ? "card.show" : "card.hide");
+  toggle.setAttribute("aria-pressed", hide ? "true" : "false");
+  $("#card-role").textContent = hide ? t("card.hidden") : roleName(me.role);
+  $("#card-explain").textContent = hide || !me.role ? "" : t(`explain.${me.role}`);
+  $("#card-help").hidden = hide || !me.role;
+  if (hide) {
+    rebuild($("#card-facts"), []);
+    return;
+  }
   const facts = [];
   if (me.alive === false) facts.push(el("li", { class: "warn", text: t("card.dead") }));
   if (v.mayor === app.seat) facts.push(el("li", { text: t("card.mayor") }));
@@ -499,16 +604,18 @@ function actionText(action, part) {
 }
 
 function requestNode(v, p) {
-  const r = v.requests || { count: 0, needed: "?", mine: false };
-  const vars = { count: r.count, needed: r.needed ?? "?" };
+  const r = v.requests || { count: 0, needed: null, mine: false };
+  const vars = { count: r.count, needed: r.needed };
+  // How many must ask is known once someone has asked (or from a welcome): no "?" before that.
+  const counted = r.needed != null;
   const asked = r.mine || app.answered[promptKey(p)];
   return el("div", { class: "prompt", "data-action": p.action, "data-key": promptKey(p), "data-answered": asked ? "1" : null },
     el("h3", { text: actionText(p.action, "title") }),
     el("p", { class: "hint", text: actionText(p.action, "help") }),
     asked
-      ? el("p", { class: "ok", text: t("action.vote.request.asked", vars) })
+      ? el("p", { class: "ok", text: t(counted ? "action.vote.request.asked" : "action.vote.request.asked_first", vars) })
       : el("button", { type: "button", class: "primary", "data-fk": `req`, onclick: () => act(p, []),
-        text: t("action.vote.request.button", vars) }));
+        text: t(counted ? "action.vote.request.button" : "action.vote.request.button_first", vars) }));
 }
 
 function promptNode(v, p) {
@@ -542,11 +649,13 @@ function promptNode(v, p) {
     return el("button", {
       type: "button", class: "choice", "data-seat": seat, "data-fk": `${key}:${seat}`,
       "aria-pressed": picked ? "true" : "false", onclick: () => choose(seat),
-    }, nameOf(seat), tally ? el("span", { class: "count", text: ` ${tally}` }) : null);
+    }, el("span", { class: "name", text: nameOf(seat) }),
+    tally ? el("span", { class: "count", text: t("players.votes", { n: tally }) }) : null);
   });
   const count = sel.size;
   const ready = count >= Math.max(1, p.min) && count <= p.max;
-  const need = p.min === p.max ? t("act.pick", { n: p.max }) : t("act.pick_upto", { n: p.max });
+  const need = p.max === 1 ? t(p.min === 1 ? "act.pick_one" : "act.pick_one_or_pass")
+    : t(p.min === p.max ? "act.pick" : "act.pick_upto", { n: p.max });
   return el("div", { class: "prompt", "data-action": p.action, "data-key": key, "data-min": p.min, "data-max": p.max,
     "data-answered": answered ? "1" : null },
     el("h3", { text: actionText(p.action, "title") }),
@@ -576,7 +685,7 @@ function renderPlayers(v) {
       s.seat === app.seat ? el("span", { class: "muted", text: `(${t("players.you")})` }) : null,
       s.mayor || v.mayor === s.seat ? el("span", { class: "badge mayor", text: t("players.mayor") }) : null,
       el("span", { class: "state", text: s.alive ? t("players.alive") : t("players.dead") }),
-      s.role ? el("span", { class: "chip role", text: roleName(s.role) }) : null,
+      s.role && !(app.cardHidden && s.seat === app.seat) ? el("span", { class: "chip role", text: roleName(s.role) }) : null,
       tally ? el("span", { class: "tally", text: t("players.votes", { n: tally }) }) : null,
       voted !== undefined ? el("span", { class: "muted vote", text: t("players.voted_for", { name: nameOf(voted) }) }) : null,
       points !== undefined ? el("span", { class: "muted point", text: t("players.points_at", { name: nameOf(points) }) }) : null);
@@ -594,12 +703,13 @@ function chatLine(line) {
 
 function renderChat(v) {
   const chat = v.chat || {};
-  const writable = v.channels; // null: unknown since the phase changed; the server still decides
-  const tabs = [...new Set([...(writable || []), ...Object.keys(chat)])];
-  // Follow the newest line's channel (night falls, the seat dies) unless the reader picked a tab.
+  const channels = v.channels || [];
+  const writable = channels[0] ?? null;
+  const tabs = [...new Set([...channels, ...Object.keys(chat)])];
+  // Show where the seat writes now (night falls, day breaks, the seat dies) unless the reader
+  // picked a tab; a seat with nowhere to write follows the newest line.
   const newest = Object.values(chat).flat().reduce((a, b) => (b.ts >= (a?.ts ?? -Infinity) ? b : a), null);
-  if (!app.chatPinned && newest) app.chatTab = newest.channel;
-  if (!app.chatPinned && writable?.length) app.chatTab = writable[0];
+  if (!app.chatPinned) app.chatTab = writable ?? newest?.channel ?? app.chatTab;
   if (!tabs.includes(app.chatTab)) app.chatTab = tabs[0] ?? null;
   rebuild($("#chat-tabs"), tabs.map((ch) => el("button", {
     type: "button", class: "tab", "data-channel": ch, "data-fk": `tab:${ch}`,
@@ -611,12 +721,36 @@ function renderChat(v) {
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   rebuild(log, lines.length ? lines.map(chatLine) : [el("li", { class: "muted", text: t("chat.empty") })]);
   if (atBottom) log.scrollTop = log.scrollHeight;
-  $("#chat-form").hidden = writable?.length === 0;
-  $("#chat-to").textContent = writable == null ? ""
-    : writable.length ? t("chat.write_to", { channel: channelLabel(writable[0]) }) : t("chat.readonly");
+  renderComposer(writable);
 }
 
-function feedText(ev) {
+// The composer is there only where the seat may write, names that channel, and shows under that
+// channel's own lines: a reader of another tab gets a button back to it instead.
+function renderComposer(channel) {
+  const input = $("#chat-input");
+  if (app.composerChannel !== channel) {
+    // A draft belongs to the channel it was typed for: set aside, never carried into another one.
+    const was = app.composerChannel;
+    if (was && input.value.trim()) {
+      app.drafts[was] = input.value;
+      toast(t("chat.draft_aside", { channel: channelLabel(was) }));
+    }
+    input.value = app.drafts[channel] ?? "";
+    delete app.drafts[channel];
+    app.composerChannel = channel;
+  }
+  const elsewhere = channel != null && app.chatTab !== channel;
+  const form = $("#chat-form");
+  form.hidden = channel == null || elsewhere;
+  form.dataset.channel = channel ?? "";
+  $("#chat-to").textContent = channel ? t("chat.write_to", { channel: channelLabel(channel) }) : "";
+  const goto = $("#chat-goto");
+  goto.hidden = !elsewhere;
+  goto.textContent = elsewhere ? t("chat.goto", { channel: channelLabel(channel) }) : "";
+  $("#chat-readonly").hidden = channel != null;
+}
+
+function feedText(ev, next) {
   switch (ev.kind) {
     case "joined": return t("feed.joined", { name: ev.name });
     case "game_started": return t("feed.started");
@@ -628,8 +762,16 @@ function feedText(ev) {
     case "mayor": return ev.seat == null ? t("feed.mayor.none") : t(ev.how === "successor" ? "feed.mayor.successor" : "feed.mayor.elected", { name: nameOf(ev.seat) });
     case "vote_result": {
       if (ev.phase === "day.election") return t("feed.election_result", { name: nameOf(ev.target) });
-      const text = ev.target == null ? t("feed.vote_result.none") : t("feed.vote_result", { name: nameOf(ev.target) });
-      return ev.tie && ev.tie.length > 1 ? `${t("feed.vote_result.tie", { names: ev.tie.map(nameOf).join(", ") })} ${text}` : text;
+      if (ev.phase === "day.tiebreak") {
+        return ev.target == null ? t("feed.tiebreak.none") : t("feed.tiebreak", { name: nameOf(ev.target) });
+      }
+      if (ev.tie?.length > 1) {
+        // What a tie leads to is told by the event after it: the mayor's tie-break, or the night.
+        const names = ev.tie.map(nameOf).join(", ");
+        if (!next) return t("feed.tie", { names });
+        return t(next.kind === "phase" && next.phase === "day.tiebreak" ? "feed.tie.mayor" : "feed.tie.nobody", { names });
+      }
+      return ev.target == null ? t("feed.vote_result.none") : t("feed.vote_result", { name: nameOf(ev.target) });
     }
     case "seer_result": return t("feed.seer", { name: nameOf(ev.seat), role: roleName(ev.role) });
     case "lovers": return ev.lovers.includes(app.seat)
@@ -641,13 +783,16 @@ function feedText(ev) {
 }
 
 function renderFeed() {
-  rebuild($("#feed"), app.feed.slice().reverse().map((ev) =>
-    el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev) })));
+  rebuild($("#feed"), app.feed.map((ev, i) =>
+    el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev, app.feed[i + 1]) })).reverse());
 }
 
 function renderEnd(v) {
   showScreen("screen-end");
   document.body.dataset.phase = "over";
+  $("#again").hidden = !isHost(v);
+  $("#again-wait").hidden = isHost(v);
+  watchForNext();
   const final = v.final || {};
   const winners = v.outcome?.winners || [];
   $("#end-me").textContent = winners.includes(app.seat) ? t("end.you_won") : t("end.you_lost");

@@ -1,5 +1,6 @@
 // Keeps the seat's view current between welcomes by applying each live event to it.
-// It only copies what events say; it never works out anything the rules decide.
+// It copies what events say, and works out only what protocol.md fixes for every seat: the
+// channel the server will post its chat lines to.
 
 function seatOf(view, seat) {
   return (view.seats || []).find((s) => s.seat === seat);
@@ -9,17 +10,20 @@ function dropPrompt(view, action) {
   view.prompts = (view.prompts || []).filter((p) => p.action !== action);
 }
 
-// No event refreshes `waiting` or `channels`: they are exact in a welcome, and become unknown
-// (null) when the phase or the seat's life changes, unless the event itself carries them.
-function refreshOrForget(view, ev) {
-  view.waiting = ev.waiting ?? null;
-  view.channels = ev.channels ?? null;
+// The server's choice of channel (protocol.md, "Client frames"), so the composer names it at once
+// when night falls, day breaks or the seat dies, not only after the seat's next line.
+function channelsOf(view) {
+  if (view.phase === "over") return [];
+  if (!view.me.alive) return ["dead"];
+  if (!String(view.phase).startsWith("night.")) return ["day"];
+  return view.me.role === "werewolf" ? ["wolves"] : [];
 }
 
 export function applyEvent(view, ev, mySeat) {
   switch (ev.kind) {
     case "joined":
       if (!view.players.some((p) => p.seat === ev.seat)) view.players.push({ seat: ev.seat, name: ev.name, connected: true });
+      view.roles_in_play = ev.roles_in_play; // the deal grows with the table
       break;
     case "presence": {
       const p = view.players.find((x) => x.seat === ev.seat);
@@ -35,7 +39,8 @@ export function applyEvent(view, ev, mySeat) {
       view.roles_in_play = ev.roles_in_play;
       view.seats = ev.seats.map((s) => ({ seat: s.seat, name: s.name, alive: true, role: null, mayor: false }));
       view.me = { seat: mySeat, role: null, alive: true };
-      Object.assign(view, { wolves: null, lover: null, prompts: [], votes: {}, tally: {}, pointing: {}, mayor: null });
+      // Nobody writes until the first phase opens (its event follows the cards).
+      Object.assign(view, { wolves: null, lover: null, prompts: [], votes: {}, tally: {}, pointing: {}, mayor: null, channels: [] });
       view.chat = view.chat || {};
       break;
     case "role":
@@ -53,7 +58,8 @@ export function applyEvent(view, ev, mySeat) {
     case "phase":
       // Votes, tallies, the pack's pointing and ask-to-vote counts belong to one phase.
       Object.assign(view, { phase: ev.phase, day: ev.day, deadline: ev.deadline, votes: {}, tally: {}, pointing: {} });
-      refreshOrForget(view, ev);
+      view.waiting = null; // exact in a welcome only: unknown once the phase changes
+      view.channels = channelsOf(view);
       if (ev.phase !== "day.discussion") view.requests = null;
       break;
     case "prompt": {
@@ -80,7 +86,8 @@ export function applyEvent(view, ev, mySeat) {
       if (s) Object.assign(s, { alive: false, role: ev.role });
       if (ev.seat === mySeat) {
         view.me.alive = false;
-        refreshOrForget(view, ev);
+        view.waiting = null;
+        view.channels = channelsOf(view);
       }
       break;
     }
@@ -103,8 +110,6 @@ export function applyEvent(view, ev, mySeat) {
       view.tally = ev.tally;
       break;
     case "chat":
-      // The server chose the channel of our own line: that is where we write in this phase.
-      if (ev.seat === mySeat) view.channels = [ev.channel];
       view.chat = view.chat || {};
       (view.chat[ev.channel] = view.chat[ev.channel] || []).push({
         channel: ev.channel, seat: ev.seat, name: ev.name, text: ev.text, ts: ev.ts,

@@ -36,6 +36,7 @@ def test_the_life_potion_saves_the_victim():
     to_witch(game, 5)
     game.act(2, "witch.save", [5])
     game.act(2, "witch.poison", [])
+    game.timeout()
     assert game.deaths() == [] and game.phase == "day.election"
     assert game.view(2)["witch"] == {"victim": 5, "life": False, "death": True}
 
@@ -68,6 +69,7 @@ def test_the_death_potion_kills_anyone_once_per_game():
     to_witch(game, None)
     assert [p["action"] for p in game.prompts(2)] == ["witch.poison"]  # nobody to save
     game.act(2, "witch.poison", [6])
+    game.timeout()
     assert game.deaths() == [(6, "poison")]
     game.elect(None)
     game.vote_out(None)
@@ -81,6 +83,7 @@ def test_the_witch_may_use_both_potions_in_one_night():
     to_witch(game, 5)
     game.act(2, "witch.save", [5])
     game.act(2, "witch.poison", [0])
+    game.timeout()
     assert game.phase == "day.election"
     assert game.deaths() == [(0, "poison")]
 
@@ -90,6 +93,7 @@ def test_the_victim_dies_before_the_poisoned():
     to_witch(game, 5)
     game.act(2, "witch.save", [])
     game.act(2, "witch.poison", [7])
+    game.timeout()
     assert game.deaths() == [(5, "wolves"), (7, "poison")]
 
 
@@ -107,6 +111,7 @@ def test_a_witch_with_no_potion_left_still_takes_her_full_time():
     to_witch(game, 5)
     game.act(2, "witch.save", [5])
     game.act(2, "witch.poison", [6])
+    game.timeout()
     game.elect(None)
     game.vote_out(None)
     game.timeout()
@@ -116,6 +121,33 @@ def test_a_witch_with_no_potion_left_still_takes_her_full_time():
     game.timeout()
     assert game.now == deadline and game.phase == "day.discussion"
     assert game.view(2)["witch"] == {"victim": 7, "life": False, "death": False}
+
+
+def test_the_witch_step_lasts_its_full_time_however_fast_she_answers():
+    """Her step ends at its deadline whether she has potions to use or not: the clock tells the
+    table nothing about them (D9)."""
+    ends = {}
+    for spent in (False, True):
+        game = Game(DEAL)
+        if spent:
+            to_witch(game, 5)
+            game.act(2, "witch.save", [5])
+            game.act(2, "witch.poison", [6])
+            game.timeout()
+            game.elect(None)
+            game.vote_out(None)
+            game.timeout()  # seer
+            game.act(0, "wolves.point", [7])
+        else:
+            to_witch(game, 5)
+        opened = game.now
+        assert game.phase == "night.witch"
+        for prompt in game.prompts(2):
+            game.act(2, prompt["action"], [])
+        assert game.phase == "night.witch" and game.prompts(2) == []
+        game.timeout()
+        ends[spent] = game.now - opened
+    assert ends[False] == ends[True] == Game(DEAL).settings.durations["witch"] * 1000
 
 
 def test_a_dead_witch_no_longer_wakes():
