@@ -24,6 +24,7 @@ from pathlib import Path
 import psutil
 
 from loadtest.core import percentile
+from loadtest.core import MODELS
 from loadtest.ramp import cpu_delta, cpu_snapshot, start_load
 from loadtest.runner import count, pct
 from loadtest.stack import ROOT
@@ -52,7 +53,8 @@ def probe_room_creation(url: str, n: int, gap: float, out: list, stop: threading
 def measure(layout: int, loads: list, args, out: Path) -> list:
     rows = []
     with ExitStack() as stack:
-        running, lc = start_load(stack, str(layout), args, {"WW_LT_VERIFY_SEATS": "1"},
+        running, lc = start_load(stack, str(layout), args, {"WW_LT_VERIFY_SEATS": "1",
+                                                              "WW_LT_MODEL": args.model},
                                  out / f"latency-{layout}")
         prev = 0
         for rooms in loads:
@@ -126,6 +128,9 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--spawn-rate", type=float, default=10)
     ap.add_argument("--warm-actors", type=int, default=2)
+    ap.add_argument("--model", default="rush", choices=sorted(MODELS),
+                    help="the tables' load model and the stack's phase durations")
+    ap.add_argument("--ws", default="websockets-sansio", help="the gateways' WebSocket implementation")
     ap.add_argument("--out", default=str(ROOT / "loadtest" / "results"))
     args = ap.parse_args(argv)
     out = Path(args.out)
