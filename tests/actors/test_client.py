@@ -51,6 +51,20 @@ def test_room_codes_are_case_insensitive_and_checked():
     assert not set("0O1IL") & set(CODE_ALPHABET)
 
 
+async def test_a_seat_listens_only_to_the_events_it_may_see(subscriptions, rstore):
+    events = [encode_event(1, {"kind": "chat", "to": None}),
+              encode_event(2, {"kind": "role", "to": [3]}),
+              encode_event(3, {"kind": "chat", "to": [1, 2]}),
+              encode_event(4, {"kind": "phase", "to": None})]
+    async with subscriptions.listen(CODE, 3) as seat3, subscriptions.listen(CODE, 1) as seat1, \
+            subscriptions.listen(CODE) as everything:
+        await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="lobby",
+                             first_seq=1, events=events, tokens={})
+        assert await take(seat3, 3) == [1, 2, 4]
+        assert await take(seat1, 3) == [1, 3, 4]
+        assert await take(everything, 4) == [1, 2, 3, 4]
+
+
 async def test_listeners_of_a_room_share_one_subscription(subscriptions, rstore, redis, prefix):
     channel = f"{prefix}:room:{CODE}"
     async with subscriptions.listen(CODE) as first, subscriptions.listen(CODE) as second:

@@ -22,19 +22,21 @@ class Room:
 
     def __init__(self, log: list[dict]) -> None:
         self.log = log
-        self.listeners: list[asyncio.Queue] = []
+        self.listeners: list[tuple[asyncio.Queue, int]] = []
         self.presence_calls: list[tuple[int, bool]] = []
 
     @asynccontextmanager
     async def listen(self, room, seat):
         queue = asyncio.Queue()
-        self.listeners.append(queue)
+        self.listeners.append((queue, seat))
         yield queue
 
     def publish(self, event: dict) -> None:
+        """As RoomClient.listen: to each listener, the events its seat may see."""
         self.log.append(event)
-        for queue in self.listeners:
-            queue.put_nowait(event)
+        for queue, seat in self.listeners:
+            if event["to"] is None or seat in event["to"]:
+                queue.put_nowait(event)
 
     async def welcome(self, room, seat):
         return {"seq": len(self.log), "view": {"room": room}}
