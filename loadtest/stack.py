@@ -17,6 +17,7 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 import resource  # noqa: E402
 import secrets  # noqa: E402
+import signal  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -177,6 +178,12 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
     raise TimeoutError(url)
 
 
+def _interrupt(signum, frame) -> None:
+    """SIGTERM tears the stack down as Ctrl-C does (its Ray head and gateways run in sessions of
+    their own: nothing else would stop them)."""
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
     """Start a stack and keep it up (for the Locust web UI): prints the gateway URLs."""
     import argparse
@@ -197,6 +204,7 @@ def main(argv=None) -> int:
     ctx = (baseline_stack(args.gateways, ws=args.ws) if args.layout == "baseline"
            else real_stack(args.gateways, games_per_actor=int(args.layout), durations=durations,
                            ws=args.ws))
+    signal.signal(signal.SIGTERM, _interrupt)
     with ctx as running:
         print("gateways: " + ",".join(running.urls), flush=True)
         try:
