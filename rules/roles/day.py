@@ -1,6 +1,7 @@
-"""The day: first-day mayor election, discussion, elimination vote, mayor's tie-break."""
+"""The day: first-day mayor election, discussion, elimination vote; ties go to the tie-breakers
+the roles declare (the Scapegoat, the mayor), else nobody is eliminated."""
 
-from rules.table import VIEW_FIELDS, Step, Table, living, register
+from rules.role import Role, Step, living, option
 
 VOTE_PHASES = ("day.election", "day.vote")
 
@@ -24,35 +25,39 @@ def top(weights: dict) -> list:
 
 
 class _VoteStep(Step):
-    """Public vote: each living seat votes (or abstains) and may change until the phase ends."""
+    """Public vote: each voter votes (or abstains) and may change until the phase ends."""
 
-    names_waiting_seats = True
+    def open(self, t) -> None:
+        vote = t.s.memo["vote"]
+        vote["votes"] = {}
+        vote["voters"] = [seat for seat in living(t.s)
+                          if t.open_prompt(seat, self.actions[0], self.choices(t, seat), 0, 1)]
 
-    def open(self, t: Table) -> None:
-        t.s.memo["vote"]["votes"] = {}
-        for seat in living(t.s):
-            t.open_prompt(seat, self.actions[0], self.choices(t, seat), 0, 1)
-
-    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
+    def act(self, t, seat: int, action: str, targets: list) -> None:
         target = targets[0] if targets else None
         t.s.memo["vote"]["votes"][str(seat)] = target
         t.emit("voted", None, phase=self.phase, seat=seat, target=target, tally=tally(t.s))
 
-    def done(self, t: Table) -> bool:
-        return len(t.s.memo["vote"]["votes"]) == sum(t.s.alive)
+    def done(self, t) -> bool:
+        vote = t.s.memo["vote"]
+        return len(vote["votes"]) == len(vote["voters"])
 
 
-@register
 class ElectionStep(_VoteStep):
     phase = "day.election"
     duration = "election"
     actions = ("mayor.elect",)
     waiting_action = "mayor.elect"
+    opens_day = 10
 
-    def choices(self, t: Table, seat: int) -> list:
+    def runs(self, t) -> bool:
+        """On the first day only, when the village elects a mayor (D12; `mayor`)."""
+        return not t.s.memo["vote"]["elected"] and option(t.s, "mayor") == "elected"
+
+    def choices(self, t, seat: int) -> list:
         return living(t.s)  # candidates may vote for themselves (RULES.md, D7)
 
-    def close(self, t: Table) -> None:
+    def close(self, t) -> None:
         weights = tally(t.s)
         tied = top(weights)
         mayor = None
@@ -67,28 +72,28 @@ class ElectionStep(_VoteStep):
         t.enter("day.discussion")
 
 
-@register
 class DiscussionStep(Step):
     phase = "day.discussion"
     duration = "discussion"
     actions = ("vote.request",)
     waiting_action = "vote.request"
+    opens_day = 20
 
-    def open(self, t: Table) -> None:
+    def open(self, t) -> None:
         t.s.memo["vote"]["requests"] = []
         for seat in living(t.s):
             t.open_prompt(seat, "vote.request", [], 0, 0)
 
-    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
+    def act(self, t, seat: int, action: str, targets: list) -> None:
         requests = t.s.memo["vote"]["requests"]
         requests.append(seat)
         t.close_prompt(seat, action)
         t.emit("vote_requested", None, seat=seat, count=len(requests), needed=needed(t.s))
 
-    def done(self, t: Table) -> bool:
+    def done(self, t) -> bool:
         return len(t.s.memo["vote"]["requests"]) >= needed(t.s)
 
-    def close(self, t: Table) -> None:
+    def close(self, t) -> None:
         t.enter("day.vote")
 
 
@@ -97,49 +102,24 @@ def needed(state) -> int:
     return sum(state.alive) // 2 + 1
 
 
-@register
 class VoteStep(_VoteStep):
     phase = "day.vote"
     duration = "vote"
     actions = ("vote",)
     waiting_action = "vote"
 
-    def choices(self, t: Table, seat: int) -> list:
+    def choices(self, t, seat: int) -> list:
         return [s for s in living(t.s) if s != seat]  # no vote against oneself (RULES.md, D7)
 
-    def close(self, t: Table) -> None:
+    def close(self, t) -> None:
         weights = tally(t.s)
         tied = top(weights)
-        if len(tied) > 1 and t.s.mayor is not None:
-            t.s.memo["vote"]["tie"] = tied
         t.emit("vote_result", None, phase=self.phase, target=tied[0] if len(tied) == 1 else None,
                tally=weights, tie=tied if len(tied) > 1 else [])
-        if len(tied) > 1 and t.s.mayor is not None:
-            t.enter("day.tiebreak")
+        if len(tied) > 1:
+            t.break_tie(tied)
         else:
-            t.eliminate(tied[0] if len(tied) == 1 else None)
-
-
-@register
-class TiebreakStep(Step):
-    phase = "day.tiebreak"
-    duration = "tiebreak"
-    actions = ("mayor.tiebreak",)
-    waiting_action = "mayor.tiebreak"
-
-    def open(self, t: Table) -> None:
-        t.s.memo["vote"]["chosen"] = None
-        t.open_prompt(t.s.mayor, "mayor.tiebreak", t.s.memo["vote"]["tie"], 1, 1)
-
-    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
-        t.s.memo["vote"]["chosen"] = targets[0]
-        t.close_prompt(seat, action)
-
-    def close(self, t: Table) -> None:
-        chosen = t.s.memo["vote"].pop("chosen")
-        tie = t.s.memo["vote"].pop("tie")
-        t.emit("vote_result", None, phase=self.phase, target=chosen, tally={}, tie=tie)
-        t.eliminate(chosen)
+            t.eliminate(tied[0] if tied else None)
 
 
 def view_fields(state, seat: int) -> dict:
@@ -154,4 +134,9 @@ def view_fields(state, seat: int) -> dict:
     return fields
 
 
-VIEW_FIELDS.append(view_fields)
+UNIT = Role(
+    id="day", deal=None,
+    steps=(ElectionStep(), DiscussionStep(), VoteStep()),
+    view=view_fields,
+    durations={"election": 60, "discussion": 180, "vote": 60},
+)

@@ -1,9 +1,8 @@
-"""Seer: each night looks at one living player's card."""
+"""Seer: each night looks at one living player's card (as that card shows itself to her)."""
 
-from rules.table import VIEW_FIELDS, Step, Table, holder, living, register
+from rules.role import CARDS, Role, Step, living, powered_holder
 
 
-@register
 class SeerStep(Step):
     phase = "night.seer"
     duration = "seer"
@@ -12,24 +11,21 @@ class SeerStep(Step):
     night_order = 20
     names_waiting_seats = False
 
-    def runs(self, t: Table) -> bool:
-        seer = holder(t.s, "seer")
-        return seer is not None and t.s.alive[seer]
+    def runs(self, t) -> bool:
+        return powered_holder(t.s, "seer") is not None
 
-    def open(self, t: Table) -> None:
-        seer = holder(t.s, "seer")
+    def open(self, t) -> None:
+        seer = powered_holder(t.s, "seer")
         t.open_prompt(seer, "seer.inspect", [s for s in living(t.s) if s != seer], 1, 1)
 
-    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
+    def act(self, t, seat: int, action: str, targets: list) -> None:
         target = targets[0]
-        role = t.s.roles[target]
+        card = CARDS[t.s.roles[target]]
+        role = card.seen_as or card.id
         t.s.memo.setdefault("seer", {"results": []})["results"].append(
             {"seat": target, "role": role, "night": t.s.day})
         t.close_prompt(seat, action)
         t.emit("seer_result", [seat], seat=target, role=role)
-
-    def close(self, t: Table) -> None:
-        t.next_night_step(after=self.night_order)
 
 
 def view_fields(state, seat: int) -> dict:
@@ -38,4 +34,4 @@ def view_fields(state, seat: int) -> dict:
     return {"seer_results": list(state.memo.get("seer", {}).get("results", []))}
 
 
-VIEW_FIELDS.append(view_fields)
+ROLE = Role(id="seer", steps=(SeerStep(),), view=view_fields, durations={"seer": 30})

@@ -1,9 +1,8 @@
 """Witch: learns the wolves' victim; a life potion and a death potion, each once per game."""
 
-from rules.table import VIEW_FIELDS, Step, Table, holder, living, register
+from rules.role import Dawn, Role, Setting, Step, living, option, powered_holder
 
 
-@register
 class WitchStep(Step):
     phase = "night.witch"
     duration = "witch"
@@ -12,42 +11,58 @@ class WitchStep(Step):
     night_order = 40
     names_waiting_seats = False
 
-    def runs(self, t: Table) -> bool:
-        witch = holder(t.s, "witch")
-        return witch is not None and t.s.alive[witch]
+    def runs(self, t) -> bool:
+        return powered_holder(t.s, "witch") is not None
 
-    def open(self, t: Table) -> None:
-        witch = holder(t.s, "witch")
+    def open(self, t) -> None:
+        witch = powered_holder(t.s, "witch")
         potions = t.s.memo.setdefault("witch", {"life": True, "death": True})
         potions["asked"] = False
-        victim = t.s.memo["night"]["victim"]
+        night = t.s.memo["night"]
+        victim = night["victim"]
         potions["told"] = victim
         t.emit("witch_victim", [witch], victim=victim)
-        if potions["life"] and victim is not None:
+        # A victim the wolves caught peeking cannot be saved (003): she is not offered it.
+        if potions["life"] and victim is not None and not night.get("unsavable"):
             t.open_prompt(witch, "witch.save", [victim], 0, 1)
             potions["asked"] = True
         if potions["death"]:
             t.open_prompt(witch, "witch.poison", [s for s in living(t.s) if s != witch], 0, 1)
             potions["asked"] = True
 
-    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
+    def act(self, t, seat: int, action: str, targets: list) -> None:
         potions = t.s.memo["witch"]
         night = t.s.memo["night"]
-        if targets and action == "witch.save":
-            potions["life"] = False
-            night["deaths"].remove([targets[0], "wolves"])
-        elif targets:
-            potions["death"] = False
-            night["deaths"].append([targets[0], "poison"])
         t.close_prompt(seat, action)
+        if not targets:
+            return
+        if action == "witch.save":
+            potions["life"] = False
+            night["saved"] = targets[0]
+        else:
+            potions["death"] = False
+            night["poisoned"] = targets[0]
+        if option(t.s, "witch_potions_per_night") == 1:  # 003: one potion a night
+            for other in [p for p in t.s.prompts if p["seat"] == seat]:
+                t.close_prompt(seat, other["action"])
 
-    def done(self, t: Table) -> bool:
+    def done(self, t) -> bool:
         # With nothing to offer her the step still lasts its full time, so how long the witch
         # step takes never tells the table that her potions are spent (RULES.md, D9).
         return t.s.memo["witch"]["asked"] and not t.s.prompts
 
-    def close(self, t: Table) -> None:
-        t.next_night_step(after=self.night_order)
+
+def save(t, night: dict) -> None:
+    """The life potion takes back the wolves' kill, if there is one (a victim the Guard
+    protected is not dying: the potion is spent all the same)."""
+    saved = night.get("saved")
+    if [saved, "wolves"] in night["deaths"]:
+        night["deaths"].remove([saved, "wolves"])
+
+
+def poison(t, night: dict) -> None:
+    if night.get("poisoned") is not None:
+        night["deaths"].append([night["poisoned"], "poison"])
 
 
 def view_fields(state, seat: int) -> dict:
@@ -58,4 +73,11 @@ def view_fields(state, seat: int) -> dict:
                       "death": potions["death"]}}
 
 
-VIEW_FIELDS.append(view_fields)
+ROLE = Role(
+    id="witch",
+    steps=(WitchStep(),),
+    dawn=(Dawn(30, save), Dawn(40, poison)),
+    view=view_fields,
+    settings=(Setting("witch_potions_per_night", (2, 1), 2, "witch", "003"),),
+    durations={"witch": 45},
+)

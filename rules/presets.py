@@ -1,0 +1,34 @@
+"""The seeds' tables as presets the host may pick (RULES.md, "Presets"). A preset sets the
+special roles and the house rules; settings it does not name keep seed 000's values."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Preset:
+    id: str
+    source: str  # the seed
+    roles: tuple
+    rules: dict = field(default_factory=dict)
+    players: int | None = None  # the table the seed wrote it for (its counts fit that size)
+
+
+# 003's own house rules, shared by its four setups (roles-spec 2.15, column 003); its counts
+# include the game master, so "8人" is a table of 7 (spec 3.3).
+_SEED_003 = {"mayor": "none", "hunter_trigger": "attack_or_exile", "witch_potions_per_night": 1,
+             "guard_self": "yes", "guard_repeat": "forbidden", "wolves_win": "kill_side",
+             "lovers_vote_restriction": "not_against_each_other"}
+
+PRESETS = {p.id: p for p in (
+    Preset("seed_000", "000", ("seer", "witch", "hunter", "cupid")),
+    # 002's 24-card box: its Little Girl and Thief are not built yet (RULES.md, "Presets").
+    Preset("seed_002", "002", ("seer", "witch", "hunter", "cupid"),
+           {"lovers_learn_role": "yes", "lovers_vote_restriction": "not_against_each_other"}),
+    Preset("seed_003_7", "003", ("seer", "hunter", "guard"), {**_SEED_003, "wolf_count": 2}, 7),
+    Preset("seed_003_9", "003", ("seer", "witch", "hunter", "guard"),
+           {**_SEED_003, "wolf_count": 3}, 9),
+    Preset("seed_003_11", "003", ("seer", "witch", "hunter", "guard", "elder"),
+           {**_SEED_003, "wolf_count": 3}, 11),
+    Preset("seed_003_15", "003", ("seer", "witch", "hunter", "guard", "elder", "idiot",
+                                  "scapegoat"), {**_SEED_003, "wolf_count": 4}, 15),
+)}
