@@ -159,3 +159,32 @@ def declaration() -> dict:
                      "rules": dict(p.rules), "players": p.players} for p in PRESETS.values()],
         "durations": dict(DEFAULT_DURATIONS),
     }
+
+
+def settings_schema() -> dict:
+    """The JSON Schema of the client's `settings` frame (docs/schema/settings.json), derived from
+    the declaration so the two can never disagree."""
+    seconds = {"type": "integer", "minimum": 1, "maximum": MAX_DURATION}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "settings.json",
+        "title": "settings",
+        "description": "Client, host only, lobby only: a preset, the special roles dealt, house "
+                       "rules and phase durations (seconds); rules and durations may be given in "
+                       "part. Generated from rules.settings.declaration().",
+        "type": "object",
+        "properties": {
+            "type": {"const": "settings"},
+            "id": {"description": "client-chosen id echoed in the ack or error",
+                   "oneOf": [{"type": "string", "maxLength": 64}, {"type": "integer"},
+                             {"type": "null"}]},
+            "preset": {"enum": [*PRESETS, None]},
+            "roles": {"type": "array", "items": {"enum": list(SPECIAL_ROLES)},
+                      "uniqueItems": True},
+            "rules": {"type": "object", "additionalProperties": False,
+                      "properties": {s.id: {"enum": list(s.values)} for s in SETTINGS.values()}},
+            "durations": {"type": "object", "additionalProperties": seconds,
+                          "propertyNames": {"enum": list(DEFAULT_DURATIONS)}},
+        },
+        "required": ["type"],
+    }
