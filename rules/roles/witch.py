@@ -27,7 +27,8 @@ class WitchStep(Step):
             t.open_prompt(witch, "witch.save", [victim], 0, 1)
             potions["asked"] = True
         if potions["death"]:
-            t.open_prompt(witch, "witch.poison", [s for s in living(t.s) if s != witch], 0, 1)
+            # "whomever she wishes" (من تشاء, seed 000): herself included (D9)
+            t.open_prompt(witch, "witch.poison", living(t.s), 0, 1)
             potions["asked"] = True
 
     def act(self, t, seat: int, action: str, targets: list) -> None:

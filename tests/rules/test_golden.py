@@ -22,7 +22,7 @@ TABLES = [
     ("twelve_no_cupid", 12, {"roles": ["seer", "witch", "hunter"]}, 5),
     ("eighteen_all_roles", 18, SEED_000, 2),
     # seed 003's 16-with-the-game-master setup: Guard, Elder, Idiot, Scapegoat, no mayor
-    ("fifteen_seed_003", 15, {"preset": "seed_003_15"}, 37),
+    ("fifteen_seed_003", 15, {"preset": "seed_003_15"}, 9),
 ]
 
 

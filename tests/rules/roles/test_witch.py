@@ -28,7 +28,7 @@ def test_the_witch_learns_the_victim_and_nobody_else_does():
     assert game.view(2)["witch"] == {"victim": 5, "life": True, "death": True}
     assert game.view(5)["witch"] is None
     assert {p["action"]: p["choices"] for p in game.prompts(2)} == {
-        "witch.save": [5], "witch.poison": [0, 1, 3, 4, 5, 6, 7]}
+        "witch.save": [5], "witch.poison": [0, 1, 2, 3, 4, 5, 6, 7]}
 
 
 def test_the_life_potion_saves_the_victim():
@@ -93,13 +93,14 @@ def test_the_victim_dies_before_the_poisoned():
     assert game.deaths() == [(5, "wolves"), (7, "poison")]
 
 
-def test_the_witch_may_not_poison_herself_or_save_another_than_the_victim():
+def test_the_witch_may_save_only_the_victim_and_poison_whomever_she_wishes_herself_included():
     game = Game(DEAL)
     to_witch(game, 5)
     with pytest.raises(IllegalTarget):
-        game.act(2, "witch.poison", [2])
-    with pytest.raises(IllegalTarget):
         game.act(2, "witch.save", [7])
+    game.act(2, "witch.poison", [2])  # من تشاء: "whomever she wishes" (seed 000)
+    game.timeout()
+    assert game.deaths() == [(5, "wolves"), (2, "poison")]
 
 
 def test_a_witch_with_no_potion_left_still_takes_her_full_time():
