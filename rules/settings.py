@@ -118,11 +118,13 @@ def deal(n_players: int, settings: Settings) -> dict:
     """The public deal of a table of n: {"werewolf": k, <specials>: 1, "villager": m}; refuses a
     table it cannot fill."""
     wolves = wolves_for(n_players, settings.rules["wolf_count"])
-    villagers = n_players - wolves - len(settings.roles)
-    if villagers < 0:
+    # a special wolf (the Trickster) takes one of the pack's seats
+    pack = [r for r in settings.roles if CARDS[r].wolf]
+    villagers = n_players - wolves - len(settings.roles) + len(pack)
+    if villagers < 0 or len(pack) > wolves:
         raise BadSettings(f"settings: a table of {n_players} cannot hold {wolves} wolves and "
                           f"{len(settings.roles)} special roles")
-    result = {WOLF_CARD: wolves}
+    result = {WOLF_CARD: wolves - len(pack)}
     for role in settings.roles:
         result[role] = 1
     result[FILLER_CARD] = villagers

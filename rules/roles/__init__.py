@@ -4,12 +4,12 @@ module, its line here, its tests and its catalogue keys in the client.
 """
 
 from rules.roles import (cupid, day, elder, guard, hunter, idiot, mayor, scapegoat, seer,
-                         villager, werewolf, witch)
+                         trickster_wolf, villager, werewolf, witch)
 
 # In deal order: the public list of roles in play follows it.
 UNITS = (
     werewolf.ROLE, seer.ROLE, witch.ROLE, hunter.ROLE, cupid.ROLE,
-    guard.ROLE, elder.ROLE, idiot.ROLE, scapegoat.ROLE,
+    guard.ROLE, elder.ROLE, idiot.ROLE, scapegoat.ROLE, trickster_wolf.ROLE,
     villager.ROLE,
     day.UNIT, mayor.UNIT,
 )

@@ -1,6 +1,8 @@
-"""Seer: each night looks at one living player's card (as that card shows itself to her)."""
+"""Seer: each night looks at one living player's card (as that card shows itself to her). The
+Talkative Seer (001, `seer_kind = talkative`) has the same power, and the table hears the role
+she saw, not whose it is."""
 
-from rules.role import CARDS, Role, Step, living, powered_holder
+from rules.role import CARDS, Role, Setting, Step, living, option, powered_holder
 
 
 class SeerStep(Step):
@@ -26,6 +28,17 @@ class SeerStep(Step):
             {"seat": target, "role": role, "night": t.s.day})
         t.close_prompt(seat, action)
         t.emit("seer_result", [seat], seat=target, role=role)
+        if option(t.s, "seer_kind") == "talkative":
+            t.emit("talkative_seer", None, role=role)
+
+    def close(self, t) -> None:
+        # The public line comes every night she wakes, "nothing seen" after a timeout (O15), so
+        # its absence never tells anything.
+        results = t.s.memo.get("seer", {}).get("results", [])
+        seen = results and results[-1]["night"] == t.s.day
+        if option(t.s, "seer_kind") == "talkative" and not seen:
+            t.emit("talkative_seer", None, role=None)
+        super().close(t)
 
 
 def view_fields(state, seat: int) -> dict:
@@ -34,4 +47,5 @@ def view_fields(state, seat: int) -> dict:
     return {"seer_results": list(state.memo.get("seer", {}).get("results", []))}
 
 
-ROLE = Role(id="seer", steps=(SeerStep(),), view=view_fields, durations={"seer": 30})
+ROLE = Role(id="seer", steps=(SeerStep(),), view=view_fields, durations={"seer": 30},
+            settings=(Setting("seer_kind", ("seer", "talkative"), "seer", "seer", "001"),))

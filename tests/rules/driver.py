@@ -2,6 +2,8 @@
 
 from rules import (SPECIAL_ROLES, GameState, Settings, act, advance, prompts_for, say,
                    start_game, view)
+from rules.registry import CARDS
+from rules.role import living_wolves
 
 T0 = 1_700_000_000_000
 NAMES = ["Layla", "Omar", "Nour", "Sami", "Huda", "Karim", "Rana", "Tariq", "Dana", "Ziad",
@@ -14,7 +16,7 @@ class Game:
     def __init__(self, deal: list, seed: int = 7, durations: dict | None = None,
                  rules: dict | None = None):
         specials = [r for r in SPECIAL_ROLES if r in deal]
-        wolves = deal.count("werewolf")
+        wolves = sum(CARDS[role].wolf for role in deal)
         self.settings = Settings.from_json({"roles": specials, "durations": durations or {},
                                             "rules": {"wolf_count": wolves, **(rules or {})}})
         self.now = T0
@@ -83,7 +85,7 @@ class Game:
                 self.timeout()
         assert self.phase == "night.wolves"
         if victim is not None:
-            for wolf in self.living(role="werewolf"):
+            for wolf in living_wolves(self.state):
                 self.act(wolf, "wolves.point", [victim])
         else:
             self.timeout()

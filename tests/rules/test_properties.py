@@ -22,8 +22,11 @@ MAX_COMMANDS = 3000  # far above the longest random game; reaching it means a ga
 DEATH_REACTIONS = {action: step.phase for step in STEPS.values() if step.reaction
                    for action in step.actions}
 MALFORMED = [None, "1", 1.5, True, [1], {"seat": 1}]
-PRIVATE_ROLE_FIELDS = {"wolves": "werewolf", "pointing": "werewolf", "seer_results": "seer",
-                       "witch": "witch", "linked": "cupid", "guard": "guard"}
+# the oracle's own reading of the spec: the pack's cards, and the cards of no village side
+PACK = {"werewolf", "trickster_wolf"}
+TEAM = {"werewolf": "wolves", "trickster_wolf": "wolves"}  # every other card: "village"
+PRIVATE_ROLE_FIELDS = {"wolves": PACK, "pointing": PACK, "seer_results": {"seer"},
+                       "witch": {"witch"}, "linked": {"cupid"}, "guard": {"guard"}}
 
 
 def play(n: int, table: Settings, seed: int, rng: random.Random):
@@ -102,7 +105,7 @@ def check_command(before: GameState, after: GameState, command: tuple) -> None:
 
 def check_events(before: GameState, after: GameState, events: list) -> None:
     roles = after.roles
-    wolves = {s for s, r in enumerate(roles) if r == "werewolf"}
+    wolves = {s for s, r in enumerate(roles) if r in PACK}
     for event in events:
         kind, to = event["kind"], event["to"]
         orjson.dumps(event)  # also refuses non-string keys
@@ -150,42 +153,42 @@ def check_views(state: GameState, seats: list) -> None:
                 assert other["seat"] in [seat, *revealed] or not state.alive[other["seat"]]
         for field, holder in PRIVATE_ROLE_FIELDS.items():
             if seen[field] is not None:
-                assert role == holder, field
+                assert role in holder, field
         if seen["lover"] is not None:
             assert seat in state.memo["cupid"]["lovers"]
         if not state.alive[seat]:
             assert {p["action"] for p in seen["prompts"]} <= set(DEATH_REACTIONS)
         for channel in seen["chat"]:
-            assert channel == "day" or (channel == "wolves" and role == "werewolf") or (
+            assert channel == "day" or (channel == "wolves" and role in PACK) or (
                 channel == "dead" and not state.alive[seat])
 
 
 def check_outcome(state: GameState, commands: list, log: list) -> None:
     alive = [s for s, a in enumerate(state.alive) if a]
-    wolves_alive = [s for s in alive if state.roles[s] == "werewolf"]
+    wolves_alive = [s for s in alive if state.roles[s] in PACK]
     lovers = state.memo.get("cupid", {}).get("lovers") or []
-    mixed = lovers if len({state.roles[s] == "werewolf" for s in lovers}) == 2 else []
+    mixed = lovers if len({TEAM.get(state.roles[s], "village") for s in lovers}) == 2 else []
+    side = lambda team: [s for s, r in enumerate(state.roles)  # noqa: E731
+                         if TEAM.get(r, "village") == team and s not in mixed]
     reason, winners = state.outcome["reason"], state.outcome["winners"]
     if reason == "lovers_last_alive":
         assert sorted(alive) == lovers == mixed and winners == lovers
     elif reason == "no_wolves_alive":
         assert not wolves_alive
-        assert winners == [s for s, r in enumerate(state.roles)
-                           if r != "werewolf" and s not in mixed]
+        assert winners == side("village")
     elif reason == "only_wolves_alive":
         assert alive and wolves_alive == alive
-        assert winners == [s for s, r in enumerate(state.roles)
-                           if r == "werewolf" and s not in mixed]
+        assert winners == side("wolves")
     else:
         rule = state.settings["rules"]["wolves_win"]
         assert reason == "village_side_killed" and rule != "only_wolves" and wolves_alive
         plain = [s for s, r in enumerate(state.roles) if r == "villager"]
-        powered = [s for s, r in enumerate(state.roles) if r not in ("villager", "werewolf")]
+        powered = [s for s, r in enumerate(state.roles)
+                   if r != "villager" and TEAM.get(r, "village") == "village"]
         gone = [group for group in ((plain + powered,) if rule == "kill_all" else (plain, powered))
                 if group and not any(state.alive[s] for s in group)]
         assert gone
-        assert winners == [s for s, r in enumerate(state.roles)
-                           if r == "werewolf" and s not in mixed]
+        assert winners == side("wolves")
     over = [e for e in log if e["kind"] == "game_over"]
     assert len(over) == 1 and over[0]["alive"] == alive
     for potion in ("witch.save", "witch.poison"):

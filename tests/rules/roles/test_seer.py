@@ -56,3 +56,33 @@ def test_a_dead_seer_no_longer_wakes():
     assert game.phase == "night.wolves"
     with pytest.raises(NotYourTurn):
         game.act(1, "seer.inspect", [0])
+
+
+def test_the_seer_sees_the_trickster_wolf_as_a_plain_villager():
+    game = Game(["trickster_wolf", "seer", "villager", "villager", "villager", "villager"])
+    game.act(1, "seer.inspect", [0])
+    assert game.events("seer_result")[-1]["role"] == "villager"
+    assert game.prompts(0)[0]["action"] == "wolves.point"  # he hunts with the pack
+    assert game.events("wolves") == [{"kind": "wolves", "to": [0], "wolves": [0]}]
+
+
+def test_the_trickster_wolf_takes_one_of_the_pack_s_seats():
+    from rules import Settings, roles_in_play
+    settings = Settings.from_json({"roles": ["trickster_wolf", "seer"]})
+    assert roles_in_play(8, settings) == {"werewolf": 1, "seer": 1, "trickster_wolf": 1,
+                                          "villager": 5}
+
+
+def test_the_talkative_seer_tells_everybody_the_role_she_saw_not_whose():
+    deal = ["werewolf", "seer", "villager", "villager", "villager", "villager"]
+    game = Game(deal, rules={"seer_kind": "talkative"})
+    game.act(1, "seer.inspect", [0])
+    assert game.events("talkative_seer") == [{"kind": "talkative_seer", "to": None,
+                                              "role": "werewolf"}]
+
+
+def test_a_talkative_seer_who_lets_time_run_out_is_announced_as_having_seen_nothing():
+    deal = ["werewolf", "seer", "villager", "villager", "villager", "villager"]
+    game = Game(deal, rules={"seer_kind": "talkative"})
+    game.timeout()
+    assert game.events("talkative_seer") == [{"kind": "talkative_seer", "to": None, "role": None}]
