@@ -77,7 +77,7 @@ def act(state: GameState, seat: int, action: str, targets: list, now: int):
         raise IllegalTarget(f"{action}: targets {targets} not among the choices "
                             f"{prompt['choices']} in phase {state.phase}")
     t = Table(state, now)
-    STEPS[state.phase].act(t, seat, action, targets)
+    t.act(seat, action, targets)
     t.run()
     return t.s, t.events
 

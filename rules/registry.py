@@ -26,7 +26,16 @@ VIEW_FIELDS = [u.view for u in UNITS if u.view]
 PROMPT_FILTERS = [u.prompt_filter for u in UNITS if u.prompt_filter]
 SETTINGS = {s.id: s for u in UNITS for s in u.settings}
 DURATIONS = {name: seconds for u in UNITS for name, seconds in u.durations.items()}
-ACTIONS = frozenset(action for step in STEPS.values() for action in step.actions)
+JOINS: dict = {}  # phase -> the Joins acting in it
+for _join in (j for u in UNITS for j in u.joins):
+    JOINS.setdefault(_join.phase, []).append(_join)
+JOIN_ACTS = {(j.phase, a): j.act for js in JOINS.values() for j in js for a in j.actions}
+WATCHERS: dict = {}  # event kind -> fns
+for _unit in UNITS:
+    for _kind, _fn in _unit.watch.items():
+        WATCHERS.setdefault(_kind, []).append(_fn)
+ACTIONS = frozenset([action for step in STEPS.values() for action in step.actions]
+                    + [action for _, action in JOIN_ACTS])
 
 assert len(NIGHT_ORDER) == len({s.night_order for s in NIGHT_ORDER}), "two steps, one place"
 assert len(WINS) == len({w.priority for w in WINS}), "two win conditions, one priority"

@@ -55,6 +55,18 @@ class Dawn:
 
 
 @dataclass(frozen=True)
+class Join:
+    """A role acting inside another role's step (the Little Girl in the wolves' step): `open(t)`
+    after the step opens, `act(t, seat, action, targets)` for its own actions. It never holds the
+    step open: the step's length does not tell that it is there."""
+
+    phase: str
+    actions: tuple
+    open: Callable
+    act: Callable
+
+
+@dataclass(frozen=True)
 class Role:
     id: str
     team: str = "village"  # "village" | "wolves"; the side whose win it shares
@@ -77,6 +89,8 @@ class Role:
     tie_order: int = 50
     # fn(state, seat) -> a side, or None: moves a seat off its card's side (Cupid's mixed lovers)
     allegiance: Callable | None = None
+    joins: tuple = ()  # Join entries
+    watch: dict = field(default_factory=dict)  # event kind -> fn(table, event), as it is emitted
     settings: tuple = ()  # Setting entries this role owns
     durations: dict = field(default_factory=dict)  # phase duration key -> default seconds
 

@@ -9,8 +9,8 @@ module names no role: what a role does reaches it through the registry's indexes
 import random
 
 from rules.outcome import winner
-from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, NIGHT_ORDER, PROMPT_FILTERS,
-                            SPARES, STEPS, TIE_BREAKERS)
+from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, JOIN_ACTS, JOINS,
+                            NIGHT_ORDER, PROMPT_FILTERS, SPARES, STEPS, TIE_BREAKERS, WATCHERS)
 from rules.role import living
 from rules.state import GameState
 
@@ -28,7 +28,10 @@ class Table:
         self.now = now
 
     def emit(self, kind: str, to, **payload) -> None:
-        self.events.append({"kind": kind, "to": to, **payload})
+        event = {"kind": kind, "to": to, **payload}
+        self.events.append(event)
+        for watcher in WATCHERS.get(kind, ()):
+            watcher(self, event)
 
     def rng(self) -> random.Random:
         """A generator for one draw; replaying the same commands gives the same draws."""
@@ -70,6 +73,13 @@ class Table:
         s.deadline = self.now + s.settings["durations"][step.duration] * 1000
         self.emit("phase", None, phase=phase, day=s.day, deadline=s.deadline)
         step.open(self)
+        for join in JOINS.get(phase, ()):
+            join.open(self)
+
+    def act(self, seat: int, action: str, targets: list) -> None:
+        """Apply an answer to the phase's step, or to the role acting inside it."""
+        handler = JOIN_ACTS.get((self.s.phase, action)) or STEPS[self.s.phase].act
+        handler(self, seat, action, targets)
 
     def run(self) -> None:
         """End phases while everyone who must act has acted."""

@@ -23,7 +23,7 @@ class WitchStep(Step):
         potions["told"] = victim
         t.emit("witch_victim", [witch], victim=victim)
         # A victim the wolves caught peeking cannot be saved (003): she is not offered it.
-        if potions["life"] and victim is not None and not night.get("unsavable"):
+        if potions["life"] and victim is not None and victim != night.get("unsavable"):
             t.open_prompt(witch, "witch.save", [victim], 0, 1)
             potions["asked"] = True
         if potions["death"]:

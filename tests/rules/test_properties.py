@@ -26,7 +26,8 @@ MALFORMED = [None, "1", 1.5, True, [1], {"seat": 1}]
 PACK = {"werewolf", "trickster_wolf"}
 TEAM = {"werewolf": "wolves", "trickster_wolf": "wolves"}  # every other card: "village"
 PRIVATE_ROLE_FIELDS = {"wolves": PACK, "pointing": PACK, "seer_results": {"seer"},
-                       "witch": {"witch"}, "linked": {"cupid"}, "guard": {"guard"}}
+                       "witch": {"witch"}, "linked": {"cupid"}, "guard": {"guard"},
+                       "little_girl": {"little_girl"}}
 
 
 def play(n: int, table: Settings, seed: int, rng: random.Random):
@@ -132,6 +133,11 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
         elif kind == "death":
             assert to is None and event["role"] == roles[event["seat"]]
             assert not after.alive[event["seat"]]
+        elif kind == "peeked":  # letters for the wolves, never their seats
+            assert roles[to[0]] == "little_girl" and len(to) == 1
+            assert all(isinstance(label, str) and label.isalpha() for label in event["pointing"])
+        elif kind == "little_girl_caught":
+            assert set(to) <= wolves and roles[event["seat"]] == "little_girl"
         elif kind == "idiot_revealed":
             assert to is None and roles[event["seat"]] == event["role"] == "idiot"
             assert not before.memo.get("idiot")  # once per game
