@@ -120,7 +120,8 @@ async def test_the_host_picks_a_preset_every_seat_sees_it_and_a_change_makes_it_
 async def test_start_needs_the_seats_the_roles_take(store, clock):
     room = await new_room(store, clock)
     await seat(room, 7)
-    await room.command(0, {"type": "settings", "id": 1, "roles": list(rules.SPECIAL_ROLES)})
+    eight = ["seer", "witch", "hunter", "cupid", "guard", "elder", "idiot", "scapegoat"]
+    await room.command(0, {"type": "settings", "id": 1, "roles": eight})
     assert room.data.lobby()["roles_in_play"]["villager"] == 0  # 8 specials + 2 wolves: 10 seats
     refused = await room.command(0, {"type": "start", "id": 2})
     assert refused["code"] == "not_your_turn" and "10 players" in refused["message"]

@@ -23,6 +23,11 @@ TABLES = [
     ("eighteen_all_roles", 18, SEED_000, 2),
     # seed 003's 16-with-the-game-master setup: Guard, Elder, Idiot, Scapegoat, no mayor
     ("fifteen_seed_003", 15, {"preset": "seed_003_15"}, 9),
+    # seed 001's roles: Talkative Seer, Little Girl, Trickster Wolf; with the Guard and the Piper
+    ("twelve_seed_001_piper", 12, {"roles": ["seer", "witch", "hunter", "cupid", "little_girl",
+                                             "trickster_wolf", "piper", "guard"],
+                                   "rules": {"seer_kind": "talkative",
+                                             "little_girl_caught_chance": 50}}, 0),
 ]
 
 
@@ -97,7 +102,8 @@ def test_the_golden_games_cover_every_event_kind_the_engine_emits():
     assert kinds == {"game_started", "role", "wolves", "lovers", "phase", "prompt",
                      "prompt_closed", "seer_result", "pointed", "witch_victim", "death", "mayor",
                      "vote_requested", "voted", "vote_result", "chat", "game_over",
-                     "idiot_revealed", "powers_lost", "scapegoat_voters"}
+                     "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer",
+                     "peeked", "little_girl_caught", "charmed"}
 
 
 if __name__ == "__main__":

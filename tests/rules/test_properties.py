@@ -24,7 +24,7 @@ DEATH_REACTIONS = {action: step.phase for step in STEPS.values() if step.reactio
 MALFORMED = [None, "1", 1.5, True, [1], {"seat": 1}]
 # the oracle's own reading of the spec: the pack's cards, and the cards of no village side
 PACK = {"werewolf", "trickster_wolf"}
-TEAM = {"werewolf": "wolves", "trickster_wolf": "wolves"}  # every other card: "village"
+TEAM = {"werewolf": "wolves", "trickster_wolf": "wolves", "piper": "piper"}  # else "village"
 PRIVATE_ROLE_FIELDS = {"wolves": PACK, "pointing": PACK, "seer_results": {"seer"},
                        "witch": {"witch"}, "linked": {"cupid"}, "guard": {"guard"},
                        "little_girl": {"little_girl"}}
@@ -136,6 +136,8 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
         elif kind == "peeked":  # letters for the wolves, never their seats
             assert roles[to[0]] == "little_girl" and len(to) == 1
             assert all(isinstance(label, str) and label.isalpha() for label in event["pointing"])
+        elif kind == "charmed":
+            assert set(to) <= set(event["charmed"]) | {roles.index("piper")}
         elif kind == "little_girl_caught":
             assert set(to) <= wolves and roles[event["seat"]] == "little_girl"
         elif kind == "idiot_revealed":
@@ -160,6 +162,8 @@ def check_views(state: GameState, seats: list) -> None:
         for field, holder in PRIVATE_ROLE_FIELDS.items():
             if seen[field] is not None:
                 assert role in holder, field
+        if seen["charmed"] is not None:
+            assert role == "piper" or seat in state.memo["piper"]["charmed"]
         if seen["lover"] is not None:
             assert seat in state.memo["cupid"]["lovers"]
         if not state.alive[seat]:
@@ -177,7 +181,11 @@ def check_outcome(state: GameState, commands: list, log: list) -> None:
     side = lambda team: [s for s, r in enumerate(state.roles)  # noqa: E731
                          if TEAM.get(r, "village") == team and s not in mixed]
     reason, winners = state.outcome["reason"], state.outcome["winners"]
-    if reason == "lovers_last_alive":
+    if reason == "piper_charmed_all":
+        piper = state.roles.index("piper")
+        assert state.alive[piper] and winners == [piper]
+        assert all(s in state.memo["piper"]["charmed"] for s in alive if s != piper)
+    elif reason == "lovers_last_alive":
         assert sorted(alive) == lovers == mixed and winners == lovers
     elif reason == "no_wolves_alive":
         assert not wolves_alive
