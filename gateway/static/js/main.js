@@ -6,7 +6,8 @@ import { applyEvent } from "./state.js";
 import qrcode from "../vendor/qrcode.mjs";
 
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers",
-  "idiot_revealed", "powers_lost", "scapegoat_voters", "game_over"]);
+  "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer", "peeked", "little_girl_caught", "charmed",
+  "game_over"]);
 const FEED_LIMIT = 80;
 
 const $ = (sel) => document.querySelector(sel);
@@ -682,6 +683,11 @@ function feedText(ev) {
     case "idiot_revealed": return t("feed.idiot_revealed", { name: nameOf(ev.seat) });
     case "powers_lost": return t("feed.powers_lost", { name: nameOf(ev.seat) });
     case "scapegoat_voters": return t("feed.scapegoat_voters", { names: ev.voters.map(nameOf).join(", ") });
+    case "talkative_seer": return ev.role == null ? t("feed.talkative_seer.none") : t("feed.talkative_seer", { role: roleName(ev.role) });
+    case "peeked": return t("feed.peeked", { pointing: Object.entries(ev.pointing).map(([letter, target]) =>
+      t("feed.peeked.wolf", { letter, name: target == null ? "—" : nameOf(target) })).join(", ") });
+    case "little_girl_caught": return t("feed.little_girl_caught", { name: nameOf(ev.seat) });
+    case "charmed": return t("feed.charmed", { names: ev.charmed.map(nameOf).join(", ") });
     case "game_over": return t("feed.game_over");
     default: return null;
   }
