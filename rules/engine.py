@@ -168,8 +168,8 @@ def _waiting(state: GameState) -> dict:
     seats = None
     if step.names_waiting_seats:
         if state.phase in ("day.election", "day.vote"):
-            vote = state.memo["vote"]
-            seats = [s for s in vote["voters"] if str(s) not in vote["votes"]]
+            voted = state.memo["vote"]["votes"]
+            seats = [p["seat"] for p in state.prompts if str(p["seat"]) not in voted]
         else:
             seats = sorted({p["seat"] for p in state.prompts})
     return {"action": step.waiting_action, "seats": seats}

@@ -28,10 +28,9 @@ class _VoteStep(Step):
     """Public vote: each voter votes (or abstains) and may change until the phase ends."""
 
     def open(self, t) -> None:
-        vote = t.s.memo["vote"]
-        vote["votes"] = {}
-        vote["voters"] = [seat for seat in living(t.s)
-                          if t.open_prompt(seat, self.actions[0], self.choices(t, seat), 0, 1)]
+        t.s.memo["vote"]["votes"] = {}
+        for seat in living(t.s):
+            t.open_prompt(seat, self.actions[0], self.choices(t, seat), 0, 1)
 
     def act(self, t, seat: int, action: str, targets: list) -> None:
         target = targets[0] if targets else None
@@ -39,8 +38,9 @@ class _VoteStep(Step):
         t.emit("voted", None, phase=self.phase, seat=seat, target=target, tally=tally(t.s))
 
     def done(self, t) -> bool:
-        vote = t.s.memo["vote"]
-        return len(vote["votes"]) == len(vote["voters"])
+        """Every voter has voted or abstained (vote prompts stay open until the phase ends; a
+        seat a role's rule leaves without a vote has none)."""
+        return len(t.s.memo["vote"]["votes"]) == len(t.s.prompts)
 
 
 class ElectionStep(_VoteStep):

@@ -27,7 +27,7 @@ def test_a_revealed_idiot_no_longer_votes_but_still_talks_and_asks_to_vote():
     game.say(1, "I told you so")
     assert [p["action"] for p in game.prompts(1)] == ["vote.request"]
     game.timeout()
-    assert game.prompts(1) == [] and 1 not in game.state.memo["vote"]["voters"]
+    assert game.prompts(1) == [] and 1 not in game.view(3)["waiting"]["seats"]
     assert 1 in game.prompts(3)[0]["choices"]
 
 
