@@ -17,13 +17,18 @@ class Preset:
 # include the game master, so "8人" is a table of 7 (spec 3.3).
 _SEED_003 = {"mayor": "none", "hunter_trigger": "attack_or_exile", "witch_potions_per_night": 1,
              "guard_self": "yes", "guard_repeat": "forbidden", "wolves_win": "kill_side",
-             "lovers_vote_restriction": "not_against_each_other"}
+             "lovers_vote_restriction": "not_against_each_other", "lovers_kill_restriction": "never"}
 
 PRESETS = {p.id: p for p in (
     Preset("seed_000", "000", ("seer", "witch", "hunter", "cupid")),
-    # 002's 24-card box: its Little Girl and Thief are not built yet (RULES.md, "Presets").
-    Preset("seed_002", "002", ("seer", "witch", "hunter", "cupid"),
-           {"lovers_learn_role": "yes", "lovers_vote_restriction": "not_against_each_other"}),
+    # 001: no card list survives (spec 3.5): seed 000's table with 001's roles and rules; its
+    # Thief is not built yet
+    Preset("seed_001", "001", ("seer", "witch", "hunter", "cupid", "little_girl",
+                               "trickster_wolf"), {"witch_told_after_save": "no"}),
+    # 002's 24-card box: its Thief is not built yet (RULES.md, "Presets").
+    Preset("seed_002", "002", ("seer", "witch", "hunter", "cupid", "little_girl"),
+           {"lovers_learn_role": "yes", "lovers_vote_restriction": "not_against_each_other",
+            "little_girl_from_night": 2, "wolves_may_target": "anyone"}),
     Preset("seed_003_7", "003", ("seer", "hunter", "guard"), {**_SEED_003, "wolf_count": 2}, 7),
     Preset("seed_003_9", "003", ("seer", "witch", "hunter", "guard"),
            {**_SEED_003, "wolf_count": 3}, 9),

@@ -67,12 +67,18 @@ def last_two_alive(state) -> list | None:
     return None
 
 
+KILLS = ("wolves.point", "witch.poison")
+
+
 def restrict(state, seat: int, action: str, choices: list) -> list:
-    """Lovers may not vote against each other (002, 003); the voter knows his lover, so taking
-    the lover off his own menu tells him nothing."""
+    """Lovers may not vote against each other (002, 003), nor kill each other (003: a wolf lover
+    does not point at his lover, a Witch lover does not poison hers; the rest of the pack is not
+    bound: it does not know the link, O28). The actor knows his lover, so taking the lover off
+    his own menu tells him nothing."""
     other = other_lover(state, seat)
-    if other is not None and action == "vote" and \
-            option(state, "lovers_vote_restriction") == "not_against_each_other":
+    if other is not None and (
+            (action == "vote" and option(state, "lovers_vote_restriction") == "not_against_each_other")
+            or (action in KILLS and option(state, "lovers_kill_restriction") == "never")):
         return [s for s in choices if s != other]
     return choices
 
@@ -96,6 +102,7 @@ ROLE = Role(
         Setting("lovers_learn_role", ("no", "yes"), "no", "cupid", "002"),
         Setting("lovers_vote_restriction", ("none", "not_against_each_other"), "none", "cupid",
                 "002"),
+        Setting("lovers_kill_restriction", ("none", "never"), "none", "cupid", "003"),
     ),
     durations={"cupid": 30},
 )

@@ -1,15 +1,15 @@
 """The day: first-day mayor election, discussion, elimination vote; ties go to the tie-breakers
 the roles declare (the Scapegoat, the mayor), else nobody is eliminated."""
 
-from rules.role import Role, Step, living, option
+from rules.role import Role, Setting, Step, living, option
 
-VOTE_PHASES = ("day.election", "day.vote")
+VOTE_PHASES = ("day.election", "day.vote", "day.revote")
 
 
 def tally(state) -> dict:
     """{str(target): weight}; in the elimination vote the mayor's vote counts twice."""
     weights: dict = {}
-    double = state.phase == "day.vote"
+    double = state.phase != "day.election"
     for voter, target in state.memo["vote"]["votes"].items():
         if target is not None:
             key = str(target)
@@ -122,6 +122,45 @@ class VoteStep(_VoteStep):
             t.eliminate(tied[0] if tied else None)
 
 
+class RevoteStep(_VoteStep):
+    """004: one more vote among the tied, by the same voters."""
+
+    phase = "day.revote"
+    duration = "vote"
+    actions = ("vote",)
+    waiting_action = "vote"
+
+    def choices(self, t, seat: int) -> list:
+        return [s for s in t.s.memo["vote"]["tie"] if s != seat]  # the tied vote too (O37)
+
+    def close(self, t) -> None:
+        weights = tally(t.s)
+        tied = top(weights)
+        t.s.memo["vote"].pop("tie")
+        target = tied[0] if len(tied) == 1 else None
+        if len(tied) > 1 and option(t.s, "vote_tie") == "revote_then_lot":
+            target = t.rng().choice(tied)
+        t.emit("vote_result", None, phase=self.phase, target=target, tally=weights,
+               tie=tied if len(tied) > 1 else [])
+        t.eliminate(target)
+
+
+def tie_break(t, tied: list) -> bool:
+    """The day's own tie rule (004), after the Scapegoat and the mayor: a lot, or one revote
+    among the tied; `mayor_chooses` without a mayor eliminates nobody."""
+    rule = option(t.s, "vote_tie")
+    if rule == "lot":
+        choice = t.rng().choice(tied)
+        t.emit("vote_result", None, phase="day.vote", target=choice, tally={}, tie=tied)
+        t.eliminate(choice)
+        return True
+    if rule in ("revote_then_lot", "revote_then_nobody"):
+        t.s.memo["vote"]["tie"] = tied
+        t.enter("day.revote")
+        return True
+    return False
+
+
 def view_fields(state, seat: int) -> dict:
     vote = state.memo["vote"]
     fields = {"votes": None, "tally": None, "requests": None}
@@ -136,7 +175,10 @@ def view_fields(state, seat: int) -> dict:
 
 UNIT = Role(
     id="day", deal=None,
-    steps=(ElectionStep(), DiscussionStep(), VoteStep()),
+    steps=(ElectionStep(), DiscussionStep(), VoteStep(), RevoteStep()),
     view=view_fields,
+    tie_break=tie_break, tie_order=60,
+    settings=(Setting("vote_tie", ("mayor_chooses", "revote_then_lot", "lot",
+                                   "revote_then_nobody"), "mayor_chooses", "day", "004"),),
     durations={"election": 60, "discussion": 180, "vote": 60},
 )

@@ -12,7 +12,9 @@ class GuardStep(Step):
     names_waiting_seats = False
 
     def runs(self, t) -> bool:
-        return powered_holder(t.s, "guard") is not None
+        # no Guard on a first night without kills (004, O14)
+        return powered_holder(t.s, "guard") is not None and (
+            t.s.day > 1 or option(t.s, "first_night_kill") == "on")
 
     def open(self, t) -> None:
         guard = powered_holder(t.s, "guard")

@@ -1,7 +1,7 @@
 """The mayor (elected on day 1, not dealt): his vote counts twice, he breaks the day's ties, and
 a dying mayor names a successor among the living. `mayor = none` (003, 004) plays without one."""
 
-from rules.role import ReactionStep, Role, Setting, Step, living
+from rules.role import ReactionStep, Role, Setting, Step, living, option
 
 
 class SuccessorStep(ReactionStep):
@@ -53,8 +53,8 @@ def on_death(t, seat: int, cause: str) -> None:
 
 
 def tie_break(t, tied: list) -> bool:
-    """On a tie the mayor chooses among the tied (day.tiebreak, in the day's module)."""
-    if t.s.mayor is None:
+    """On a tie the mayor chooses among the tied (000, 001; `vote_tie = mayor_chooses`)."""
+    if t.s.mayor is None or option(t.s, "vote_tie") != "mayor_chooses":
         return False
     t.s.memo["vote"]["tie"] = tied
     t.enter("day.tiebreak")

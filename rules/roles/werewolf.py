@@ -14,11 +14,15 @@ class WolvesStep(Step):
     night_order = 30
     names_waiting_seats = False
 
+    def runs(self, t) -> bool:
+        return t.s.day > 1 or option(t.s, "first_night_kill") == "on"  # 004: nobody leaves
+
     def open(self, t) -> None:
         t.s.memo["wolves"] = {"pointing": {}}
-        # Wolves may only target living non-wolves (RULES.md, D1).
-        choices = [s for s in living(t.s) if not is_wolf(t.s, s)]
+        # Wolves may only target living non-wolves (RULES.md, D1); 002: anyone but themselves.
+        anyone = option(t.s, "wolves_may_target") == "anyone"
         for wolf in living_wolves(t.s):
+            choices = [s for s in living(t.s) if s != wolf if anyone or not is_wolf(t.s, s)]
             t.open_prompt(wolf, "wolves.point", choices, 0, 1)
 
     def act(self, t, seat: int, action: str, targets: list) -> None:
@@ -99,6 +103,8 @@ ROLE = Role(
                 "werewolf", "000"),
         Setting("wolves_win", ("only_wolves", "kill_side", "kill_all"), "only_wolves",
                 "werewolf", "003"),
+        Setting("wolves_may_target", ("non_wolves", "anyone"), "non_wolves", "werewolf", "002"),
+        Setting("first_night_kill", ("on", "off"), "on", "werewolf", "004"),
     ),
     durations={"wolves": 60},
 )

@@ -12,7 +12,9 @@ class WitchStep(Step):
     names_waiting_seats = False
 
     def runs(self, t) -> bool:
-        return powered_holder(t.s, "witch") is not None
+        # a first night without kills (004) has nothing for her either (O14)
+        return powered_holder(t.s, "witch") is not None and (
+            t.s.day > 1 or option(t.s, "first_night_kill") == "on")
 
     def open(self, t) -> None:
         witch = powered_holder(t.s, "witch")
@@ -20,8 +22,11 @@ class WitchStep(Step):
         potions["asked"] = False
         night = t.s.memo["night"]
         victim = night["victim"]
-        potions["told"] = victim
-        t.emit("witch_victim", [witch], victim=victim)
+        # 001: once the life potion is spent she is no longer shown the victim (she keeps waking)
+        told = None if not potions["life"] and option(t.s, "witch_told_after_save") == "no" \
+            else victim
+        potions["told"] = told
+        t.emit("witch_victim", [witch], victim=told)
         # A victim the wolves caught peeking cannot be saved (003): she is not offered it.
         if potions["life"] and victim is not None and victim != night.get("unsavable"):
             t.open_prompt(witch, "witch.save", [victim], 0, 1)
@@ -79,6 +84,7 @@ ROLE = Role(
     steps=(WitchStep(),),
     dawn=(Dawn(30, save), Dawn(40, poison)),
     view=view_fields,
-    settings=(Setting("witch_potions_per_night", (2, 1), 2, "witch", "003"),),
+    settings=(Setting("witch_potions_per_night", (2, 1), 2, "witch", "003"),
+              Setting("witch_told_after_save", ("yes", "no"), "yes", "witch", "001")),
     durations={"witch": 45},
 )

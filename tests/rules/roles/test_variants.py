@@ -91,3 +91,98 @@ def test_wolves_win_kill_all_the_pack_needs_every_villager_dead():
     game.elect(None)
     game.vote_out(3)
     assert outcome(game.state) is None
+
+
+def test_witch_told_after_save_no_once_the_life_potion_is_spent_she_no_longer_learns_the_victim():
+    game = Game(DEAL, rules={"witch_told_after_save": "no"})
+    game.timeout()
+    game.night(victim=5, save=True)
+    game.elect(None)
+    game.vote_out(None)
+    game.night(victim=7)
+    assert game.events("witch_victim")[-1]["victim"] is None  # she still wakes (D9)
+    assert (7, "wolves") in game.deaths()
+
+
+def test_lovers_kill_restriction_never_a_wolf_lover_does_not_point_at_his_lover():
+    game = Game(DEAL, rules={"lovers_kill_restriction": "never"})
+    game.act(4, "cupid.link", [0, 5])
+    game.timeout()  # seer
+    assert 5 not in game.prompts(0)[0]["choices"]
+    assert 5 in game.prompts(6)[0]["choices"]  # the rest of the pack is not bound (O28)
+
+
+def test_lovers_kill_restriction_never_a_witch_lover_does_not_poison_hers():
+    game = Game(DEAL, rules={"lovers_kill_restriction": "never"})
+    game.act(4, "cupid.link", [2, 5])
+    game.night(victim=7)
+    game.elect(None)
+    game.vote_out(None)
+    game.timeout()
+    game.act(0, "wolves.point", [1])
+    game.act(6, "wolves.point", [1])
+    poison = next(p for p in game.prompts(2) if p["action"] == "witch.poison")
+    assert 5 not in poison["choices"]
+
+
+def test_wolves_may_target_anyone_a_wolf_may_point_at_another_wolf_never_himself():
+    game = Game(DEAL, rules={"wolves_may_target": "anyone"})
+    game.timeout()
+    game.timeout()
+    assert 6 in game.prompts(0)[0]["choices"] and 0 not in game.prompts(0)[0]["choices"]
+
+
+def test_first_night_kill_off_nobody_leaves_on_the_first_night():
+    deal = ["werewolf", "seer", "witch", "guard", "villager", "villager", "villager"]
+    game = Game(deal, rules={"first_night_kill": "off"})
+    game.act(1, "seer.inspect", [0])
+    assert game.phase == "day.election" and game.deaths() == []  # no guard, wolves, witch
+    game.elect(None)
+    game.vote_out(None)
+    game.timeout()  # seer
+    assert game.phase == "night.guard"
+
+
+def tied_vote(game: Game, a: int, b: int) -> None:
+    game.ask_to_vote()
+    first, second = [s for s in game.living() if s not in (a, b, game.state.mayor)][:2]
+    game.act(first, "vote", [a])
+    game.act(second, "vote", [b])
+    game.timeout()
+
+
+@pytest.mark.parametrize("rule", ["revote_then_lot", "revote_then_nobody"])
+def test_vote_tie_revote_one_more_vote_among_the_tied(rule):
+    game = Game(DEAL, rules={"vote_tie": rule, "mayor": "none"})
+    game.timeout()
+    game.night()
+    tied_vote(game, 5, 7)
+    assert game.phase == "day.revote"
+    assert game.prompts(1)[0]["choices"] == [5, 7] and game.prompts(5)[0]["choices"] == [7]
+    game.act(1, "vote", [5])
+    game.act(2, "vote", [7])
+    game.timeout()  # tied again
+    if rule == "revote_then_lot":
+        assert game.deaths()[-1][1] == "vote" and game.deaths()[-1][0] in (5, 7)
+    else:
+        assert game.deaths() == [] and game.phase == "night.seer"
+
+
+def test_vote_tie_revote_a_clear_revote_eliminates_its_top():
+    game = Game(DEAL, rules={"vote_tie": "revote_then_nobody", "mayor": "none"})
+    game.timeout()
+    game.night()
+    tied_vote(game, 5, 7)
+    game.act(1, "vote", [5])
+    game.timeout()
+    assert game.deaths() == [(5, "vote")]
+
+
+def test_vote_tie_lot_a_tie_is_drawn_by_lot_at_once():
+    game = Game(DEAL, rules={"vote_tie": "lot"})
+    game.timeout()
+    game.night()
+    game.elect(1)  # a mayor does not break it: the rule is the lot
+    tied_vote(game, 5, 7)
+    assert game.events("vote_result")[-1]["tie"] == [5, 7]
+    assert game.deaths()[0] in ((5, "vote"), (7, "vote"))
