@@ -21,11 +21,10 @@ _SEED_003 = {"mayor": "none", "hunter_trigger": "attack_or_exile", "witch_potion
 
 PRESETS = {p.id: p for p in (
     Preset("seed_000", "000", ("seer", "witch", "hunter", "cupid")),
-    # 001: no card list survives (spec 3.5): seed 000's table with 001's roles and rules; its
-    # Thief is not built yet
+    # 001: no card list survives (spec 3.5): seed 000's table with 001's roles and rules
     Preset("seed_001", "001", ("seer", "witch", "hunter", "cupid", "little_girl",
-                               "trickster_wolf"), {"witch_told_after_save": "no"}),
-    # 002's 24-card box: its Thief is not built yet (RULES.md, "Presets").
+                               "trickster_wolf", "thief"), {"witch_told_after_save": "no"}),
+    # 002's 24-card box: its Thief (two set-aside cards) is not built (RULES.md, "Presets").
     Preset("seed_002", "002", ("seer", "witch", "hunter", "cupid", "little_girl"),
            {"lovers_learn_role": "yes", "lovers_vote_restriction": "not_against_each_other",
             "little_girl_from_night": 2, "wolves_may_target": "anyone"}),

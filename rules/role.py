@@ -76,6 +76,7 @@ class Role:
     # None: not a card (the mayor, the day)
     deal: str | None = "special"
     protectable: bool = True  # whether a Guard's protection holds on this card (O3)
+    plain: bool = False  # a card without power: 003's "plain villagers" (屠边 counts them apart)
     steps: tuple = ()  # Step instances: night steps (with night_order), reactions, day phases
     dawn: tuple = ()  # Dawn entries
     on_death: Callable | None = None  # fn(table, seat, cause), for every death at the table

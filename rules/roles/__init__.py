@@ -4,13 +4,13 @@ module, its line here, its tests and its catalogue keys in the client.
 """
 
 from rules.roles import (cupid, day, elder, guard, hunter, idiot, little_girl, mayor, piper,
-                         scapegoat, seer, trickster_wolf, villager, werewolf, witch)
+                         scapegoat, seer, thief, trickster_wolf, villager, werewolf, witch)
 
 # In deal order: the public list of roles in play follows it.
 UNITS = (
     werewolf.ROLE, seer.ROLE, witch.ROLE, hunter.ROLE, cupid.ROLE,
     guard.ROLE, elder.ROLE, idiot.ROLE, scapegoat.ROLE, little_girl.ROLE, trickster_wolf.ROLE,
-    piper.ROLE,
+    piper.ROLE, thief.ROLE,
     villager.ROLE,
     day.UNIT, mayor.UNIT,
 )

@@ -82,8 +82,8 @@ def no_village_side_left(state) -> list | None:
         return None
     village = [s for s, role in enumerate(state.roles) if CARDS[role].team == "village"
                and not CARDS[role].wolf]
-    plain = [s for s in village if state.roles[s] == "villager"]
-    powered = [s for s in village if state.roles[s] != "villager"]
+    plain = [s for s in village if CARDS[state.roles[s]].plain]
+    powered = [s for s in village if not CARDS[state.roles[s]].plain]
     dead = lambda seats: seats and not any(state.alive[s] for s in seats)  # noqa: E731
     if (rule == "kill_all" and dead(village)) or (
             rule == "kill_side" and (dead(plain) or dead(powered))):

@@ -25,6 +25,7 @@ MALFORMED = [None, "1", 1.5, True, [1], {"seat": 1}]
 # the oracle's own reading of the spec: the pack's cards, and the cards of no village side
 PACK = {"werewolf", "trickster_wolf"}
 TEAM = {"werewolf": "wolves", "trickster_wolf": "wolves", "piper": "piper"}  # else "village"
+PLAIN = {"villager", "thief"}  # no power: a Thief who stole nothing is a plain villager (O9)
 PRIVATE_ROLE_FIELDS = {"wolves": PACK, "pointing": PACK, "seer_results": {"seer"},
                        "witch": {"witch"}, "linked": {"cupid"}, "guard": {"guard"},
                        "little_girl": {"little_girl"}}
@@ -196,9 +197,9 @@ def check_outcome(state: GameState, commands: list, log: list) -> None:
     else:
         rule = state.settings["rules"]["wolves_win"]
         assert reason == "village_side_killed" and rule != "only_wolves" and wolves_alive
-        plain = [s for s, r in enumerate(state.roles) if r == "villager"]
+        plain = [s for s, r in enumerate(state.roles) if r in PLAIN]
         powered = [s for s, r in enumerate(state.roles)
-                   if r != "villager" and TEAM.get(r, "village") == "village"]
+                   if r not in PLAIN and TEAM.get(r, "village") == "village"]
         gone = [group for group in ((plain + powered,) if rule == "kill_all" else (plain, powered))
                 if group and not any(state.alive[s] for s in group)]
         assert gone
