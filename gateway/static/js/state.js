@@ -39,8 +39,13 @@ export function applyEvent(view, ev, mySeat) {
       view.chat = view.chat || {};
       break;
     case "role":
+      // A new card (the deal, or a Thief's theft): a wolf's "wolves" event always follows it.
       view.me.role = ev.role;
       seatOf(view, mySeat).role = ev.role;
+      view.wolves = null;
+      break;
+    case "idiot_revealed":
+      seatOf(view, ev.seat).role = ev.role;
       break;
     case "wolves":
       view.wolves = ev.wolves;
