@@ -590,8 +590,9 @@ function promptNode(v, p) {
     }, nameOf(seat), tally ? el("span", { class: "count", text: ` ${tally}` }) : null);
   });
   const count = sel.size;
-  const ready = count >= Math.max(1, p.min) && count <= p.max;
-  const need = p.min === p.max ? t("act.pick", { n: p.max }) : t("act.pick_upto", { n: p.max });
+  // A prompt of no targets (the Little Girl's peek) is one button: the confirm itself.
+  const ready = p.max === 0 || (count >= Math.max(1, p.min) && count <= p.max);
+  const need = p.max === 0 ? "" : p.min === p.max ? t("act.pick", { n: p.max }) : t("act.pick_upto", { n: p.max });
   return el("div", { class: "prompt", "data-action": p.action, "data-key": key, "data-min": p.min, "data-max": p.max,
     "data-answered": answered ? "1" : null },
     el("h3", { text: actionText(p.action, "title") }),
@@ -600,8 +601,8 @@ function promptNode(v, p) {
     el("div", { class: "choices", role: "group", "aria-label": actionText(p.action, "title") }, buttons),
     el("div", { class: "row" },
       el("button", { type: "button", class: "primary confirm", "data-fk": `${key}:ok`, disabled: !ready,
-        onclick: () => act(p, [...sel]), text: t("act.confirm") }),
-      p.min === 0 ? el("button", { type: "button", class: "pass", "data-fk": `${key}:pass`,
+        onclick: () => act(p, [...sel]), text: p.max === 0 && has(`action.${p.action}.button`) ? t(`action.${p.action}.button`) : t("act.confirm") }),
+      p.min === 0 && p.max > 0 ? el("button", { type: "button", class: "pass", "data-fk": `${key}:pass`,
         onclick: () => act(p, []), text: t("act.pass") }) : null),
     answered ? el("p", { class: "ok", text: t("act.sent") }) : null);
 }
