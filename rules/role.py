@@ -185,6 +185,11 @@ def card_team(state, seat: int) -> str:
     return CARDS[state.roles[seat]].team
 
 
+def guarded(state, seat: int) -> bool:
+    """Whether tonight's Guard's pick holds on `seat` (some cards refuse protection, O3)."""
+    return state.memo["night"].get("protect") == seat and CARDS[state.roles[seat]].protectable
+
+
 def is_wolf(state, seat: int) -> bool:
     return CARDS[state.roles[seat]].wolf
 

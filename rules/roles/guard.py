@@ -1,6 +1,6 @@
 """Guard: each night names a player the wolves cannot kill that night (the poison still can)."""
 
-from rules.role import CARDS, Dawn, Role, Setting, Step, living, option, powered_holder
+from rules.role import Dawn, Role, Setting, Step, guarded, living, option, powered_holder
 
 
 class GuardStep(Step):
@@ -39,7 +39,7 @@ def protect(t, night: dict) -> None:
     """Protection holds on every card but those that refuse it (the Little Girl, 003): silently,
     the Guard is never told (O3)."""
     target = night.get("protect")
-    if target is not None and CARDS[t.s.roles[target]].protectable:
+    if target is not None and guarded(t.s, target):
         night["protected"].append(target)
 
 

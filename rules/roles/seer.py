@@ -24,6 +24,8 @@ class SeerStep(Step):
         target = targets[0]
         card = CARDS[t.s.roles[target]]
         role = card.seen_as or card.id
+        if option(t.s, "seer_result") == "wolf_or_not":  # 004: only "werewolf" or "not one"
+            role = role if CARDS[role].wolf else "not_werewolf"
         t.s.memo.setdefault("seer", {"results": []})["results"].append(
             {"seat": target, "role": role, "night": t.s.day})
         t.close_prompt(seat, action)
@@ -48,4 +50,5 @@ def view_fields(state, seat: int) -> dict:
 
 
 ROLE = Role(id="seer", steps=(SeerStep(),), view=view_fields, durations={"seer": 30},
-            settings=(Setting("seer_kind", ("seer", "talkative"), "seer", "seer", "001"),))
+            settings=(Setting("seer_kind", ("seer", "talkative"), "seer", "seer", "001"),
+                      Setting("seer_result", ("role", "wolf_or_not"), "role", "seer", "004")))

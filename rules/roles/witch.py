@@ -1,6 +1,6 @@
 """Witch: learns the wolves' victim; a life potion and a death potion, each once per game."""
 
-from rules.role import Dawn, Role, Setting, Step, living, option, powered_holder
+from rules.role import Dawn, Role, Setting, Step, guarded, living, option, powered_holder
 
 
 class WitchStep(Step):
@@ -26,9 +26,18 @@ class WitchStep(Step):
         told = None if not potions["life"] and option(t.s, "witch_told_after_save") == "no" \
             else victim
         potions["told"] = told
-        t.emit("witch_victim", [witch], victim=told)
+        potions["guarded"] = False
+        # 002: the game master signals that a guarded victim will not die; she keeps her potion
+        signalled = victim is not None and guarded(t.s, victim) and \
+            option(t.s, "witch_told_guarded") == "yes"
+        if signalled:
+            potions["guarded"] = True
+            t.emit("witch_victim", [witch], victim=told, guarded=True)
+        else:
+            t.emit("witch_victim", [witch], victim=told)
         # A victim the wolves caught peeking cannot be saved (003): she is not offered it.
-        if potions["life"] and victim is not None and victim != night.get("unsavable"):
+        if potions["life"] and victim is not None and victim != night.get("unsavable") \
+                and not signalled:
             t.open_prompt(witch, "witch.save", [victim], 0, 1)
             potions["asked"] = True
         if potions["death"]:
@@ -76,7 +85,7 @@ def view_fields(state, seat: int) -> dict:
         return {"witch": None}
     potions = state.memo.get("witch", {"life": True, "death": True})
     return {"witch": {"victim": potions.get("told"), "life": potions["life"],
-                      "death": potions["death"]}}
+                      "death": potions["death"], "guarded": potions.get("guarded", False)}}
 
 
 ROLE = Role(
@@ -85,6 +94,7 @@ ROLE = Role(
     dawn=(Dawn(30, save), Dawn(40, poison)),
     view=view_fields,
     settings=(Setting("witch_potions_per_night", (2, 1), 2, "witch", "003"),
-              Setting("witch_told_after_save", ("yes", "no"), "yes", "witch", "001")),
+              Setting("witch_told_after_save", ("yes", "no"), "yes", "witch", "001"),
+              Setting("witch_told_guarded", ("no", "yes"), "no", "witch", "002")),
     durations={"witch": 45},
 )

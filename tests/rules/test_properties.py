@@ -169,9 +169,12 @@ def check_views(state: GameState, seats: list) -> None:
             assert seat in state.memo["cupid"]["lovers"]
         if not state.alive[seat]:
             assert {p["action"] for p in seen["prompts"]} <= set(DEATH_REACTIONS)
-        for channel in seen["chat"]:
-            assert channel == "day" or (channel == "wolves" and role in PACK) or (
-                channel == "dead" and not state.alive[seat])
+        for channel, lines in seen["chat"].items():
+            # the wolves' lines only as a wolf: a wolf robbed by the Thief keeps those he read
+            wolf_lines = channel == "wolves" and (role in PACK or all(
+                seat in line["to"] for line in state.chat if line["channel"] == "wolves"
+                and {k: v for k, v in line.items() if k != "to"} in lines))
+            assert channel == "day" or wolf_lines or (channel == "dead" and not state.alive[seat])
 
 
 def check_outcome(state: GameState, commands: list, log: list) -> None:

@@ -86,3 +86,15 @@ def test_a_talkative_seer_who_lets_time_run_out_is_announced_as_having_seen_noth
     game = Game(deal, rules={"seer_kind": "talkative"})
     game.timeout()
     assert game.events("talkative_seer") == [{"kind": "talkative_seer", "to": None, "role": None}]
+
+
+def test_seer_result_wolf_or_not_the_seer_learns_only_whether_the_card_is_a_werewolf():
+    deal = ["werewolf", "seer", "witch", "villager", "villager", "villager"]
+    game = Game(deal, rules={"seer_result": "wolf_or_not"})
+    game.act(1, "seer.inspect", [2])
+    assert game.events("seer_result")[-1]["role"] == "not_werewolf"
+    game.night(victim=3)
+    game.elect(None)
+    game.vote_out(None)
+    game.act(1, "seer.inspect", [0])
+    assert game.events("seer_result")[-1]["role"] == "werewolf"

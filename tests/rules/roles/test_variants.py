@@ -35,7 +35,7 @@ def test_witch_potions_per_night_1_using_one_potion_closes_the_other():
     game.timeout()
     game.night(victim=5, save=True)
     assert game.phase == "day.election" and game.deaths() == []
-    assert game.view(2)["witch"] == {"victim": 5, "life": False, "death": True}
+    assert game.view(2)["witch"] == {"victim": 5, "life": False, "death": True, "guarded": False}
 
 
 def test_witch_potions_per_night_2_both_potions_in_one_night():
