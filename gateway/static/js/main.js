@@ -565,6 +565,7 @@ function promptNode(v, p) {
   const extra = [];
   if (p.action.startsWith("witch.") && v.witch) {
     extra.push(el("p", { class: "info", text: v.witch.victim == null ? t("witch.no_victim") : t("witch.victim", { name: nameOf(v.witch.victim) }) }));
+    if (v.witch.guarded) extra.push(el("p", { class: "info", text: t("witch.guarded") }));
   }
   if (p.action === "wolves.point" && Object.keys(v.pointing || {}).length) {
     extra.push(el("ul", { class: "plain pointing", "aria-label": t("wolves.pointing") },

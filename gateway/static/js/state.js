@@ -78,7 +78,7 @@ export function applyEvent(view, ev, mySeat) {
       view.pointing = { ...view.pointing, [ev.seat]: ev.target };
       break;
     case "witch_victim":
-      view.witch = { ...(view.witch || {}), victim: ev.victim };
+      view.witch = { ...(view.witch || {}), victim: ev.victim, guarded: !!ev.guarded };
       break;
     case "death": {
       const s = seatOf(view, ev.seat);
