@@ -121,7 +121,8 @@ class RoomData:
                         for seat, p in enumerate(self.players)],
             "settings": self.settings.to_json(),
             "roles_in_play": roles_in_play(len(self.players), self.settings),
-            "declared": DECLARED,
+            # for the host's form and the rules shown in the lobby; a game's views need none
+            **({"declared": DECLARED} if self.status == "lobby" else {}),
         }
 
     def view(self, seat: int) -> dict:
