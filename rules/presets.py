@@ -23,7 +23,9 @@ PRESETS = {p.id: p for p in (
     Preset("seed_000", "000", ("seer", "witch", "hunter", "cupid")),
     # 001: no card list survives (spec 3.5): seed 000's table with 001's roles and rules
     Preset("seed_001", "001", ("seer", "witch", "hunter", "cupid", "little_girl",
-                               "trickster_wolf", "thief"), {"witch_told_after_save": "no"}),
+                               "trickster_wolf", "thief"),
+           {"witch_told_after_save": "no", "mayor_candidacy": "candidates",
+            "election_tie": "runoff_then_lot"}),
     # 002's 24-card box: its Thief (two set-aside cards) is not built (RULES.md, "Presets").
     Preset("seed_002", "002", ("seer", "witch", "hunter", "cupid", "little_girl"),
            {"lovers_learn_role": "yes", "lovers_vote_restriction": "not_against_each_other",

@@ -3,13 +3,13 @@ the roles declare (the Scapegoat, the mayor), else nobody is eliminated."""
 
 from rules.role import Role, Setting, Step, living, option
 
-VOTE_PHASES = ("day.election", "day.vote", "day.revote")
+VOTE_PHASES = ("day.election", "day.runoff", "day.vote", "day.revote")
 
 
 def tally(state) -> dict:
     """{str(target): weight}; in the elimination vote the mayor's vote counts twice."""
     weights: dict = {}
-    double = state.phase != "day.election"
+    double = state.phase in ("day.vote", "day.revote")
     for voter, target in state.memo["vote"]["votes"].items():
         if target is not None:
             key = str(target)
@@ -43,6 +43,32 @@ class _VoteStep(Step):
         return len(t.s.memo["vote"]["votes"]) == len(t.s.prompts)
 
 
+class CandidacyStep(Step):
+    """001: "each villager may stand for mayor" before the election (`mayor_candidacy`)."""
+
+    phase = "day.candidacy"
+    duration = "candidacy"
+    actions = ("mayor.stand",)
+    waiting_action = "mayor.stand"
+    opens_day = 5
+
+    def runs(self, t) -> bool:
+        return ELECTION.runs(t) and option(t.s, "mayor_candidacy") == "candidates"
+
+    def open(self, t) -> None:
+        t.s.memo["vote"]["candidates"] = []
+        for seat in living(t.s):
+            t.open_prompt(seat, "mayor.stand", [], 0, 0)
+
+    def act(self, t, seat: int, action: str, targets: list) -> None:
+        t.s.memo["vote"]["candidates"].append(seat)
+        t.close_prompt(seat, action)
+        t.emit("candidate", None, seat=seat)
+
+    def close(self, t) -> None:
+        t.enter("day.election")
+
+
 class ElectionStep(_VoteStep):
     phase = "day.election"
     duration = "election"
@@ -55,11 +81,20 @@ class ElectionStep(_VoteStep):
         return not t.s.memo["vote"]["elected"] and option(t.s, "mayor") == "elected"
 
     def choices(self, t, seat: int) -> list:
-        return living(t.s)  # candidates may vote for themselves (RULES.md, D7)
+        # the declared candidates; nobody stood: everyone (O33). Oneself allowed (D7).
+        return t.s.memo["vote"].get("candidates") or living(t.s)
 
     def close(self, t) -> None:
         weights = tally(t.s)
         tied = top(weights)
+        if len(tied) > 1 and option(t.s, "election_tie") == "runoff_then_lot" \
+                and self.phase == "day.election":
+            t.emit("vote_result", None, phase=self.phase, target=None, tally=weights, tie=tied)
+            t.s.memo["vote"]["candidates"] = tied
+            t.enter("day.runoff")
+            return
+        # Most votes wins, a tie is drawn by lot (000; 001's game master's pick after the
+        # runoff, O32); nobody voted: no mayor (D12).
         mayor = None
         if tied:
             mayor = tied[0] if len(tied) == 1 else t.rng().choice(tied)
@@ -70,6 +105,16 @@ class ElectionStep(_VoteStep):
             t.s.mayor = mayor
             t.emit("mayor", None, seat=mayor, how="elected")
         t.enter("day.discussion")
+
+
+class RunoffStep(ElectionStep):
+    """001: a second vote between the players with the most votes; tied again, a lot."""
+
+    phase = "day.runoff"
+    opens_day = None
+
+
+ELECTION = ElectionStep()
 
 
 class DiscussionStep(Step):
@@ -175,10 +220,12 @@ def view_fields(state, seat: int) -> dict:
 
 UNIT = Role(
     id="day", deal=None,
-    steps=(ElectionStep(), DiscussionStep(), VoteStep(), RevoteStep()),
+    steps=(CandidacyStep(), ELECTION, RunoffStep(), DiscussionStep(), VoteStep(), RevoteStep()),
     view=view_fields,
     tie_break=tie_break, tie_order=60,
     settings=(Setting("vote_tie", ("mayor_chooses", "revote_then_lot", "lot",
-                                   "revote_then_nobody"), "mayor_chooses", "day", "004"),),
-    durations={"election": 60, "discussion": 180, "vote": 60},
+                                   "revote_then_nobody"), "mayor_chooses", "day", "004"),
+              Setting("mayor_candidacy", ("everyone", "candidates"), "everyone", "day", "001"),
+              Setting("election_tie", ("lot", "runoff_then_lot"), "lot", "day", "001")),
+    durations={"candidacy": 30, "election": 60, "discussion": 180, "vote": 60},
 )

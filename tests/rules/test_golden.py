@@ -28,6 +28,8 @@ TABLES = [
                                              "trickster_wolf", "piper", "guard"],
                                    "rules": {"seer_kind": "talkative",
                                              "little_girl_caught_chance": 50}}, 0),
+    # seed 001's preset: the Thief steals, candidacy and a runoff for the mayor
+    ("ten_seed_001", 10, {"preset": "seed_001"}, 1),
 ]
 
 
@@ -103,7 +105,7 @@ def test_the_golden_games_cover_every_event_kind_the_engine_emits():
                      "prompt_closed", "seer_result", "pointed", "witch_victim", "death", "mayor",
                      "vote_requested", "voted", "vote_result", "chat", "game_over",
                      "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer",
-                     "peeked", "little_girl_caught", "charmed"}
+                     "peeked", "little_girl_caught", "charmed", "candidate"}
 
 
 if __name__ == "__main__":

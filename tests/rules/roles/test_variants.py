@@ -186,3 +186,36 @@ def test_vote_tie_lot_a_tie_is_drawn_by_lot_at_once():
     tied_vote(game, 5, 7)
     assert game.events("vote_result")[-1]["tie"] == [5, 7]
     assert game.deaths()[0] in ((5, "vote"), (7, "vote"))
+
+
+def test_mayor_candidacy_candidates_only_those_who_stand_may_be_elected():
+    game = Game(DEAL, rules={"mayor_candidacy": "candidates"})
+    game.timeout()
+    game.night()
+    assert game.phase == "day.candidacy"
+    game.act(1, "mayor.stand", [])
+    game.act(5, "mayor.stand", [])
+    game.timeout()
+    assert game.phase == "day.election" and game.prompts(2)[0]["choices"] == [1, 5]
+    assert [e["seat"] for e in game.events("candidate")] == [1, 5]
+
+
+def test_mayor_candidacy_nobody_standing_leaves_everyone_a_candidate():
+    game = Game(DEAL, rules={"mayor_candidacy": "candidates"})
+    game.timeout()
+    game.night()
+    game.timeout()
+    assert game.prompts(2)[0]["choices"] == game.living()
+
+
+def test_election_tie_runoff_then_lot_a_second_vote_between_the_top_players():
+    game = Game(DEAL, rules={"election_tie": "runoff_then_lot"})
+    game.timeout()
+    game.night()
+    game.act(1, "mayor.elect", [5])
+    game.act(2, "mayor.elect", [7])
+    game.timeout()
+    assert game.phase == "day.runoff" and game.prompts(3)[0]["choices"] == [5, 7]
+    game.act(3, "mayor.elect", [7])
+    game.timeout()
+    assert game.state.mayor == 7 and game.phase == "day.discussion"
