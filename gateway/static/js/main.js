@@ -6,7 +6,7 @@ import { applyEvent } from "./state.js";
 import qrcode from "../vendor/qrcode.mjs";
 
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers",
-  "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer", "peeked", "little_girl_caught", "charmed",
+  "candidate", "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer", "peeked", "little_girl_caught", "charmed",
   "game_over"]);
 const FEED_LIMIT = 80;
 
@@ -674,7 +674,11 @@ function feedText(ev) {
     }
     case "mayor": return ev.seat == null ? t("feed.mayor.none") : t(ev.how === "successor" ? "feed.mayor.successor" : "feed.mayor.elected", { name: nameOf(ev.seat) });
     case "vote_result": {
-      if (ev.phase === "day.election") return t("feed.election_result", { name: nameOf(ev.target) });
+      if (ev.phase === "day.election" || ev.phase === "day.runoff") {
+        return ev.target == null && ev.tie?.length > 1
+          ? t("feed.vote_result.tie", { names: ev.tie.map(nameOf).join(", ") })
+          : t("feed.election_result", { name: nameOf(ev.target) });
+      }
       const text = ev.target == null ? t("feed.vote_result.none") : t("feed.vote_result", { name: nameOf(ev.target) });
       return ev.tie && ev.tie.length > 1 ? `${t("feed.vote_result.tie", { names: ev.tie.map(nameOf).join(", ") })} ${text}` : text;
     }
@@ -682,6 +686,7 @@ function feedText(ev) {
     case "lovers": return ev.lovers.includes(app.seat)
       ? t("feed.lovers", { name: nameOf(ev.lovers.find((s) => s !== app.seat) ?? app.seat) })
       : t("card.linked", { names: ev.lovers.map(nameOf).join(" ♥ ") });
+    case "candidate": return t("feed.candidate", { name: nameOf(ev.seat) });
     case "idiot_revealed": return t("feed.idiot_revealed", { name: nameOf(ev.seat) });
     case "powers_lost": return t("feed.powers_lost", { name: nameOf(ev.seat) });
     case "scapegoat_voters": return t("feed.scapegoat_voters", { names: ev.voters.map(nameOf).join(", ") });
