@@ -128,5 +128,14 @@ class Game:
         if self.phase == "day.vote":  # the target's own vote is missing
             self.timeout()
 
+    def tied_vote(self, a: int, b: int) -> None:
+        """Discussion runs out; one vote each for a and b (not by the mayor, who counts twice),
+        the others abstain."""
+        self.ask_to_vote()
+        first, second = [s for s in self.living() if s not in (a, b, self.state.mayor)][:2]
+        self.act(first, "vote", [a])
+        self.act(second, "vote", [b])
+        self.timeout()
+
     def round_trip(self) -> GameState:
         return GameState.from_json(self.state.to_json())

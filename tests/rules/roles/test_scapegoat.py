@@ -7,20 +7,11 @@ from tests.rules.driver import Game
 DEAL = ["werewolf", "scapegoat", "villager", "villager", "villager", "villager", "villager"]
 
 
-def tie(game: Game, a: int, b: int) -> None:
-    """One vote each for a and b (not by the mayor, who counts twice); the others abstain."""
-    game.ask_to_vote()
-    first, second = [s for s in game.living() if s not in (a, b, game.state.mayor)][:2]
-    game.act(first, "vote", [a])
-    game.act(second, "vote", [b])
-    game.timeout()
-
-
 def test_on_a_tie_the_scapegoat_dies_even_when_he_is_not_among_the_tied():
     game = Game(DEAL)
     game.night()
     game.elect(2)  # a mayor, yet the scapegoat comes first
-    tie(game, 3, 4)
+    game.tied_vote(3, 4)
     assert game.deaths() == [(1, "scapegoat")]
     assert game.phase == "scapegoat" and game.prompts(1)[0]["action"] == "scapegoat.designate"
 
@@ -29,7 +20,7 @@ def test_the_scapegoat_names_who_may_vote_on_the_next_day():
     game = Game(DEAL)
     game.night()
     game.elect(None)
-    tie(game, 3, 4)
+    game.tied_vote(3, 4)
     game.act(1, "scapegoat.designate", [2, 3])
     assert game.events("scapegoat_voters") == [
         {"kind": "scapegoat_voters", "to": None, "voters": [2, 3], "day": 2}]
@@ -45,7 +36,7 @@ def test_a_scapegoat_who_names_nobody_restricts_nobody():
     game = Game(DEAL)
     game.night()
     game.elect(None)
-    tie(game, 3, 4)
+    game.tied_vote(3, 4)
     game.timeout()
     game.night()
     game.ask_to_vote()
@@ -56,8 +47,8 @@ def test_once_the_scapegoat_is_dead_ties_go_back_to_the_usual_rule():
     game = Game(DEAL)
     game.night()
     game.elect(None)
-    tie(game, 3, 4)
+    game.tied_vote(3, 4)
     game.timeout()
     game.night()
-    tie(game, 3, 4)
+    game.tied_vote(3, 4)
     assert game.deaths() == [(1, "scapegoat")] and game.phase.startswith("night")

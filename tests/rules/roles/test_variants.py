@@ -143,20 +143,12 @@ def test_first_night_kill_off_nobody_leaves_on_the_first_night():
     assert game.phase == "night.guard"
 
 
-def tied_vote(game: Game, a: int, b: int) -> None:
-    game.ask_to_vote()
-    first, second = [s for s in game.living() if s not in (a, b, game.state.mayor)][:2]
-    game.act(first, "vote", [a])
-    game.act(second, "vote", [b])
-    game.timeout()
-
-
 @pytest.mark.parametrize("rule", ["revote_then_lot", "revote_then_nobody"])
 def test_vote_tie_revote_one_more_vote_among_the_tied(rule):
     game = Game(DEAL, rules={"vote_tie": rule, "mayor": "none"})
     game.timeout()
     game.night()
-    tied_vote(game, 5, 7)
+    game.tied_vote(5, 7)
     assert game.phase == "day.revote"
     assert game.prompts(1)[0]["choices"] == [5, 7] and game.prompts(5)[0]["choices"] == [7]
     game.act(1, "vote", [5])
@@ -172,7 +164,7 @@ def test_vote_tie_revote_a_clear_revote_eliminates_its_top():
     game = Game(DEAL, rules={"vote_tie": "revote_then_nobody", "mayor": "none"})
     game.timeout()
     game.night()
-    tied_vote(game, 5, 7)
+    game.tied_vote(5, 7)
     game.act(1, "vote", [5])
     game.timeout()
     assert game.deaths() == [(5, "vote")]
@@ -183,7 +175,7 @@ def test_vote_tie_lot_a_tie_is_drawn_by_lot_at_once():
     game.timeout()
     game.night()
     game.elect(1)  # a mayor does not break it: the rule is the lot
-    tied_vote(game, 5, 7)
+    game.tied_vote(5, 7)
     assert game.events("vote_result")[-1]["tie"] == [5, 7]
     assert game.deaths()[0] in ((5, "vote"), (7, "vote"))
 
