@@ -78,7 +78,7 @@ def no_village_side_left(state) -> list | None:
     """003's 屠边: every dealt plain Villager dead, or every dealt powered village card dead
     (a side dealt empty never counts: O48)."""
     rule = option(state, "wolves_win")
-    if rule == "only_wolves" or not living_wolves(state):
+    if rule not in ("kill_side", "kill_all") or not living_wolves(state):
         return None
     village = [s for s, role in enumerate(state.roles) if CARDS[role].team == "village"
                and not CARDS[role].wolf]
@@ -91,18 +91,31 @@ def no_village_side_left(state) -> list | None:
     return None
 
 
+def at_parity(state) -> list | None:
+    """004: the pack wins once the living wolves are at least as many as the others (O47: a
+    chain of deaths can jump past equality)."""
+    if option(state, "wolves_win") != "parity":
+        return None
+    wolves = len(living_wolves(state))
+    if wolves and wolves >= sum(state.alive) - wolves:
+        return side(state, "wolves")
+    return None
+
+
 ROLE = Role(
     id="werewolf", team="wolves", wolf=True, deal="pack",
     steps=(WolvesStep(),),
     dawn=(Dawn(20, attack),),
     wins=(Win("only_wolves_alive", 30, only_wolves_alive, settles=False),
-          Win("village_side_killed", 31, no_village_side_left)),
+          Win("village_side_killed", 31, no_village_side_left),
+          # a shot may still kill a wolf and undo it
+          Win("wolves_at_parity", 32, at_parity, settles=False)),
     view=view_fields,
     settings=(
         Setting("wolf_count", ("table_000", "table_004", 1, 2, 3, 4, 5), "table_000",
                 "werewolf", "000"),
-        Setting("wolves_win", ("only_wolves", "kill_side", "kill_all"), "only_wolves",
-                "werewolf", "003"),
+        Setting("wolves_win", ("only_wolves", "kill_side", "kill_all", "parity"), "only_wolves",
+                "werewolf", "003, 004"),
         Setting("wolves_may_target", ("non_wolves", "anyone"), "non_wolves", "werewolf", "002"),
         Setting("first_night_kill", ("on", "off"), "on", "werewolf", "004"),
     ),

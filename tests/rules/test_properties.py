@@ -197,6 +197,10 @@ def check_outcome(state: GameState, commands: list, log: list) -> None:
     elif reason == "only_wolves_alive":
         assert alive and wolves_alive == alive
         assert winners == side("wolves")
+    elif reason == "wolves_at_parity":
+        assert state.settings["rules"]["wolves_win"] == "parity"
+        assert wolves_alive and len(wolves_alive) >= len(alive) - len(wolves_alive)
+        assert winners == side("wolves")
     else:
         rule = state.settings["rules"]["wolves_win"]
         assert reason == "village_side_killed" and rule != "only_wolves" and wolves_alive

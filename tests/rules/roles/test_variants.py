@@ -211,3 +211,14 @@ def test_election_tie_runoff_then_lot_a_second_vote_between_the_top_players():
     game.act(3, "mayor.elect", [7])
     game.timeout()
     assert game.state.mayor == 7 and game.phase == "day.discussion"
+
+
+def test_wolves_win_parity_the_pack_wins_once_it_is_as_many_as_the_others():
+    deal = ["werewolf", "seer", "villager", "villager", "werewolf", "villager"]
+    game = Game(deal, rules={"wolves_win": "parity"})
+    game.night(victim=2)
+    game.elect(None)
+    assert outcome(game.state) is None  # 2 wolves, 3 others
+    game.vote_out(3)
+    assert outcome(game.state).reason == "wolves_at_parity"  # 2 wolves, 2 others
+    assert outcome(game.state).winners == [0, 4]
