@@ -107,8 +107,8 @@ class Table:
         self.dawn()
 
     def dawn(self) -> None:
-        """Resolve the night's intents in the one dawn order (protect, attack, save, catch,
-        poison), then the dead die in the order they were marked."""
+        """Resolve the night's intents in the one dawn order (protect, attack, save, poison,
+        night shot), then the dead die in the order they were marked."""
         night = self.s.memo["night"]
         for resolve in DAWN_ORDER:
             resolve(self, night)

@@ -222,3 +222,20 @@ def test_wolves_win_parity_the_pack_wins_once_it_is_as_many_as_the_others():
     game.vote_out(3)
     assert outcome(game.state).reason == "wolves_at_parity"  # 2 wolves, 2 others
     assert outcome(game.state).winners == [0, 4]
+
+
+@pytest.mark.parametrize("rule", ["each_night", "once"])
+def test_hunter_night_shot_from_night_2_the_hunter_may_shoot_one_person_dead(rule):
+    game = Game(DEAL, rules={"hunter_night_shot": rule})
+    game.timeout()  # cupid
+    game.night()
+    assert "night.hunter" not in [e["phase"] for e in game.events("phase")]  # not on night 1
+    game.elect(None)
+    game.vote_out(None)
+    game.night(poison=5)
+    assert game.phase == "night.hunter" and 3 not in game.prompts(3)[0]["choices"]
+    game.act(3, "hunter.night_shot", [7])
+    assert game.deaths() == [(5, "poison"), (7, "hunter")]  # after the poison
+    game.vote_out(None)
+    game.night()
+    assert (game.phase == "night.hunter") is (rule == "each_night")
