@@ -2,7 +2,7 @@
 Talkative Seer (001, `seer_kind = talkative`) has the same power, and the table hears the role
 she saw, not whose it is."""
 
-from rules.role import CARDS, Role, Setting, Step, living, option, powered_holder
+from rules.role import CARDS, Dawn, Role, Setting, Step, living, option, powered_holder
 
 
 class SeerStep(Step):
@@ -30,17 +30,23 @@ class SeerStep(Step):
             {"seat": target, "role": role, "night": t.s.day})
         t.close_prompt(seat, action)
         t.emit("seer_result", [seat], seat=target, role=role)
-        if option(t.s, "seer_kind") == "talkative":
-            t.emit("talkative_seer", None, role=role)
 
     def close(self, t) -> None:
-        # The public line comes every night she wakes, "nothing seen" after a timeout (O15), so
-        # its absence never tells anything.
-        results = t.s.memo.get("seer", {}).get("results", [])
-        seen = results and results[-1]["night"] == t.s.day
-        if option(t.s, "seer_kind") == "talkative" and not seen:
-            t.emit("talkative_seer", None, role=None)
+        # The Talkative Seer's public line comes every night she wakes, "nothing seen" (null)
+        # after a timeout (O15), so its absence never tells anything; at once or at dawn.
+        if option(t.s, "seer_kind") == "talkative":
+            results = t.s.memo.get("seer", {}).get("results", [])
+            role = results[-1]["role"] if results and results[-1]["night"] == t.s.day else None
+            if option(t.s, "talkative_announce") == "at_once":
+                t.emit("talkative_seer", None, role=role)
+            else:
+                t.s.memo["night"]["talk"] = role
         super().close(t)
+
+
+def announce_at_dawn(t, night: dict) -> None:
+    if "talk" in night:
+        t.emit("talkative_seer", None, role=night["talk"])
 
 
 def view_fields(state, seat: int) -> dict:
@@ -50,5 +56,8 @@ def view_fields(state, seat: int) -> dict:
 
 
 ROLE = Role(id="seer", steps=(SeerStep(),), view=view_fields, durations={"seer": 30},
+            dawn=(Dawn(5, announce_at_dawn),),
             settings=(Setting("seer_kind", ("seer", "talkative"), "seer", "seer", "001"),
+                      Setting("talkative_announce", ("at_once", "at_dawn"), "at_once", "seer",
+                              "001"),
                       Setting("seer_result", ("role", "wolf_or_not"), "role", "seer", "004")))

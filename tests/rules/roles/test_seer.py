@@ -98,3 +98,15 @@ def test_seer_result_wolf_or_not_the_seer_learns_only_whether_the_card_is_a_were
     game.vote_out(None)
     game.act(1, "seer.inspect", [0])
     assert game.events("seer_result")[-1]["role"] == "werewolf"
+
+
+def test_talkative_announce_at_dawn_the_table_hears_it_when_the_night_ends():
+    deal = ["werewolf", "seer", "villager", "villager", "villager", "villager"]
+    game = Game(deal, rules={"seer_kind": "talkative", "talkative_announce": "at_dawn"})
+    game.act(1, "seer.inspect", [0])
+    assert game.events("talkative_seer") == []
+    game.act(0, "wolves.point", [2])
+    assert game.events("talkative_seer") == [{"kind": "talkative_seer", "to": None,
+                                              "role": "werewolf"}]
+    assert game.log.index(game.events("talkative_seer")[0]) < game.log.index(
+        game.events("death")[0])
