@@ -2,7 +2,7 @@
 Talkative Seer (001, `seer_kind = talkative`) has the same power, and the table hears the role
 she saw, not whose it is."""
 
-from rules.role import CARDS, Dawn, Role, Setting, Step, living, option, powered_holder
+from rules.role import CARDS, Dawn, Role, Setting, Step, is_wolf, living, option, powered_holder
 
 
 class SeerStep(Step):
@@ -14,21 +14,32 @@ class SeerStep(Step):
     names_waiting_seats = False
 
     def runs(self, t) -> bool:
-        return powered_holder(t.s, "seer") is not None
+        return powered_holder(t.s, "seer") is not None and not (
+            t.s.day == 1 and option(t.s, "seer_first_night") == "none")
 
     def open(self, t) -> None:
         seer = powered_holder(t.s, "seer")
-        t.open_prompt(seer, "seer.inspect", [s for s in living(t.s) if s != seer], 1, 1)
+        others = [s for s in living(t.s) if s != seer]
+        if t.s.day == 1 and option(t.s, "seer_first_night") == "random_not_wolf":
+            # 004: one random player who is not a werewolf is shown to her (never the
+            # Trickster: the pool is the true cards, O17); no prompt, the step ends at once
+            pool = [s for s in others if not is_wolf(t.s, s)]
+            if pool:  # a table of wolves and her shows her nothing
+                self.see(t, seer, t.rng().choice(pool))
+            return
+        t.open_prompt(seer, "seer.inspect", others, 1, 1)
 
     def act(self, t, seat: int, action: str, targets: list) -> None:
-        target = targets[0]
+        t.close_prompt(seat, action)
+        self.see(t, seat, targets[0])
+
+    def see(self, t, seat: int, target: int) -> None:
         card = CARDS[t.s.roles[target]]
         role = card.seen_as or card.id
         if option(t.s, "seer_result") == "wolf_or_not":  # 004: only "werewolf" or "not one"
             role = role if CARDS[role].wolf else "not_werewolf"
         t.s.memo.setdefault("seer", {"results": []})["results"].append(
             {"seat": target, "role": role, "night": t.s.day})
-        t.close_prompt(seat, action)
         t.emit("seer_result", [seat], seat=target, role=role)
 
     def close(self, t) -> None:
@@ -60,4 +71,6 @@ ROLE = Role(id="seer", steps=(SeerStep(),), view=view_fields, durations={"seer":
             settings=(Setting("seer_kind", ("seer", "talkative"), "seer", "seer", "001"),
                       Setting("talkative_announce", ("at_once", "at_dawn"), "at_once", "seer",
                               "001"),
-                      Setting("seer_result", ("role", "wolf_or_not"), "role", "seer", "004")))
+                      Setting("seer_result", ("role", "wolf_or_not"), "role", "seer", "004"),
+                      Setting("seer_first_night", ("normal", "random_not_wolf", "none"),
+                              "normal", "seer", "004")))

@@ -110,3 +110,23 @@ def test_talkative_announce_at_dawn_the_table_hears_it_when_the_night_ends():
                                               "role": "werewolf"}]
     assert game.log.index(game.events("talkative_seer")[0]) < game.log.index(
         game.events("death")[0])
+
+
+def test_seer_first_night_random_not_wolf_she_is_shown_one_random_non_werewolf():
+    deal = ["werewolf", "seer", "trickster_wolf", "villager", "villager", "villager", "villager",
+            "villager"]
+    for seed in range(8):
+        game = Game(deal, seed=seed, rules={"seer_first_night": "random_not_wolf"})
+        assert game.phase == "night.wolves" and game.prompts(1) == []
+        (result,) = game.events("seer_result")
+        assert result["seat"] in (3, 4, 5, 6, 7) and result["role"] == "villager"
+
+
+def test_seer_first_night_none_she_first_wakes_on_night_2():
+    deal = ["werewolf", "seer", "villager", "villager", "villager", "villager"]
+    game = Game(deal, rules={"seer_first_night": "none"})
+    assert game.phase == "night.wolves"
+    game.timeout()
+    game.elect(None)
+    game.vote_out(None)
+    assert game.phase == "night.seer"
