@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 import rules
-from rules import MAX_PLAYERS, MIN_PLAYERS, roles_in_play
+from rules import MAX_PLAYERS, roles_in_play
 from actors.clock import Clock
 from actors.ratelimit import TokenBucket
 from actors.store import FINAL, StaleEpoch, Store
@@ -46,6 +46,7 @@ NAME_MAX = 24
 ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
 CHAT_BURST, CHAT_RATE = 5, 1.0  # per seat: 5 lines at once, then one a second
 GROUP_MAX = 64  # requests applied together and made durable by one persist
+DECLARED = rules.declaration()  # the roles, house rules and presets a host may choose, as data
 
 
 class BadName(ValueError):
@@ -123,6 +124,8 @@ class RoomData:
                         for seat, p in enumerate(self.players)],
             "settings": self.settings.to_json(),
             "roles_in_play": roles_in_play(len(self.players), self.settings),
+            # for the host's form and the rules shown in the lobby; a game's views need none
+            **({"declared": DECLARED} if self.status == "lobby" else {}),
         }
 
     def view(self, seat: int) -> dict:
@@ -316,9 +319,8 @@ def _lobby_host(data: RoomData, seat: int, what: str) -> None:
 
 def _settings(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     _lobby_host(data, seat, "change the settings")
-    wanted = data.settings.to_json()
-    wanted.update({k: frame[k] for k in ("roles", "durations") if k in frame})
-    settings = rules.Settings.from_json(wanted)
+    # rules.Settings validates the whole change (BadSettings: bad_frame, nothing changed)
+    settings = data.settings.change({k: frame[k] for k in rules.SETTINGS_FIELDS if k in frame})
     event = {"kind": "settings", "to": None, "settings": settings.to_json(),
              "roles_in_play": roles_in_play(len(data.players), settings)}
     return Change(replace(data, settings=settings), [event])
@@ -326,8 +328,10 @@ def _settings(data: RoomData, now: int, seat: int, frame: dict) -> Change:
 
 def _start(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     _lobby_host(data, seat, "start the game")
-    if len(data.players) < MIN_PLAYERS:
-        raise Refused("not_your_turn", f"{MIN_PLAYERS} players are needed, {len(data.players)} seated")
+    needed = rules.min_players(data.settings)
+    if len(data.players) < needed:
+        raise Refused("not_your_turn", f"{needed} players are needed for these roles, "
+                                       f"{len(data.players)} seated")
     game, events = rules.start_game(names=[p.name for p in data.players], settings=data.settings,
                                     seed=secrets.randbits(63), now=now)
     return Change(_with_game(data, game), events)

@@ -17,6 +17,7 @@ from fastapi import Depends, WebSocket, WebSocketDisconnect, status
 from starlette.websockets import WebSocketState
 
 from gateway.state import GatewayState, gateway_state
+from rules import SETTINGS_FIELDS
 
 log = logging.getLogger(__name__)
 
@@ -108,18 +109,8 @@ def _check_chat(frame: dict, command: dict) -> None:
 
 
 def _check_settings(frame: dict, command: dict) -> None:
-    if "roles" in frame:
-        roles = frame["roles"]
-        if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
-            raise BadFrame("roles must be a list of role names")
-        command["roles"] = roles
-    if "durations" in frame:
-        durations = frame["durations"]
-        if not isinstance(durations, dict) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in durations.values()
-        ):
-            raise BadFrame("durations must map phase names to seconds")
-        command["durations"] = durations
+    # What a setting may be is declared once, in rules/; the room checks the change against it.
+    command.update({k: frame[k] for k in SETTINGS_FIELDS if k in frame})
 
 
 def _check_nothing(frame: dict, command: dict) -> None:

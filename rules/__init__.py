@@ -5,13 +5,17 @@ from rules.engine import (ACTIONS, act, advance, next_deadline, prompts_for, say
 from rules.errors import (BadFrame, BadSettings, IllegalTarget, NotYourTurn, RoomClosed,
                           RulesError)
 from rules.outcome import Outcome, outcome
-from rules.settings import (DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, ROLES, SPECIAL_ROLES,
-                            Settings, roles_in_play, wolves_for)
+from rules.presets import PRESETS
+from rules.registry import SETTINGS, SPECIAL_ROLES
+from rules.settings import FIELDS as SETTINGS_FIELDS
+from rules.settings import (DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, ROLES, Settings,
+                            declaration, min_players, roles_in_play, wolves_for)
 from rules.state import GameState
 
 __all__ = [
     "ACTIONS", "BadFrame", "BadSettings", "DEFAULT_DURATIONS", "GameState", "IllegalTarget",
-    "MAX_PLAYERS", "MIN_PLAYERS", "NotYourTurn", "Outcome", "ROLES", "RoomClosed", "RulesError",
-    "SPECIAL_ROLES", "Settings", "act", "advance", "next_deadline", "outcome", "prompts_for",
-    "roles_in_play", "say", "start_game", "view", "wolves_for",
+    "MAX_PLAYERS", "MIN_PLAYERS", "NotYourTurn", "Outcome", "PRESETS", "ROLES", "RoomClosed",
+    "RulesError", "SETTINGS", "SETTINGS_FIELDS", "SPECIAL_ROLES", "Settings", "act", "advance", "declaration",
+    "min_players", "next_deadline", "outcome", "prompts_for", "roles_in_play", "say",
+    "start_game", "view", "wolves_for",
 ]

@@ -11,15 +11,17 @@ import time
 
 from rules.engine import act, advance, say, start_game, view
 from rules.errors import NotYourTurn
-from rules.settings import MAX_PLAYERS, MIN_PLAYERS, SPECIAL_ROLES, Settings
+from rules.registry import SPECIAL_ROLES
+from rules.settings import MAX_PLAYERS, Settings, min_players
 
 
-def random_game(seed: int, rng: random.Random, timed: dict | None = None):
-    """One full game with random legal answers, chat and timeouts; returns the final state."""
+def random_game(seed: int, rng: random.Random, timed: dict | None = None, largest=False):
+    """One full game with random legal answers, chat and timeouts; returns the final state.
+    `largest`: 18 seats and every special role (the costliest table)."""
     clock = time.process_time
-    n = rng.randint(MIN_PLAYERS, MAX_PLAYERS)
-    roles = [r for r in SPECIAL_ROLES if rng.random() < 0.8]
+    roles = list(SPECIAL_ROLES) if largest else [r for r in SPECIAL_ROLES if rng.random() < 0.5]
     settings = Settings.from_json({"roles": roles})
+    n = MAX_PLAYERS if largest else rng.randint(min_players(settings), MAX_PLAYERS)
     now = 1_700_000_000_000
     state, _ = start_game([f"p{i}" for i in range(n)], settings, seed, now)
     counts = timed if timed is not None else {}
@@ -55,12 +57,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--largest", action="store_true",
+                        help="18 seats and every special role in every game")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     timed: dict = {}
     start, start_cpu = time.perf_counter(), time.process_time()
     for game in range(args.games):
-        random_game(args.seed * 1_000_003 + game, rng, timed)
+        random_game(args.seed * 1_000_003 + game, rng, timed, args.largest)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     commands = sum(calls for _, calls in timed.values())
     print(f"{args.games} games in {elapsed:.2f} s wall, {cpu:.2f} s CPU: "

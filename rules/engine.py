@@ -3,13 +3,13 @@
 import random
 from dataclasses import replace
 
-from rules import roles as _roles  # noqa: F401  (registers every step, hook and view field)
 from rules.errors import BadFrame, IllegalTarget, NotYourTurn, RoomClosed
-from rules.settings import MAX_PLAYERS, MIN_PLAYERS, WOLF, Settings, roles_in_play
+from rules.registry import ACTIONS, STEPS, VIEW_FIELDS
+from rules.role import is_wolf, living_wolves
+from rules.settings import MAX_PLAYERS, MIN_PLAYERS, Settings, deal as deal_for
 from rules.state import GameState
-from rules.table import STEPS, VIEW_FIELDS, Table, is_night, living
+from rules.table import Table, is_night
 
-ACTIONS = frozenset(action for step in STEPS.values() for action in step.actions)
 MAX_CHAT = 500
 
 
@@ -17,7 +17,8 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
     """Deal the cards from `seed` and open the first night.
 
     `deal` sets the cards in seat order instead of shuffling (a set-up position, like a chess
-    FEN, for tests); it must hold exactly the cards of `roles_in_play`.
+    FEN, for tests); it must hold exactly the cards of the table's deal. A table the settings
+    cannot fill is refused (BadSettings).
     """
     if not isinstance(names, list) or not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
         raise BadFrame(f"start: {MIN_PLAYERS}-{MAX_PLAYERS} players needed")
@@ -25,8 +26,8 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
         raise BadFrame("start: names must be strings")
     if type(seed) is not int or type(now) is not int:
         raise BadFrame("start: seed and now must be integers")
-    deck = [role for role, count in roles_in_play(len(names), settings).items()
-            for _ in range(count)]
+    in_play = deal_for(len(names), settings)
+    deck = [role for role, count in in_play.items() for _ in range(count)]
     if deal is None:
         random.Random(f"{seed}/0").shuffle(deck)
     elif sorted(deal) != sorted(deck):
@@ -40,10 +41,10 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
         chat=[], outcome=None)
     t = Table(state, now)
     t.emit("game_started", None, seats=[{"seat": i, "name": n} for i, n in enumerate(names)],
-           roles_in_play=roles_in_play(len(names), settings))
+           roles_in_play=in_play)
     for seat, role in enumerate(deck):
         t.emit("role", [seat], role=role)
-    wolves = [seat for seat, role in enumerate(deck) if role == WOLF]
+    wolves = [seat for seat in range(len(deck)) if is_wolf(state, seat)]
     t.emit("wolves", wolves, wolves=wolves)
     t.start_night()
     t.run()
@@ -76,7 +77,7 @@ def act(state: GameState, seat: int, action: str, targets: list, now: int):
         raise IllegalTarget(f"{action}: targets {targets} not among the choices "
                             f"{prompt['choices']} in phase {state.phase}")
     t = Table(state, now)
-    STEPS[state.phase].act(t, seat, action, targets)
+    t.act(seat, action, targets)
     t.run()
     return t.s, t.events
 
@@ -87,8 +88,8 @@ def channel_of(state: GameState, seat: int) -> tuple[str, list | None] | None:
         return "dead", [s for s, alive in enumerate(state.alive) if not alive]
     if not is_night(state.phase):
         return "day", None
-    if state.roles[seat] == WOLF:
-        return "wolves", [s for s in living(state) if state.roles[s] == WOLF]
+    if is_wolf(state, seat):
+        return "wolves", living_wolves(state)
     return None
 
 
@@ -142,8 +143,10 @@ def view(state: GameState, seat: int) -> dict:
         raise BadFrame(f"view: no seat {seat!r} at this table")
     over = state.phase == "over"
     me_alive = state.alive[seat]
+    revealed = state.memo.get("revealed", ())
     seats = [{"seat": i, "name": name, "alive": alive, "mayor": i == state.mayor,
-              "role": state.roles[i] if over or not alive or i == seat else None}
+              "role": state.roles[i] if over or not alive or i == seat or i in revealed
+              else None}
              for i, (name, alive) in enumerate(zip(state.names, state.alive))]
     chat: dict = {}
     for line in state.chat:
@@ -175,7 +178,7 @@ def _waiting(state: GameState) -> dict:
     if step.names_waiting_seats:
         if state.phase in ("day.election", "day.vote"):
             voted = state.memo["vote"]["votes"]
-            seats = [s for s in living(state) if str(s) not in voted]
+            seats = [p["seat"] for p in state.prompts if str(p["seat"]) not in voted]
         else:
             seats = sorted({p["seat"] for p in state.prompts})
     return {"action": step.waiting_action, "seats": seats}

@@ -1,55 +1,61 @@
-"""Table settings: which special roles are dealt and how long each phase lasts."""
+"""Table settings: which special roles are dealt, the house rules the roles declare, the phase
+durations, and the presets of the seeds. Everything here is derived from the roles' declarations
+(`rules.registry`): the room, the gateway, the JSON schema and the host's form read it from here.
+"""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rules.errors import BadSettings
+from rules.presets import PRESETS
+from rules.registry import CARDS, DURATIONS, FILLER_CARD, SETTINGS, SPECIAL_ROLES, WOLF_CARD
 
 MIN_PLAYERS = 6
 MAX_PLAYERS = 18
-SPECIAL_ROLES = ("seer", "witch", "hunter", "cupid")
-WOLF = "werewolf"
-ROLES = ("werewolf", "villager") + SPECIAL_ROLES
-
-# Seconds; each phase may be ended sooner by the players (see RULES.md).
-DEFAULT_DURATIONS = {
-    "cupid": 30,
-    "seer": 30,
-    "wolves": 60,
-    "witch": 45,
-    "election": 60,
-    "discussion": 180,
-    "vote": 60,
-    "tiebreak": 30,
-    "hunter": 30,
-    "successor": 30,
-}
+WOLF = WOLF_CARD
+ROLES = tuple(CARDS)
+DEFAULT_DURATIONS = dict(DURATIONS)  # seconds; each phase may be ended sooner by the players
 MAX_DURATION = 900
+DEFAULT_RULES = {s.id: s.default for s in SETTINGS.values()}
+FIELDS = ("roles", "durations", "rules", "preset")
 
 
-def wolves_for(n_players: int) -> int:
-    """About one in four: 1 for 6-7, 2 for 8-11, 3 for 12-15, 4 for 16-18."""
-    if n_players < 8:
-        return 1
-    return min(4, (n_players - 4) // 4 + 1)
+def wolves_for(n_players: int, rule="table_000") -> int:
+    """`table_000`: about one in four, 1 for 6-7, 2 for 8-11, 3 for 12-15, 4 for 16-18;
+    `table_004`: 1, one more at 7, 11, 14 and 18; a number: that many."""
+    if rule == "table_000":
+        return 1 if n_players < 8 else min(4, (n_players - 4) // 4 + 1)
+    if rule == "table_004":
+        return 1 + sum(n_players >= k for k in (7, 11, 14, 18))
+    return rule
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and a == b
 
 
 @dataclass(frozen=True)
 class Settings:
     roles: tuple[str, ...]
     durations: dict
+    rules: dict = field(default_factory=lambda: dict(DEFAULT_RULES))
+    preset: str | None = "seed_000"  # the preset last chosen, None once the host changed it
 
     @classmethod
     def default(cls) -> "Settings":
-        return cls(roles=SPECIAL_ROLES, durations=dict(DEFAULT_DURATIONS))
+        return cls.from_json({})
 
     @classmethod
     def from_json(cls, data) -> "Settings":
         if not isinstance(data, dict):
             raise BadSettings("settings: expected an object")
-        unknown = set(data) - {"roles", "durations"}
+        unknown = set(data) - set(FIELDS)
         if unknown:
             raise BadSettings(f"settings: unknown field(s) {sorted(unknown)}")
-        roles = data.get("roles", list(SPECIAL_ROLES))
+        preset = data.get("preset", "seed_000" if "roles" not in data else None)
+        if preset is not None and preset not in PRESETS:
+            raise BadSettings(f"settings: preset must be one of {sorted(PRESETS)} or null")
+        base = PRESETS["seed_000"] if preset is None else PRESETS[preset]
+        roles = data.get("roles", list(base.roles))
         if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
             raise BadSettings("settings: roles must be a list of role names")
         bad = [r for r in roles if r not in SPECIAL_ROLES]
@@ -65,21 +71,122 @@ class Settings:
             if type(seconds) is not int or not 1 <= seconds <= MAX_DURATION:
                 raise BadSettings(f"settings: duration {name!r} must be an integer 1..{MAX_DURATION}")
             durations[name] = seconds
-        return cls(roles=tuple(r for r in SPECIAL_ROLES if r in roles), durations=durations)
+        rules = {**DEFAULT_RULES, **base.rules}
+        given = data.get("rules", {})
+        if not isinstance(given, dict):
+            raise BadSettings("settings: rules must be an object")
+        for name, value in given.items():
+            setting = SETTINGS.get(name)
+            if setting is None:
+                raise BadSettings(f"settings: unknown rule {name!r}")
+            if not any(_same(value, v) for v in setting.values):
+                raise BadSettings(f"settings: rule {name!r} must be one of {list(setting.values)}")
+            rules[name] = value
+        settings = cls(roles=tuple(r for r in SPECIAL_ROLES if r in roles), durations=durations,
+                       rules=rules, preset=preset)
+        if min_players(settings) is None:
+            raise BadSettings(f"settings: no table of {MIN_PLAYERS}-{MAX_PLAYERS} players can be "
+                              f"dealt {len(settings.roles)} special roles and the wolves")
+        return settings
+
+    def change(self, frame: dict) -> "Settings":
+        """The host's change: a preset replaces the roles and rules (durations stay); roles or
+        rules changed without naming a preset make the table "custom" (preset null);
+        durations and rules may be given in part."""
+        wanted = self.to_json()
+        preset = frame.get("preset")
+        if preset is not None:
+            if preset not in PRESETS:
+                raise BadSettings(f"settings: preset must be one of {sorted(PRESETS)} or null")
+            wanted = {"durations": wanted["durations"], "preset": preset,
+                      "roles": list(PRESETS[preset].roles), "rules": {}}
+        elif "roles" in frame or "rules" in frame or "preset" in frame:
+            wanted["preset"] = None
+        for name in ("roles", "durations", "rules"):
+            if name in frame:
+                value = frame[name]
+                wanted[name] = {**wanted[name], **value} if (
+                    name != "roles" and isinstance(value, dict)) else value
+        return Settings.from_json(wanted)
 
     def to_json(self) -> dict:
-        return {"roles": list(self.roles), "durations": dict(self.durations)}
+        return {"roles": list(self.roles), "durations": dict(self.durations),
+                "rules": dict(self.rules), "preset": self.preset}
+
+
+def deal(n_players: int, settings: Settings) -> dict:
+    """The public deal of a table of n: {"werewolf": k, <specials>: 1, "villager": m}; refuses a
+    table it cannot fill."""
+    wolves = wolves_for(n_players, settings.rules["wolf_count"])
+    # a special wolf (the Trickster) takes one of the pack's seats
+    pack = [r for r in settings.roles if CARDS[r].wolf]
+    villagers = n_players - wolves - len(settings.roles) + len(pack)
+    if villagers < 0 or len(pack) > wolves:
+        raise BadSettings(f"settings: a table of {n_players} cannot hold {wolves} wolves and "
+                          f"{len(settings.roles)} special roles")
+    result = {WOLF_CARD: wolves - len(pack)}
+    for role in settings.roles:
+        result[role] = 1
+    result[FILLER_CARD] = villagers
+    return result
+
+
+def min_players(settings: Settings) -> int | None:
+    """The smallest table these settings can deal, or None if no table up to 18 can."""
+    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
+        try:
+            deal(n, settings)
+            return n
+        except BadSettings:
+            continue
+    return None
 
 
 def roles_in_play(n_players: int, settings: Settings) -> dict:
-    """The public deal for a table of n players: {"werewolf": k, <specials>: 1, "villager": m}.
+    """The deal the lobby shows: that of the table seated, or of the smallest table the settings
+    can start with while fewer are seated (D23)."""
+    return deal(min(MAX_PLAYERS, max(min_players(settings), n_players)), settings)
 
-    n is clamped into MIN_PLAYERS..MAX_PLAYERS so a lobby that is not full yet can show the deal
-    of the smallest (or largest) table it could start with.
-    """
-    n = min(MAX_PLAYERS, max(MIN_PLAYERS, n_players))
-    deal = {"werewolf": wolves_for(n)}
-    for role in settings.roles:
-        deal[role] = 1
-    deal["villager"] = n - sum(deal.values())
-    return deal
+
+def declaration() -> dict:
+    """What a client needs to build the host's form and show the chosen rules, as data: the
+    dealable roles, every house rule with its values, default, owner and source, the presets
+    and the durations. A new role or rule reaches the client through this alone."""
+    return {
+        "players": {"min": MIN_PLAYERS, "max": MAX_PLAYERS},
+        "roles": [{"id": r, "team": CARDS[r].team} for r in SPECIAL_ROLES],
+        "rules": [{"id": s.id, "values": list(s.values), "default": s.default, "owner": s.owner,
+                   "source": s.source} for s in SETTINGS.values()],
+        "presets": [{"id": p.id, "source": p.source, "roles": list(p.roles),
+                     "rules": dict(p.rules), "players": p.players} for p in PRESETS.values()],
+        "durations": dict(DEFAULT_DURATIONS),
+    }
+
+
+def settings_schema() -> dict:
+    """The JSON Schema of the client's `settings` frame (docs/schema/settings.json), derived from
+    the declaration so the two can never disagree."""
+    seconds = {"type": "integer", "minimum": 1, "maximum": MAX_DURATION}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "settings.json",
+        "title": "settings",
+        "description": "Client, host only, lobby only: a preset, the special roles dealt, house "
+                       "rules and phase durations (seconds); rules and durations may be given in "
+                       "part. Generated from rules.settings.declaration().",
+        "type": "object",
+        "properties": {
+            "type": {"const": "settings"},
+            "id": {"description": "client-chosen id echoed in the ack or error",
+                   "oneOf": [{"type": "string", "maxLength": 64}, {"type": "integer"},
+                             {"type": "null"}]},
+            "preset": {"enum": [*PRESETS, None]},
+            "roles": {"type": "array", "items": {"enum": list(SPECIAL_ROLES)},
+                      "uniqueItems": True},
+            "rules": {"type": "object", "additionalProperties": False,
+                      "properties": {s.id: {"enum": list(s.values)} for s in SETTINGS.values()}},
+            "durations": {"type": "object", "additionalProperties": seconds,
+                          "propertyNames": {"enum": list(DEFAULT_DURATIONS)}},
+        },
+        "required": ["type"],
+    }

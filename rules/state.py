@@ -3,11 +3,16 @@
 from dataclasses import dataclass, fields
 
 
+_CONTAINERS = (dict, list)
+
+
 def _deep(value):
-    if isinstance(value, dict):
-        return {k: _deep(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_deep(v) for v in value]
+    """A copy of JSON-native data; scalars are shared (they are immutable). Every command clones
+    the memo, so the scalars, most of it, are not even visited by a call."""
+    if type(value) is dict:
+        return {k: _deep(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+    if type(value) is list:
+        return [_deep(v) if type(v) in _CONTAINERS else v for v in value]
     return value
 
 

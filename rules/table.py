@@ -1,70 +1,18 @@
-"""The working copy of one transaction and the game's flow (phases, deaths, winning).
+"""The working copy of one transaction and the game's flow (phases, dawn, deaths, winning).
 
-Every command runs on a `Table`: a clone of the state plus the events it caused. Phases are
-`Step`s registered by the role and day modules; after each change the table advances to a fixed
-point (`run`), so "everyone has acted" and "time is up" end a phase through the same path.
+Every command runs on a `Table`: a clone of the state plus the events it caused. Phases are the
+`Step`s the roles declare (`rules.registry`); after each change the table advances to a fixed
+point (`run`), so "everyone has acted" and "time is up" end a phase through the same path. This
+module names no role: what a role does reaches it through the registry's indexes.
 """
 
 import random
 
 from rules.outcome import winner
-from rules.settings import WOLF
+from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, JOIN_ACTS, JOINS,
+                            NIGHT_ORDER, PROMPT_FILTERS, SPARES, STEPS, TIE_BREAKERS, WATCHERS)
+from rules.role import living
 from rules.state import GameState
-
-STEPS: dict = {}  # phase name -> Step
-NIGHT_ORDER: list = []  # night steps, in waking order
-DEATH_HOOKS: list = []  # fn(table, seat), run in order when a seat dies
-VIEW_FIELDS: list = []  # fn(state, seat) -> dict of role-specific view fields
-
-
-class Step:
-    """One phase. Subclasses register themselves with `register`."""
-
-    phase: str
-    duration: str  # key of settings["durations"]
-    actions: tuple = ()
-    waiting_action: str = ""
-    night_order: int | None = None  # set for the steps that wake at night, lowest first
-    names_waiting_seats = True  # False at night: who is awake is secret
-
-    def runs(self, t: "Table") -> bool:
-        """Whether this night step wakes tonight (e.g. its role is in play and alive)."""
-        return True
-
-    def open(self, t: "Table") -> None:
-        """Open the phase's prompts and tell the players what they learn now."""
-
-    def act(self, t: "Table", seat: int, action: str, targets: list) -> None:
-        raise NotImplementedError
-
-    def done(self, t: "Table") -> bool:
-        """Everyone who must act has acted. By default: no prompt left open."""
-        return not t.s.prompts
-
-    def close(self, t: "Table") -> None:
-        """Resolve the phase (its prompts are closed already) and move the game on."""
-        raise NotImplementedError
-
-
-def register(step_class):
-    step = step_class()
-    STEPS[step.phase] = step
-    if step.night_order is not None:
-        NIGHT_ORDER.append(step)
-        NIGHT_ORDER.sort(key=lambda s: s.night_order)
-    return step_class
-
-
-def living(state: GameState) -> list:
-    return [seat for seat, alive in enumerate(state.alive) if alive]
-
-
-def holder(state: GameState, role: str) -> int | None:
-    """The seat dealt `role` (special roles are unique), or None when not in play."""
-    try:
-        return state.roles.index(role)
-    except ValueError:
-        return None
 
 
 def is_night(phase: str) -> bool:
@@ -80,7 +28,10 @@ class Table:
         self.now = now
 
     def emit(self, kind: str, to, **payload) -> None:
-        self.events.append({"kind": kind, "to": to, **payload})
+        event = {"kind": kind, "to": to, **payload}
+        self.events.append(event)
+        for watcher in WATCHERS.get(kind, ()):
+            watcher(self, event)
 
     def rng(self) -> random.Random:
         """A generator for one draw; replaying the same commands gives the same draws."""
@@ -89,12 +40,19 @@ class Table:
 
     # prompts
 
-    def open_prompt(self, seat: int, action: str, choices: list, lo: int, hi: int) -> None:
+    def open_prompt(self, seat: int, action: str, choices: list, lo: int, hi: int) -> bool:
+        """Open a prompt unless a role's rule withholds it from this seat (a revealed Idiot's
+        vote); the roles' filters may also narrow its choices (lovers' restrictions)."""
+        for narrow in PROMPT_FILTERS:
+            choices = narrow(self.s, seat, action, choices)
+            if choices is None:
+                return False
         prompt = {"seat": seat, "action": action, "choices": choices, "min": lo, "max": hi,
                   "deadline": self.s.deadline}
         self.s.prompts.append(prompt)
         self.emit("prompt", [seat], action=action, choices=choices, min=lo, max=hi,
                   deadline=self.s.deadline)
+        return True
 
     def close_prompt(self, seat: int, action: str) -> None:
         self.s.prompts = [p for p in self.s.prompts
@@ -115,6 +73,13 @@ class Table:
         s.deadline = self.now + s.settings["durations"][step.duration] * 1000
         self.emit("phase", None, phase=phase, day=s.day, deadline=s.deadline)
         step.open(self)
+        for join in JOINS.get(phase, ()):
+            join.open(self)
+
+    def act(self, seat: int, action: str, targets: list) -> None:
+        """Apply an answer to the phase's step, or to the role acting inside it."""
+        handler = JOIN_ACTS.get((self.s.phase, action)) or STEPS[self.s.phase].act
+        handler(self, seat, action, targets)
 
     def run(self) -> None:
         """End phases while everyone who must act has acted."""
@@ -130,8 +95,8 @@ class Table:
         s = self.s
         if s.phase != "start":
             s.day += 1
-        # deaths: [seat, cause] the night's steps add (or take back), in the order they die
-        s.memo["night"] = {"victim": None, "deaths": []}
+        # What the night's steps intend; dawn resolves it (the wolves' victim, the protected...)
+        s.memo["night"] = {"victim": None, "protected": [], "deaths": []}
         self.next_night_step(after=None)
 
     def next_night_step(self, after) -> None:
@@ -142,50 +107,62 @@ class Table:
         self.dawn()
 
     def dawn(self) -> None:
-        """The night's dead die in the order the night's steps marked them (wolves before
-        poison, as the wolves wake before the witch)."""
-        for seat, cause in self.s.memo["night"]["deaths"]:
+        """Resolve the night's intents in the one dawn order (protect, attack, save, poison,
+        night shot), then the dead die in the order they were marked."""
+        night = self.s.memo["night"]
+        for resolve in DAWN_ORDER:
+            resolve(self, night)
+        for seat, cause in night["deaths"]:
             self.kill(seat, cause)
         self.s.resume = "day"
         self.continue_chain()
 
     def start_day(self) -> None:
-        vote = self.s.memo["vote"]
-        self.enter("day.discussion" if vote["elected"] else "day.election")
+        self.enter(next(step.phase for step in DAY_OPENING if step.runs(self)))
 
-    def eliminate(self, seat: int | None) -> None:
+    def break_tie(self, tied: list) -> None:
+        """The day's vote is tied: the first tie-breaker that applies settles it, else nobody
+        is eliminated."""
+        if not any(breaker(self, tied) for breaker in TIE_BREAKERS):
+            self.eliminate(None)
+
+    def eliminate(self, seat: int | None, cause: str = "vote") -> None:
         if seat is not None:
-            self.kill(seat, "vote")
+            self.kill(seat, cause)
         self.s.resume = "night"
         self.continue_chain()
 
     # deaths
 
     def kill(self, seat: int, cause: str) -> None:
-        """Kill and reveal; grief follows at once, hunters and successions are queued."""
+        """Kill and reveal, unless a role spares this death; then every role reacts to it, in
+        the declared order (grief at once, shots and successions queued)."""
         s = self.s
-        if not s.alive[seat]:
+        if not s.alive[seat] or any(spare(self, seat, cause) for spare in SPARES):
             return
         s.alive[seat] = False
         self.emit("death", None, seat=seat, role=s.roles[seat], cause=cause)
-        for hook in DEATH_HOOKS:
-            hook(self, seat)
+        for react in DEATH_REACTIONS:
+            react(self, seat, cause)
+
+    def reveal(self, seat: int) -> None:
+        """Show a living seat's card to everybody (the dead's cards show by being dead)."""
+        self.s.memo.setdefault("revealed", []).append(seat)
 
     def continue_chain(self) -> None:
-        """Resolve queued death reactions: hunters' shots, then the win check, then succession."""
+        """Resolve queued death reactions: shots, then the win check, then the others."""
         s = self.s
-        no_wolf_alive = not any(alive and role == WOLF for alive, role in zip(s.alive, s.roles))
-        hunters = [p for p in s.pending if p["kind"] == "hunter"]
-        # Once no wolf lives the village has won whatever a hunter shoots: do not ask him.
-        if hunters and not no_wolf_alive:
-            self.enter("hunter")
-            return
         result = winner(s)
+        shot = next((p for p in s.pending if STEPS[p["kind"]].reaction == "shot"), None)
+        # A shot is asked while it may still change the outcome (RULES.md D4, D25).
+        if shot is not None and not (result and result["settles"]):
+            self.enter(shot["kind"])
+            return
         if result is not None:
             self.end(result)
             return
         if s.pending:
-            self.enter("successor")
+            self.enter(s.pending[0]["kind"])
             return
         resume, s.resume = s.resume, None
         if resume == "day":
@@ -199,7 +176,7 @@ class Table:
         s.phase = "over"
         s.deadline = None
         s.pending = []
-        s.outcome = result
+        s.outcome = {"winners": result["winners"], "reason": result["reason"]}
         self.emit("game_over", None, winners=result["winners"], alive=living(s),
                   roles={str(seat): role for seat, role in enumerate(s.roles)},
                   chat=[{k: v for k, v in line.items() if k != "to"} for line in s.chat],

@@ -1,8 +1,16 @@
-"""One module per role (and one for the day): each registers its steps, death hooks and view
-fields with `rules.table`. Adding a role = adding a module here and importing it below.
-
-Import order is hook order: cupid first, so a lover's grief is resolved before the reactions
-(hunter's shot, mayor's succession) of the death that caused it are queued.
+"""The cast: one module per role (and one each for the mayor and the day), each declaring one
+`rules.role.Role`. `UNITS` is the registry; `rules.registry` indexes it. Adding a role = its
+module, its line here, its tests and its catalogue keys in the client.
 """
 
-from rules.roles import cupid, day, hunter, mayor, seer, werewolf, witch  # noqa: F401
+from rules.roles import (cupid, day, elder, guard, hunter, idiot, little_girl, mayor, piper,
+                         scapegoat, seer, thief, trickster_wolf, villager, werewolf, witch)
+
+# In deal order: the public list of roles in play follows it.
+UNITS = (
+    werewolf.ROLE, seer.ROLE, witch.ROLE, hunter.ROLE, cupid.ROLE,
+    guard.ROLE, elder.ROLE, idiot.ROLE, scapegoat.ROLE, little_girl.ROLE, trickster_wolf.ROLE,
+    piper.ROLE, thief.ROLE,
+    villager.ROLE,
+    day.UNIT, mayor.UNIT,
+)

@@ -1,9 +1,9 @@
-"""Cupid: on the first night links two players (himself allowed); lovers die of grief together."""
+"""Cupid: on the first night links two players (himself allowed); lovers die of grief together.
+Lovers of two sides (one a wolf, the other not) leave them and win as the last two alive."""
 
-from rules.table import DEATH_HOOKS, VIEW_FIELDS, Step, Table, holder, living, register
+from rules.role import Role, Setting, Step, Win, card_team, holder, living, option
 
 
-@register
 class CupidStep(Step):
     phase = "night.cupid"
     duration = "cupid"
@@ -12,43 +12,97 @@ class CupidStep(Step):
     night_order = 10
     names_waiting_seats = False
 
-    def runs(self, t: Table) -> bool:
+    def runs(self, t) -> bool:
         cupid = holder(t.s, "cupid")
         return t.s.day == 1 and cupid is not None and t.s.alive[cupid]
 
-    def open(self, t: Table) -> None:
+    def open(self, t) -> None:
         t.open_prompt(holder(t.s, "cupid"), "cupid.link", living(t.s), 2, 2)
 
-    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
+    def act(self, t, seat: int, action: str, targets: list) -> None:
         lovers = sorted(targets)
         t.s.memo["cupid"] = {"lovers": lovers}
         t.close_prompt(seat, action)
-        # Each lover learns the other's seat (and name), never the role; Cupid knows his work.
-        t.emit("lovers", sorted(set(lovers) | {seat}), lovers=lovers)
-
-    def close(self, t: Table) -> None:
-        t.next_night_step(after=self.night_order)
+        # Each lover learns the other's seat (and name), the role only with lovers_learn_role;
+        # Cupid knows his work.
+        payload = {"lovers": lovers}
+        if option(t.s, "lovers_learn_role") == "yes":
+            payload["roles"] = {str(s): t.s.roles[s] for s in lovers}
+        t.emit("lovers", sorted(set(lovers) | {seat}), **payload)
 
 
 def lovers_of(state) -> list | None:
     return state.memo.get("cupid", {}).get("lovers")
 
 
-def grief(t: Table, seat: int) -> None:
-    lovers = lovers_of(t.s)
+def other_lover(state, seat: int) -> int | None:
+    lovers = lovers_of(state)
     if lovers and seat in lovers:
-        other = lovers[1] if lovers[0] == seat else lovers[0]
+        return lovers[1] if lovers[0] == seat else lovers[0]
+    return None
+
+
+def grief(t, seat: int, cause: str) -> None:
+    other = other_lover(t.s, seat)
+    if other is not None:
         t.kill(other, "grief")
+
+
+def mixed(state) -> list:
+    """The lovers when their cards play for two sides: a team of their own. Else []."""
+    lovers = lovers_of(state)
+    if lovers and card_team(state, lovers[0]) != card_team(state, lovers[1]):
+        return lovers
+    return []
+
+
+def moved(state, seat: int) -> str | None:
+    return "lovers" if seat in mixed(state) else None
+
+
+def last_two_alive(state) -> list | None:
+    couple = mixed(state)
+    if couple and sorted(living(state)) == couple:
+        return list(couple)
+    return None
+
+
+KILLS = ("wolves.point", "witch.poison")
+
+
+def restrict(state, seat: int, action: str, choices: list) -> list:
+    """Lovers may not vote against each other (002, 003), nor kill each other (003: a wolf lover
+    does not point at his lover, a Witch lover does not poison hers; the rest of the pack is not
+    bound: it does not know the link, O28). The actor knows his lover, so taking the lover off
+    his own menu tells him nothing."""
+    other = other_lover(state, seat)
+    if other is not None and (
+            (action == "vote" and option(state, "lovers_vote_restriction") == "not_against_each_other")
+            or (action in KILLS and option(state, "lovers_kill_restriction") == "never")):
+        return [s for s in choices if s != other]
+    return choices
 
 
 def view_fields(state, seat: int) -> dict:
     lovers = lovers_of(state)
-    lover = None
-    if lovers and seat in lovers:
-        lover = lovers[1] if lovers[0] == seat else lovers[0]
     is_cupid = state.roles[seat] == "cupid"
-    return {"lover": lover, "linked": lovers if is_cupid and lovers else None}
+    return {"lover": other_lover(state, seat), "linked": lovers if is_cupid and lovers else None}
 
 
-DEATH_HOOKS.append(grief)
-VIEW_FIELDS.append(view_fields)
+ROLE = Role(
+    id="cupid",
+    steps=(CupidStep(),),
+    on_death=grief, death_order=10,  # grief first: before the reactions of the death it follows
+    # a lovers' win settles: the Hunter who dies leaving them the last two is not asked (D25)
+    wins=(Win("lovers_last_alive", 10, last_two_alive),),
+    allegiance=moved,
+    view=view_fields,
+    prompt_filter=restrict,
+    settings=(
+        Setting("lovers_learn_role", ("no", "yes"), "no", "cupid", "002"),
+        Setting("lovers_vote_restriction", ("none", "not_against_each_other"), "none", "cupid",
+                "002"),
+        Setting("lovers_kill_restriction", ("none", "never"), "none", "cupid", "003"),
+    ),
+    durations={"cupid": 30},
+)

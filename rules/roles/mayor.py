@@ -1,40 +1,71 @@
-"""The mayor (elected, not dealt): a dying mayor names a successor among the living."""
+"""The mayor (elected on day 1, not dealt): his vote counts twice, he breaks the day's ties, and
+a dying mayor names a successor among the living. `mayor = none` (003, 004) plays without one."""
 
-from rules.table import DEATH_HOOKS, Step, Table, living, register
+from rules.role import ReactionStep, Role, Setting, Step, living, option
 
 
-@register
-class SuccessorStep(Step):
+class SuccessorStep(ReactionStep):
     phase = "successor"
     duration = "successor"
     actions = ("mayor.successor",)
     waiting_action = "mayor.successor"
+    reaction = "after"
 
-    def open(self, t: Table) -> None:
-        t.open_prompt(_dying_mayor(t), "mayor.successor", living(t.s), 1, 1)
+    def open(self, t) -> None:
+        t.open_prompt(self.actor(t), "mayor.successor", living(t.s), 1, 1)
 
-    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
+    def act(self, t, seat: int, action: str, targets: list) -> None:
         t.s.mayor = targets[0]
         t.close_prompt(seat, action)
         t.emit("mayor", None, seat=targets[0], how="successor")
 
-    def close(self, t: Table) -> None:
-        dying = _dying_mayor(t)
-        t.s.pending = [p for p in t.s.pending if p != {"kind": "successor", "seat": dying}]
-        if t.s.mayor == dying:
+    def resolve(self, t, seat: int) -> None:
+        if t.s.mayor == seat:
             # Named nobody in time: the village has no mayor any more.
             t.s.mayor = None
             t.emit("mayor", None, seat=None, how="none")
-        t.continue_chain()
 
 
-def _dying_mayor(t: Table) -> int:
-    return next(p["seat"] for p in t.s.pending if p["kind"] == "successor")
+class TiebreakStep(Step):
+    phase = "day.tiebreak"
+    duration = "tiebreak"
+    actions = ("mayor.tiebreak",)
+    waiting_action = "mayor.tiebreak"
+
+    def open(self, t) -> None:
+        t.s.memo["vote"]["chosen"] = None
+        t.open_prompt(t.s.mayor, "mayor.tiebreak", t.s.memo["vote"]["tie"], 1, 1)
+
+    def act(self, t, seat: int, action: str, targets: list) -> None:
+        t.s.memo["vote"]["chosen"] = targets[0]
+        t.close_prompt(seat, action)
+
+    def close(self, t) -> None:
+        chosen = t.s.memo["vote"].pop("chosen")
+        tie = t.s.memo["vote"].pop("tie")
+        t.emit("vote_result", None, phase=self.phase, target=chosen, tally={}, tie=tie)
+        t.eliminate(chosen)
 
 
-def on_death(t: Table, seat: int) -> None:
+def on_death(t, seat: int, cause: str) -> None:
     if t.s.mayor == seat:
         t.s.pending.append({"kind": "successor", "seat": seat})
 
 
-DEATH_HOOKS.append(on_death)
+def tie_break(t, tied: list) -> bool:
+    """On a tie the mayor chooses among the tied (000, 001; `vote_tie = mayor_chooses`)."""
+    if t.s.mayor is None or option(t.s, "vote_tie") != "mayor_chooses":
+        return False
+    t.s.memo["vote"]["tie"] = tied
+    t.enter("day.tiebreak")
+    return True
+
+
+UNIT = Role(
+    id="mayor", deal=None,
+    steps=(TiebreakStep(), SuccessorStep()),
+    on_death=on_death, death_order=90,  # after the shots the same death brings (D3)
+    tie_break=tie_break, tie_order=50,
+    settings=(Setting("mayor", ("elected", "none"), "elected", "mayor", "003"),),
+    durations={"tiebreak": 30, "successor": 30},
+)

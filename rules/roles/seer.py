@@ -1,9 +1,10 @@
-"""Seer: each night looks at one living player's card."""
+"""Seer: each night looks at one living player's card (as that card shows itself to her). The
+Talkative Seer (001, `seer_kind = talkative`) has the same power, and the table hears the role
+she saw, not whose it is."""
 
-from rules.table import VIEW_FIELDS, Step, Table, holder, living, register
+from rules.role import CARDS, Dawn, Role, Setting, Step, is_wolf, living, option, powered_holder
 
 
-@register
 class SeerStep(Step):
     phase = "night.seer"
     duration = "seer"
@@ -12,24 +13,51 @@ class SeerStep(Step):
     night_order = 20
     names_waiting_seats = False
 
-    def runs(self, t: Table) -> bool:
-        seer = holder(t.s, "seer")
-        return seer is not None and t.s.alive[seer]
+    def runs(self, t) -> bool:
+        return powered_holder(t.s, "seer") is not None and not (
+            t.s.day == 1 and option(t.s, "seer_first_night") == "none")
 
-    def open(self, t: Table) -> None:
-        seer = holder(t.s, "seer")
-        t.open_prompt(seer, "seer.inspect", [s for s in living(t.s) if s != seer], 1, 1)
+    def open(self, t) -> None:
+        seer = powered_holder(t.s, "seer")
+        others = [s for s in living(t.s) if s != seer]
+        if t.s.day == 1 and option(t.s, "seer_first_night") == "random_not_wolf":
+            # 004: one random player who is not a werewolf is shown to her (never the
+            # Trickster: the pool is the true cards, O17); no prompt, the step ends at once
+            pool = [s for s in others if not is_wolf(t.s, s)]
+            if pool:  # a table of wolves and her shows her nothing
+                self.see(t, seer, t.rng().choice(pool))
+            return
+        t.open_prompt(seer, "seer.inspect", others, 1, 1)
 
-    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
-        target = targets[0]
-        role = t.s.roles[target]
+    def act(self, t, seat: int, action: str, targets: list) -> None:
+        t.close_prompt(seat, action)
+        self.see(t, seat, targets[0])
+
+    def see(self, t, seat: int, target: int) -> None:
+        card = CARDS[t.s.roles[target]]
+        role = card.seen_as or card.id
+        if option(t.s, "seer_result") == "wolf_or_not":  # 004: only "werewolf" or "not one"
+            role = role if CARDS[role].wolf else "not_werewolf"
         t.s.memo.setdefault("seer", {"results": []})["results"].append(
             {"seat": target, "role": role, "night": t.s.day})
-        t.close_prompt(seat, action)
         t.emit("seer_result", [seat], seat=target, role=role)
 
-    def close(self, t: Table) -> None:
-        t.next_night_step(after=self.night_order)
+    def close(self, t) -> None:
+        # The Talkative Seer's public line comes every night she wakes, "nothing seen" (null)
+        # after a timeout (O15), so its absence never tells anything; at once or at dawn.
+        if option(t.s, "seer_kind") == "talkative":
+            results = t.s.memo.get("seer", {}).get("results", [])
+            role = results[-1]["role"] if results and results[-1]["night"] == t.s.day else None
+            if option(t.s, "talkative_announce") == "at_once":
+                t.emit("talkative_seer", None, role=role)
+            else:
+                t.s.memo["night"]["talk"] = role
+        super().close(t)
+
+
+def announce_at_dawn(t, night: dict) -> None:
+    if "talk" in night:
+        t.emit("talkative_seer", None, role=night["talk"])
 
 
 def view_fields(state, seat: int) -> dict:
@@ -38,4 +66,11 @@ def view_fields(state, seat: int) -> dict:
     return {"seer_results": list(state.memo.get("seer", {}).get("results", []))}
 
 
-VIEW_FIELDS.append(view_fields)
+ROLE = Role(id="seer", steps=(SeerStep(),), view=view_fields, durations={"seer": 30},
+            dawn=(Dawn(5, announce_at_dawn),),
+            settings=(Setting("seer_kind", ("seer", "talkative"), "seer", "seer", "001"),
+                      Setting("talkative_announce", ("at_once", "at_dawn"), "at_once", "seer",
+                              "001"),
+                      Setting("seer_result", ("role", "wolf_or_not"), "role", "seer", "004"),
+                      Setting("seer_first_night", ("normal", "random_not_wolf", "none"),
+                              "normal", "seer", "004")))

@@ -2,15 +2,10 @@
 
 from collections import Counter
 
-from rules.settings import WOLF
-from rules.table import VIEW_FIELDS, Step, Table, living, register
+from rules.role import (CARDS, Dawn, Role, Setting, Step, Win, is_wolf, living, living_wolves,
+                        option, side)
 
 
-def living_wolves(state) -> list:
-    return [s for s in living(state) if state.roles[s] == WOLF]
-
-
-@register
 class WolvesStep(Step):
     phase = "night.wolves"
     duration = "wolves"
@@ -19,14 +14,18 @@ class WolvesStep(Step):
     night_order = 30
     names_waiting_seats = False
 
-    def open(self, t: Table) -> None:
+    def runs(self, t) -> bool:
+        return t.s.day > 1 or option(t.s, "first_night_kill") == "on"  # 004: nobody leaves
+
+    def open(self, t) -> None:
         t.s.memo["wolves"] = {"pointing": {}}
-        # Wolves may only target living non-wolves (RULES.md, D1).
-        choices = [s for s in living(t.s) if t.s.roles[s] != WOLF]
+        # Wolves may only target living non-wolves (RULES.md, D1); 002: anyone but themselves.
+        anyone = option(t.s, "wolves_may_target") == "anyone"
         for wolf in living_wolves(t.s):
+            choices = [s for s in living(t.s) if s != wolf if anyone or not is_wolf(t.s, s)]
             t.open_prompt(wolf, "wolves.point", choices, 0, 1)
 
-    def act(self, t: Table, seat: int, action: str, targets: list) -> None:
+    def act(self, t, seat: int, action: str, targets: list) -> None:
         pointing = t.s.memo["wolves"]["pointing"]
         target = targets[0] if targets else None
         if target is None:
@@ -36,33 +35,89 @@ class WolvesStep(Step):
         # The prompt stays open: a wolf may change his mind until the pack agrees.
         t.emit("pointed", living_wolves(t.s), seat=seat, target=target)
 
-    def done(self, t: Table) -> bool:
+    def done(self, t) -> bool:
         pointing = t.s.memo["wolves"]["pointing"]
-        wolves = living_wolves(t.s)
-        return len(pointing) == len(wolves) and len(set(pointing.values())) == 1
+        return len(pointing) == len(living_wolves(t.s)) and len(set(pointing.values())) == 1
 
-    def close(self, t: Table) -> None:
+    def close(self, t) -> None:
         tally = Counter(t.s.memo["wolves"]["pointing"].values())
         victim = None
         if tally:
             top = max(tally.values())
             tied = sorted(seat for seat, n in tally.items() if n == top)
             victim = tied[0] if len(tied) == 1 else t.rng().choice(tied)
-        night = t.s.memo["night"]
-        night["victim"] = victim
-        if victim is not None:
-            night["deaths"].append([victim, "wolves"])
-        t.next_night_step(after=self.night_order)
+        t.s.memo["night"]["victim"] = victim
+        super().close(t)
+
+
+def attack(t, night: dict) -> None:
+    """The victim dies unless a protection holds on him."""
+    victim = night["victim"]
+    if victim is not None and victim not in night["protected"]:
+        night["deaths"].append([victim, "wolves"])
 
 
 def view_fields(state, seat: int) -> dict:
-    if state.roles[seat] != WOLF:
+    if not is_wolf(state, seat):
         return {"wolves": None, "pointing": None}
-    wolves = [s for s, role in enumerate(state.roles) if role == WOLF]
+    wolves = [s for s, role in enumerate(state.roles) if CARDS[role].wolf]
     pointing = None
     if state.phase == "night.wolves" and state.alive[seat]:
         pointing = dict(state.memo["wolves"]["pointing"])
     return {"wolves": wolves, "pointing": pointing}
 
 
-VIEW_FIELDS.append(view_fields)
+def only_wolves_alive(state) -> list | None:
+    alive = living(state)
+    if alive and all(is_wolf(state, s) for s in alive):
+        return side(state, "wolves")
+    return None
+
+
+def no_village_side_left(state) -> list | None:
+    """003's 屠边: every dealt plain Villager dead, or every dealt powered village card dead
+    (a side dealt empty never counts: O48)."""
+    rule = option(state, "wolves_win")
+    if rule not in ("kill_side", "kill_all") or not living_wolves(state):
+        return None
+    village = [s for s, role in enumerate(state.roles) if CARDS[role].team == "village"
+               and not CARDS[role].wolf]
+    plain = [s for s in village if CARDS[state.roles[s]].plain]
+    powered = [s for s in village if not CARDS[state.roles[s]].plain]
+    dead = lambda seats: seats and not any(state.alive[s] for s in seats)  # noqa: E731
+    if (rule == "kill_all" and dead(village)) or (
+            rule == "kill_side" and (dead(plain) or dead(powered))):
+        return side(state, "wolves")
+    return None
+
+
+def at_parity(state) -> list | None:
+    """004: the pack wins once the living wolves are at least as many as the others (O47: a
+    chain of deaths can jump past equality)."""
+    if option(state, "wolves_win") != "parity":
+        return None
+    wolves = len(living_wolves(state))
+    if wolves and wolves >= sum(state.alive) - wolves:
+        return side(state, "wolves")
+    return None
+
+
+ROLE = Role(
+    id="werewolf", team="wolves", wolf=True, deal="pack",
+    steps=(WolvesStep(),),
+    dawn=(Dawn(20, attack),),
+    wins=(Win("only_wolves_alive", 30, only_wolves_alive, settles=False),
+          Win("village_side_killed", 31, no_village_side_left),
+          # a shot may still kill a wolf and undo it
+          Win("wolves_at_parity", 32, at_parity, settles=False)),
+    view=view_fields,
+    settings=(
+        Setting("wolf_count", ("table_000", "table_004", 1, 2, 3, 4, 5), "table_000",
+                "werewolf", "000"),
+        Setting("wolves_win", ("only_wolves", "kill_side", "kill_all", "parity"), "only_wolves",
+                "werewolf", "003, 004"),
+        Setting("wolves_may_target", ("non_wolves", "anyone"), "non_wolves", "werewolf", "002"),
+        Setting("first_night_kill", ("on", "off"), "on", "werewolf", "004"),
+    ),
+    durations={"wolves": 60},
+)

@@ -98,6 +98,44 @@ async def test_settings_change_is_announced_with_the_deal(store, clock):
     assert room.data.settings.roles == ("seer",)
 
 
+async def test_bad_settings_are_a_bad_frame_and_change_nothing(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    before, events = room.data.settings, len(stored(store))
+    for frame in ({"roles": "seer"}, {"durations": {"vote": "5"}}, {"rules": {"guard_self": 5}},
+                  {"rules": {"dusk": "yes"}}, {"rules": []}, {"preset": "seed_999"},
+                  {"rules": {"witch_potions_per_night": True}}):
+        refused = await room.command(0, {"type": "settings", "id": "x", **frame})
+        assert refused["code"] == "bad_frame" and refused["message"].startswith("settings:"), frame
+    assert room.data.settings == before and len(stored(store)) == events
+
+
+async def test_the_host_picks_a_preset_every_seat_sees_it_and_a_change_makes_it_custom(store,
+                                                                                       clock):
+    room = await new_room(store, clock)
+    await seat(room, 9)
+    await room.command(0, {"type": "settings", "id": 1, "preset": "seed_003_9"})
+    event = frames(store)[-1]
+    assert event["kind"] == "settings" and event["settings"]["preset"] == "seed_003_9"
+    assert event["roles_in_play"] == {"werewolf": 3, "seer": 1, "witch": 1, "hunter": 1,
+                                      "guard": 1, "villager": 2}
+    assert event["settings"]["rules"]["mayor"] == "none"
+    assert room.data.view(3)["settings"]["preset"] == "seed_003_9"
+    await room.command(0, {"type": "settings", "id": 2, "rules": {"guard_self": "no"}})
+    assert room.data.settings.preset is None and room.data.settings.rules["mayor"] == "none"
+    assert room.data.view(3)["declared"] == rules.declaration()
+
+
+async def test_start_needs_the_seats_the_roles_take(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 7)
+    eight = ["seer", "witch", "hunter", "cupid", "guard", "elder", "idiot", "scapegoat"]
+    await room.command(0, {"type": "settings", "id": 1, "roles": eight})
+    assert room.data.lobby()["roles_in_play"]["villager"] == 0  # 8 specials + 2 wolves: 10 seats
+    refused = await room.command(0, {"type": "start", "id": 2})
+    assert refused["code"] == "not_your_turn" and "10 players" in refused["message"]
+
+
 async def test_start_needs_six_players_and_then_closes_the_lobby(store, clock):
     room = await new_room(store, clock)
     await seat(room, 5)

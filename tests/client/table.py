@@ -181,8 +181,9 @@ def pick(action: str, options: list[int], me: Player, wolves: set[int], n: int) 
     votes out a wolf."""
     if action == "vote" and me.role != "werewolf":
         preferred = [s for s in options if s in wolves]
-    # No wolf in love, nor shot by the hunter at night: the game must reach the day.
-    elif action in ("vote", "wolves.point", "cupid.link", "hunter.shoot"):
+    # No wolf in love, nor shot by the hunter at night, nor robbed by the thief (the pack stays
+    # the one the test knows): the game must reach the day.
+    elif action in ("vote", "wolves.point", "cupid.link", "hunter.shoot", "thief.steal"):
         preferred = [s for s in options if s not in wolves]
     else:
         preferred = []

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 # step always lasts its full time (RULES.md D9), and a Witch too slow to pass just passes.
 SHORT = {"cupid": 30, "seer": 30, "wolves": 30, "witch": 10, "election": 30,
          "discussion": 30, "vote": 30, "tiebreak": 30, "hunter": 30, "successor": 30}
-NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"]
+NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom", "Sara"]
 DAY = "body[data-phase='day.discussion']"
 
 
@@ -79,6 +79,37 @@ def test_six_browsers_play_a_whole_game(stack):
             await page.reload()
             await page.wait_for_selector(f"{THE_END} #end-cards li:nth-child(6)")
             assert await page.inner_text("#screen-end") == before
+            await no_page_errors(players)
+
+    asyncio.run(main())
+
+
+@pytest.mark.timeout(600)
+def test_seven_browsers_play_to_the_end_with_the_seed_003_and_001_roles_dealt(stack):
+    """Issue 9: Guard, Little Girl, Thief, Elder, Idiot and Piper dealt (with the one wolf of
+    seven seats); the pages know these roles only from the server's declaration and the catalogues."""
+    gateway = stack.start_gateway()
+    roles = ["guard", "little_girl", "thief", "elder", "idiot", "piper"]
+
+    async def main():
+        async with chromium() as browser:
+            async def offered(players):
+                host = players[0].page
+                boxes = await host.eval_on_selector_all("#host-roles input", "els => els.map(e => e.value)")
+                assert set(roles) <= set(boxes)
+                assert await host.locator("#host-preset option").count() > 1  # the seeds' presets
+
+            _, players = await seat_table(
+                browser, gateway.url,
+                list(zip(NAMES, ["en-US", "ar", "zh-CN", "vi-VN", "en-US", "en-US", "en-US"],
+                         [LAPTOP] * 7)),
+                SHORT, roles=roles, before_start=offered)
+            assert sorted(p.role for p in players) == sorted(roles + ["werewolf"])
+            await play_all(players)
+            for p in players:
+                cards = p.page.locator("#end-cards li")
+                assert await cards.count() == 7
+                assert (await p.page.text_content("#end-winners")).strip()
             await no_page_errors(players)
 
     asyncio.run(main())

@@ -60,3 +60,21 @@ def test_every_literal_key_in_the_scripts_exists():
     for script in (STATIC / "js").glob("*.js"):
         used |= set(re.findall(r'\bt\("([a-z_.]+)"', script.read_text(encoding="utf-8")))
     assert used and not used - english.keys()
+
+
+def test_every_role_rule_preset_action_and_phase_the_rules_declare_has_its_keys():
+    """A new role needs only catalogue keys on the client: what it shows comes as data."""
+    from rules import ACTIONS, declaration
+    from rules.registry import CARDS, STEPS, WINS
+
+    english = catalogue("en")
+    declared = declaration()
+    needed = {f"role.{r}" for r in CARDS} | {f"explain.{r}" for r in CARDS}
+    needed |= {f"preset.{p['id']}" for p in declared["presets"]}
+    needed |= {f"duration.{d}" for d in declared["durations"]}
+    needed |= {f"phase.{phase}" for phase in STEPS} | {f"end.reason.{w.reason}" for w in WINS}
+    needed |= {f"action.{a}.title" for a in ACTIONS} | {f"action.{a}.help" for a in ACTIONS}
+    for rule in declared["rules"]:
+        needed.add(f"rule.{rule['id']}")
+        needed |= {f"rule.{rule['id']}.{v}" for v in rule["values"] if isinstance(v, str)}
+    assert sorted(needed - english.keys()) == []

@@ -1,15 +1,19 @@
 """docs/schema: every schema is valid JSON Schema, and the protocol's examples fit them (real
 frames are checked against them in the end-to-end tests)."""
+import json
+
 import pytest
 from jsonschema import Draft202012Validator, ValidationError
 
-from tests.gateway.checks import validators
+from rules.settings import settings_schema
+from tests.gateway.checks import SCHEMAS, validators
 
 EXAMPLES = {
     "hello": {"type": "hello", "token": "abc", "since": None},
     "act": {"type": "act", "id": "a1", "action": "cupid.link", "targets": [2, 5]},
     "chat": {"type": "chat", "id": 7, "text": "hello"},
-    "settings": {"type": "settings", "id": "s", "roles": ["seer", "witch"], "durations": {"vote": 30}},
+    "settings": {"type": "settings", "id": "s", "roles": ["seer", "guard"], "durations": {"vote": 30},
+                 "rules": {"guard_self": "yes"}, "preset": None},
     "start": {"type": "start", "id": "go"},
     "ping": {"type": "ping", "id": None},
     "ack": {"type": "ack", "id": "a1"},
@@ -41,3 +45,12 @@ def test_protocol_examples_fit(name):
 def test_frames_breaking_the_contract_are_rejected(name, frame):
     with pytest.raises(ValidationError):
         validators()[name].validate(frame)
+
+
+def test_the_settings_schema_is_the_one_the_rules_declare():
+    """Regenerate with `python -m tests.gateway.test_schemas` after changing a role's settings."""
+    assert json.loads((SCHEMAS / "settings.json").read_text()) == settings_schema()
+
+
+if __name__ == "__main__":
+    (SCHEMAS / "settings.json").write_text(json.dumps(settings_schema(), indent=2) + "\n")

@@ -1,6 +1,9 @@
 """A scripted table for scenario tests: a fixed deal, a fake clock, and the full event log."""
 
-from rules import (GameState, Settings, act, advance, prompts_for, say, start_game, view)
+from rules import (SPECIAL_ROLES, GameState, Settings, act, advance, prompts_for, say,
+                   start_game, view)
+from rules.registry import CARDS
+from rules.role import living_wolves
 
 T0 = 1_700_000_000_000
 NAMES = ["Layla", "Omar", "Nour", "Sami", "Huda", "Karim", "Rana", "Tariq", "Dana", "Ziad",
@@ -10,9 +13,12 @@ NAMES = ["Layla", "Omar", "Nour", "Sami", "Huda", "Karim", "Rana", "Tariq", "Dan
 class Game:
     """Wraps the pure API; each call replaces `state` and appends to `log`."""
 
-    def __init__(self, deal: list, seed: int = 7, durations: dict | None = None):
-        specials = [r for r in ("seer", "witch", "hunter", "cupid") if r in deal]
-        self.settings = Settings.from_json({"roles": specials, "durations": durations or {}})
+    def __init__(self, deal: list, seed: int = 7, durations: dict | None = None,
+                 rules: dict | None = None):
+        specials = [r for r in SPECIAL_ROLES if r in deal]
+        wolves = sum(CARDS[role].wolf for role in deal)
+        self.settings = Settings.from_json({"roles": specials, "durations": durations or {},
+                                            "rules": {"wolf_count": wolves, **(rules or {})}})
         self.now = T0
         self.state, self.log = start_game(NAMES[:len(deal)], self.settings, seed, self.now,
                                           deal=deal)
@@ -59,7 +65,8 @@ class Game:
     # whole steps, for getting to the situation a test is about
 
     def night(self, *, link: list | None = None, inspect: int | None = None,
-              victim: int | None = None, save: bool = False, poison: int | None = None) -> None:
+              protect: int | None = None, victim: int | None = None, save: bool = False,
+              poison: int | None = None) -> None:
         """Play one night: every role that wakes acts as told, or lets its time run out."""
         if self.phase == "night.cupid":
             if link:
@@ -71,9 +78,14 @@ class Game:
                 self.act(self.seat("seer"), "seer.inspect", [inspect])
             else:
                 self.timeout()
+        if self.phase == "night.guard":
+            if protect is not None:
+                self.act(self.seat("guard"), "guard.protect", [protect])
+            else:
+                self.timeout()
         assert self.phase == "night.wolves"
         if victim is not None:
-            for wolf in self.living(role="werewolf"):
+            for wolf in living_wolves(self.state):
                 self.act(wolf, "wolves.point", [victim])
         else:
             self.timeout()
@@ -111,10 +123,19 @@ class Game:
             self.timeout()
             return
         for seat in self.living():
-            if seat != target:
+            if seat != target and any(p["action"] == "vote" for p in self.prompts(seat)):
                 self.act(seat, "vote", [target])
         if self.phase == "day.vote":  # the target's own vote is missing
             self.timeout()
+
+    def tied_vote(self, a: int, b: int) -> None:
+        """Discussion runs out; one vote each for a and b (not by the mayor, who counts twice),
+        the others abstain."""
+        self.ask_to_vote()
+        first, second = [s for s in self.living() if s not in (a, b, self.state.mayor)][:2]
+        self.act(first, "vote", [a])
+        self.act(second, "vote", [b])
+        self.timeout()
 
     def round_trip(self) -> GameState:
         return GameState.from_json(self.state.to_json())

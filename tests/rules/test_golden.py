@@ -14,12 +14,22 @@ from rules import Settings, act, advance, say, start_game
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 T0 = 1_700_000_000_000
-# (file, players, special roles, seed): tables chosen so that together they cover every event kind
+# (file, players, settings, seed): tables chosen so that together they cover every event kind
+SEED_000 = {"roles": ["seer", "witch", "hunter", "cupid"]}
 TABLES = [
-    ("six_all_roles", 6, ["seer", "witch", "hunter", "cupid"], 3),
-    ("eight_all_roles", 8, ["seer", "witch", "hunter", "cupid"], 11),
-    ("twelve_no_cupid", 12, ["seer", "witch", "hunter"], 5),
-    ("eighteen_all_roles", 18, ["seer", "witch", "hunter", "cupid"], 2),
+    ("six_all_roles", 6, SEED_000, 3),
+    ("eight_all_roles", 8, SEED_000, 11),
+    ("twelve_no_cupid", 12, {"roles": ["seer", "witch", "hunter"]}, 5),
+    ("eighteen_all_roles", 18, SEED_000, 2),
+    # seed 003's 16-with-the-game-master setup: Guard, Elder, Idiot, Scapegoat, no mayor
+    ("fifteen_seed_003", 15, {"preset": "seed_003_15"}, 1),
+    # seed 001's roles: Talkative Seer, Little Girl, Trickster Wolf; with the Guard and the Piper
+    ("twelve_seed_001_piper", 12, {"roles": ["seer", "witch", "hunter", "cupid", "little_girl",
+                                             "trickster_wolf", "piper", "guard"],
+                                   "rules": {"seer_kind": "talkative",
+                                             "little_girl_caught_chance": 50}}, 1),
+    # seed 001's preset: the Thief steals, candidacy and a runoff for the mayor
+    ("ten_seed_001", 10, {"preset": "seed_001"}, 1),
 ]
 
 
@@ -41,11 +51,11 @@ def run(state, command: list):
     return advance(state, *args)
 
 
-def record(players: int, roles: list, seed: int) -> dict:
+def record(players: int, table: dict, seed: int) -> dict:
     """Play a game with random legal commands drawn from `seed`."""
     rng = random.Random(seed)
     names = [f"p{i}" for i in range(players)]
-    settings = Settings.from_json({"roles": roles})
+    settings = Settings.from_json(table)
     state, _ = start_game(names, settings, seed, T0)
     commands, now = [], T0
     while state.phase != "over":
@@ -93,12 +103,14 @@ def test_the_golden_games_cover_every_event_kind_the_engine_emits():
         kinds |= {e["kind"] for e in json.loads((GOLDEN / f"{name}.json").read_text())["events"]}
     assert kinds == {"game_started", "role", "wolves", "lovers", "phase", "prompt",
                      "prompt_closed", "seer_result", "pointed", "witch_victim", "death", "mayor",
-                     "vote_requested", "voted", "vote_result", "chat", "game_over"}
+                     "vote_requested", "voted", "vote_result", "chat", "game_over",
+                     "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer",
+                     "peeked", "little_girl_caught", "charmed", "candidate"}
 
 
 if __name__ == "__main__":
-    for name, players, roles, seed in TABLES:
-        game = record(players, roles, seed)
+    for name, players, table, seed in TABLES:
+        game = record(players, table, seed)
         game["events"] = replay(game)
         (GOLDEN / f"{name}.json").write_text(dump(game))
         print(name, len(game["commands"]), "commands", len(game["events"]), "events")

@@ -1,5 +1,6 @@
-"""Properties over thousands of random games: random tables (6-18 seats, random role exclusions),
-random legal and illegal commands, random chat and timeouts.
+"""Properties over thousands of random games: random tables (random mixes of every special role,
+as many seats as they need up to 18, random house rules), random legal and illegal commands,
+random chat and timeouts.
 
 RULES_GAMES sets the number of games (default 2000, the CI figure)."""
 
@@ -10,16 +11,24 @@ import orjson
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from rules import (ACTIONS, MAX_PLAYERS, MIN_PLAYERS, SPECIAL_ROLES, GameState, RulesError,
-                   Settings, act, advance, say, start_game, view)
+from rules import (ACTIONS, MAX_PLAYERS, SETTINGS, SPECIAL_ROLES, GameState, RulesError,
+                   Settings, act, advance, min_players, say, start_game, view)
+from rules.registry import STEPS
 
 GAMES = int(os.environ.get("RULES_GAMES", "2000"))
 T0 = 1_700_000_000_000
 MAX_COMMANDS = 3000  # far above the longest random game; reaching it means a game that never ends
-DEATH_REACTIONS = {"hunter.shoot": "hunter", "mayor.successor": "successor"}
+# the commands of death reactions (the only ones the dead make) -> the pending kind they answer
+DEATH_REACTIONS = {action: step.phase for step in STEPS.values() if step.reaction
+                   for action in step.actions}
 MALFORMED = [None, "1", 1.5, True, [1], {"seat": 1}]
-PRIVATE_ROLE_FIELDS = {"wolves": "werewolf", "pointing": "werewolf", "seer_results": "seer",
-                       "witch": "witch", "linked": "cupid"}
+# the oracle's own reading of the spec: the pack's cards, and the cards of no village side
+PACK = {"werewolf", "trickster_wolf"}
+TEAM = {"werewolf": "wolves", "trickster_wolf": "wolves", "piper": "piper"}  # else "village"
+PLAIN = {"villager", "thief"}  # no power: a Thief who stole nothing is a plain villager (O9)
+PRIVATE_ROLE_FIELDS = {"wolves": PACK, "pointing": PACK, "seer_results": {"seer"},
+                       "witch": {"witch"}, "linked": {"cupid"}, "guard": {"guard"},
+                       "little_girl": {"little_girl"}}
 
 
 def play(n: int, table: Settings, seed: int, rng: random.Random):
@@ -87,6 +96,10 @@ def check_command(before: GameState, after: GameState, command: tuple) -> None:
     if command[0] != "act":
         return
     _, seat, action, targets, _ = command
+    last = before.memo.get("guard")
+    if action == "guard.protect" and targets and last and last["night"] == before.day - 1 \
+            and before.settings["rules"]["guard_repeat"] == "forbidden":
+        assert targets != [last["seat"]]  # never the same seat two nights running
     if not before.alive[seat]:
         # The dead act only to shoot (hunter) or name a successor (mayor) as they die.
         assert {"kind": DEATH_REACTIONS[action], "seat": seat} in before.pending
@@ -94,7 +107,7 @@ def check_command(before: GameState, after: GameState, command: tuple) -> None:
 
 def check_events(before: GameState, after: GameState, events: list) -> None:
     roles = after.roles
-    wolves = {s for s, r in enumerate(roles) if r == "werewolf"}
+    wolves = {s for s, r in enumerate(roles) if r in PACK}
     for event in events:
         kind, to = event["kind"], event["to"]
         orjson.dumps(event)  # also refuses non-string keys
@@ -121,6 +134,16 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
         elif kind == "death":
             assert to is None and event["role"] == roles[event["seat"]]
             assert not after.alive[event["seat"]]
+        elif kind == "peeked":  # letters for the wolves, never their seats
+            assert roles[to[0]] == "little_girl" and len(to) == 1
+            assert all(isinstance(label, str) and label.isalpha() for label in event["pointing"])
+        elif kind == "charmed":
+            assert set(to) <= set(event["charmed"]) | {roles.index("piper")}
+        elif kind == "little_girl_caught":
+            assert set(to) <= wolves and roles[event["seat"]] == "little_girl"
+        elif kind == "idiot_revealed":
+            assert to is None and roles[event["seat"]] == event["role"] == "idiot"
+            assert not before.memo.get("idiot")  # once per game
         else:
             assert to is None or kind in ("prompt", "prompt_closed"), kind
 
@@ -133,49 +156,77 @@ def check_views(state: GameState, seats: list) -> None:
         orjson.dumps(seen)
         if over:
             continue
+        revealed = state.memo.get("revealed", [])
         for other in seen["seats"]:
             if other["role"] is not None:
-                assert other["seat"] == seat or not state.alive[other["seat"]]
+                assert other["seat"] in [seat, *revealed] or not state.alive[other["seat"]]
         for field, holder in PRIVATE_ROLE_FIELDS.items():
             if seen[field] is not None:
-                assert role == holder, field
+                assert role in holder, field
+        if seen["charmed"] is not None:
+            assert role == "piper" or seat in state.memo["piper"]["charmed"]
         if seen["lover"] is not None:
             assert seat in state.memo["cupid"]["lovers"]
         if not state.alive[seat]:
             assert {p["action"] for p in seen["prompts"]} <= set(DEATH_REACTIONS)
-        for channel in seen["chat"]:
-            assert channel == "day" or (channel == "wolves" and role == "werewolf") or (
-                channel == "dead" and not state.alive[seat])
+        for channel, lines in seen["chat"].items():
+            # the wolves' lines only as a wolf: a wolf robbed by the Thief keeps those he read
+            wolf_lines = channel == "wolves" and (role in PACK or all(
+                seat in line["to"] for line in state.chat if line["channel"] == "wolves"
+                and {k: v for k, v in line.items() if k != "to"} in lines))
+            assert channel == "day" or wolf_lines or (channel == "dead" and not state.alive[seat])
 
 
 def check_outcome(state: GameState, commands: list, log: list) -> None:
     alive = [s for s, a in enumerate(state.alive) if a]
-    wolves_alive = [s for s in alive if state.roles[s] == "werewolf"]
+    wolves_alive = [s for s in alive if state.roles[s] in PACK]
     lovers = state.memo.get("cupid", {}).get("lovers") or []
-    mixed = lovers if len({state.roles[s] == "werewolf" for s in lovers}) == 2 else []
+    mixed = lovers if len({TEAM.get(state.roles[s], "village") for s in lovers}) == 2 else []
+    side = lambda team: [s for s, r in enumerate(state.roles)  # noqa: E731
+                         if TEAM.get(r, "village") == team and s not in mixed]
     reason, winners = state.outcome["reason"], state.outcome["winners"]
-    if reason == "lovers_last_alive":
+    if reason == "piper_charmed_all":
+        piper = state.roles.index("piper")
+        assert state.alive[piper] and winners == [piper]
+        assert all(s in state.memo["piper"]["charmed"] for s in alive if s != piper)
+    elif reason == "lovers_last_alive":
         assert sorted(alive) == lovers == mixed and winners == lovers
     elif reason == "no_wolves_alive":
         assert not wolves_alive
-        assert winners == [s for s, r in enumerate(state.roles)
-                           if r != "werewolf" and s not in mixed]
+        assert winners == side("village")
+    elif reason == "only_wolves_alive":
+        assert alive and wolves_alive == alive
+        assert winners == side("wolves")
+    elif reason == "wolves_at_parity":
+        assert state.settings["rules"]["wolves_win"] == "parity"
+        assert wolves_alive and len(wolves_alive) >= len(alive) - len(wolves_alive)
+        assert winners == side("wolves")
     else:
-        assert reason == "only_wolves_alive" and alive and wolves_alive == alive
-        assert winners == [s for s, r in enumerate(state.roles)
-                           if r == "werewolf" and s not in mixed]
+        rule = state.settings["rules"]["wolves_win"]
+        assert reason == "village_side_killed" and rule != "only_wolves" and wolves_alive
+        plain = [s for s, r in enumerate(state.roles) if r in PLAIN]
+        powered = [s for s, r in enumerate(state.roles)
+                   if r not in PLAIN and TEAM.get(r, "village") == "village"]
+        gone = [group for group in ((plain + powered,) if rule == "kill_all" else (plain, powered))
+                if group and not any(state.alive[s] for s in group)]
+        assert gone
+        assert winners == side("wolves")
     over = [e for e in log if e["kind"] == "game_over"]
     assert len(over) == 1 and over[0]["alive"] == alive
     for potion in ("witch.save", "witch.poison"):
         assert sum(1 for c in commands if c[0] == "act" and c[2] == potion and c[3]) <= 1
+    assert sum(1 for e in log if e["kind"] == "idiot_revealed") <= 1
+    assert sum(1 for e in log if e["kind"] == "powers_lost") <= 1
 
 
 @settings(max_examples=GAMES, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(MIN_PLAYERS, MAX_PLAYERS), roles=st.sets(st.sampled_from(SPECIAL_ROLES)),
+@given(roles=st.sets(st.sampled_from(SPECIAL_ROLES)), size=st.integers(0, 12),
+       rules=st.fixed_dictionaries({s.id: st.sampled_from(s.values) for s in SETTINGS.values()}),
        seed=st.integers(0, 2**32 - 1), moves=st.integers(0, 2**32 - 1))
-def test_random_games_keep_every_rule(n, roles, seed, moves):
-    table = Settings.from_json({"roles": sorted(roles)})
+def test_random_games_keep_every_rule(roles, size, rules, seed, moves):
+    table = Settings.from_json({"roles": sorted(roles), "rules": rules})
+    n = min(MAX_PLAYERS, min_players(table) + size)
     start, commands, log, state = play(n, table, seed, random.Random(moves))
     check_outcome(state, commands, log)
     # Replaying the seed and the commands gives the same event log and the same end.

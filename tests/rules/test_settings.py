@@ -3,8 +3,10 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rules import (BadSettings, DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, SPECIAL_ROLES,
-                   Settings, roles_in_play, wolves_for)
+from rules import (BadSettings, DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, PRESETS, SETTINGS,
+                   SPECIAL_ROLES, Settings, declaration, min_players, roles_in_play, start_game,
+                   wolves_for)
+from rules.settings import deal
 
 
 @pytest.mark.parametrize("n, wolves", [(6, 1), (7, 1), (8, 2), (11, 2), (12, 3), (15, 3),
@@ -45,7 +47,9 @@ def test_durations_default_and_may_be_given_in_part():
     [], {"roles": "seer"}, {"roles": ["mayor"]}, {"roles": ["seer", "seer"]}, {"roles": [1]},
     {"durations": []}, {"durations": {"dusk": 10}}, {"durations": {"vote": 0}},
     {"durations": {"vote": 901}}, {"durations": {"vote": "60"}}, {"durations": {"vote": True}},
-    {"durations": {"vote": 1.5}}, {"colour": "red"},
+    {"durations": {"vote": 1.5}}, {"colour": "red"}, {"rules": []}, {"rules": {"dusk": 1}},
+    {"rules": {"guard_self": True}}, {"rules": {"witch_potions_per_night": True}},
+    {"preset": "seed_999"},
 ])
 def test_bad_settings_are_refused_as_bad_frames(data):
     with pytest.raises(BadSettings) as refused:
@@ -71,3 +75,43 @@ def test_any_json_is_either_valid_settings_or_a_bad_frame(data):
         return
     assert Settings.from_json(parsed.to_json()) == parsed
     assert all(1 <= s <= 900 for s in parsed.durations.values())
+
+
+def test_the_deal_refuses_a_table_it_cannot_fill():
+    eight = ["seer", "witch", "hunter", "cupid", "guard", "elder", "idiot", "scapegoat"]
+    every = Settings.from_json({"roles": eight})  # 8 specials + 2 wolves
+    with pytest.raises(BadSettings, match="cannot hold"):
+        deal(6, every)
+    assert min_players(every) == 10 and roles_in_play(6, every)["villager"] == 0
+    with pytest.raises(BadSettings):
+        start_game([f"p{i}" for i in range(9)], every, 1, 0)
+
+
+@pytest.mark.parametrize("rule, counts", [
+    ("table_004", {4: 1, 6: 1, 7: 2, 10: 2, 11: 3, 14: 4, 18: 5}), (3, {6: 3, 18: 3})])
+def test_wolf_count_table_004_or_a_number_chosen_by_the_host(rule, counts):
+    assert {n: wolves_for(n, rule) for n in counts} == counts
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_preset_deals_its_seed_s_table(preset):
+    chosen = Settings.default().change({"preset": preset})
+    assert chosen.preset == preset and chosen.roles == tuple(
+        r for r in SPECIAL_ROLES if r in PRESETS[preset].roles)
+    players = PRESETS[preset].players
+    if players:  # 003's counts: e.g. "10人" = 9 players, 3 wolves, 2 villagers (spec 3.3)
+        assert sum(deal(players, chosen).values()) == players
+
+
+def test_seed_003_s_ten_with_the_game_master_is_nine_seats():
+    assert deal(9, Settings.default().change({"preset": "seed_003_9"})) == {
+        "werewolf": 3, "seer": 1, "witch": 1, "hunter": 1, "guard": 1, "villager": 2}
+
+
+def test_the_declaration_names_every_rule_with_its_values_default_owner_and_source():
+    declared = declaration()
+    assert [r["id"] for r in declared["roles"]] == list(SPECIAL_ROLES)
+    for rule in declared["rules"]:
+        assert rule["default"] in rule["values"] and rule["owner"] and rule["source"]
+        assert SETTINGS[rule["id"]].default == Settings.default().rules[rule["id"]]
+    assert {p["id"] for p in declared["presets"]} == set(PRESETS)

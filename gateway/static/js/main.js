@@ -5,10 +5,9 @@ import { Connection } from "./conn.js";
 import { applyEvent } from "./state.js";
 import qrcode from "../vendor/qrcode.mjs";
 
-// Shown as toggles to the host; the server decides which are valid and what they imply.
-const SPECIAL_ROLES = ["seer", "witch", "hunter", "cupid"];
-const MIN_PLAYERS = 6;
-const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers", "game_over"]);
+const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers",
+  "candidate", "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer", "peeked", "little_girl_caught", "charmed",
+  "game_over"]);
 const FEED_LIMIT = 80;
 // Every card, in the order the help shows them.
 const ROLES = ["werewolf", "villager", "seer", "witch", "hunter", "cupid"];
@@ -398,14 +397,20 @@ function renderLobby(v) {
       p.seat === v.host ? el("span", { class: "badge", text: t("lobby.host") }) : null,
       p.seat === app.seat ? el("span", { class: "muted", text: `(${t("lobby.you")})` }) : null)));
 
-  const need = v.players.length < MIN_PLAYERS;
+  // The server shows the deal of the smallest table the settings can start while fewer are seated.
+  const rip = v.roles_in_play || {};
+  const min = Object.values(rip).reduce((a, b) => a + b, 0);
+  const need = v.players.length < min;
   $("#lobby-need").textContent = need
-    ? t("lobby.need", { n: v.players.length, min: MIN_PLAYERS })
+    ? t("lobby.need", { n: v.players.length, min })
     : isHost(v) ? "" : t("lobby.wait_host", { name: nameOf(v.host) });
 
-  const rip = v.roles_in_play || {};
   $("#lobby-wolves").textContent = t("lobby.wolves", { n: rip.werewolf ?? 0 });
   rebuild($("#lobby-roles"), roleChips(rip));
+  const preset = v.settings?.preset;
+  $("#lobby-preset").textContent = t("lobby.preset", { name: preset ? t(`preset.${preset}`) : t("lobby.preset.custom") });
+  rebuild($("#lobby-rules"), shownRules(v).flatMap((r) =>
+    [el("dt", { "data-key": r.id, text: t(`rule.${r.id}`) }), el("dd", { text: ruleValue(r.id, v.settings.rules[r.id]) })]));
   const durations = v.settings?.durations || {};
   rebuild($("#lobby-durations"), Object.entries(durations).flatMap(([k, s]) =>
     [el("dt", { "data-key": k, text: durationLabel(k) }), el("dd", { text: String(s) })]));
@@ -420,6 +425,19 @@ function roleChips(rolesInPlay) {
     el("li", { class: "chip", "data-role": role, text: n > 1 ? `${roleName(role)} ×${n}` : roleName(role) }));
 }
 
+// A house rule shows when its owner is dealt (or owns no card: the pack, the mayor), and only
+// where it differs from seed 000, which everyone knows.
+function shownRules(v, all = false) {
+  const rip = v.roles_in_play || {};
+  const dealable = new Set((v.declared?.roles || []).map((r) => r.id));
+  return (v.declared?.rules || []).filter((r) => (rip[r.owner] || !dealable.has(r.owner))
+    && (all || v.settings?.rules?.[r.id] !== r.default));
+}
+
+function ruleValue(id, value) {
+  return has(`rule.${id}.${value}`) ? t(`rule.${id}.${value}`) : String(value);
+}
+
 function durationLabel(key) {
   return has(`duration.${key}`) ? t(`duration.${key}`) : key;
 }
@@ -430,26 +448,42 @@ function durationLabel(key) {
 // that shows what the host sent (or for an error) before it takes the server's values again.
 function renderHostForm(v, need) {
   const chosen = new Set(v.settings?.roles || []);
-  const roles = [...new Set([...SPECIAL_ROLES, ...chosen])];
+  const roles = (v.declared?.roles || []).map((r) => r.id);
   const durations = v.settings?.durations || {};
-  const shape = `${roles.join()}|${Object.keys(durations).join()}|${language()}`;
+  const rules = shownRules(v, true);
+  const shape = `${roles.join()}|${rules.map((r) => r.id).join()}|${Object.keys(durations).join()}|${language()}`;
   const rolesBox = $("#host-roles");
+  const rulesBox = $("#host-rules");
   const durBox = $("#host-durations");
+  const presetBox = $("#host-preset");
   if (app.hostShape !== shape) {
     app.hostShape = shape;
+    presetBox.replaceChildren(el("option", { value: "", text: t("lobby.preset.custom") }),
+      ...(v.declared?.presets || []).map((p) => el("option", { value: p.id, text: t(`preset.${p.id}`) })));
+    presetBox.onchange = () => presetBox.value && sendSettings({ preset: presetBox.value });
+    rulesBox.replaceChildren(...rules.map((r) =>
+      el("label", {},
+        el("span", { text: t(`rule.${r.id}`) }),
+        el("select", { name: r.id, onchange: () => sendSettings() },
+          ...r.values.map((value, i) => el("option", { value: i, text: ruleValue(r.id, value) }))))));
     rolesBox.replaceChildren(...roles.map((role) =>
       el("label", { class: "check" },
-        el("input", { type: "checkbox", name: "role", value: role, onchange: sendSettings }),
+        el("input", { type: "checkbox", name: "role", value: role, onchange: () => sendSettings() }),
         el("span", { text: `${roleName(role)}: ${t(`explain.${role}`)}` }))));
     durBox.replaceChildren(...Object.keys(durations).map((k) =>
       el("label", {},
         el("span", { text: durationLabel(k) }),
-        el("input", { type: "number", name: k, min: 1, inputmode: "numeric", onchange: sendSettings,
+        el("input", { type: "number", name: k, min: 1, inputmode: "numeric", onchange: () => sendSettings(),
           oninput: (e) => (e.target.dataset.dirty = "1") }))));
   }
   if (app.settingsSent && showsSettings(v.settings, app.settingsSent)) app.settingsSent = null;
   if (!app.settingsPending && !app.settingsSent) {
     for (const box of rolesBox.querySelectorAll("input")) box.checked = chosen.has(box.value);
+    presetBox.value = v.settings?.preset || "";
+    for (const select of rulesBox.querySelectorAll("select")) {
+      const rule = rules.find((r) => r.id === select.name);
+      select.value = String(rule.values.indexOf(v.settings.rules[select.name]));
+    }
     for (const input of durBox.querySelectorAll("input")) {
       if (document.activeElement !== input && !input.dataset.dirty) input.value = durations[input.name];
     }
@@ -457,17 +491,26 @@ function renderHostForm(v, need) {
   $("#start").disabled = need;
 }
 
-function sendSettings() {
-  const roles = [...document.querySelectorAll("#host-roles input:checked")].map((b) => b.value);
-  const durations = {};
-  for (const input of document.querySelectorAll("#host-durations input")) {
-    durations[input.name] = Number(input.value);
-    delete input.dataset.dirty;
+// `preset` alone picks a preset; otherwise the form's roles, rules and durations are sent.
+function sendSettings(preset = null) {
+  let sent = preset;
+  if (!sent) {
+    const roles = [...document.querySelectorAll("#host-roles input:checked")].map((b) => b.value);
+    const durations = {};
+    for (const input of document.querySelectorAll("#host-durations input")) {
+      durations[input.name] = Number(input.value);
+      delete input.dataset.dirty;
+    }
+    const rules = {};
+    for (const select of document.querySelectorAll("#host-rules select")) {
+      const rule = app.view.declared.rules.find((r) => r.id === select.name);
+      rules[select.name] = rule.values[Number(select.value)];
+    }
+    sent = { roles, durations, rules };
   }
   app.settingsPending += 1;
-  const sent = { roles, durations };
   app.settingsSent = sent;
-  send({ type: "settings", roles, durations }).catch(() => {
+  send({ type: "settings", ...sent }).catch(() => {
     // Refused: the form shows the server's settings again, unless a newer change is on its way.
     if (app.settingsSent === sent) app.settingsSent = null;
   }).finally(() => {
@@ -477,10 +520,12 @@ function sendSettings() {
 }
 
 function showsSettings(settings, sent) {
+  if (sent.preset) return settings?.preset === sent.preset;
   const roles = new Set(settings?.roles || []);
   const durations = settings?.durations || {};
   return roles.size === sent.roles.length && sent.roles.every((r) => roles.has(r))
-    && Object.entries(sent.durations).every(([k, s]) => durations[k] === s);
+    && Object.entries(sent.durations).every(([k, s]) => durations[k] === s)
+    && Object.entries(sent.rules).every(([k, value]) => settings?.rules?.[k] === value);
 }
 
 function connDot(connected) {
@@ -627,6 +672,7 @@ function promptNode(v, p) {
   const extra = [];
   if (p.action.startsWith("witch.") && v.witch) {
     extra.push(el("p", { class: "info", text: v.witch.victim == null ? t("witch.no_victim") : t("witch.victim", { name: nameOf(v.witch.victim) }) }));
+    if (v.witch.guarded) extra.push(el("p", { class: "info", text: t("witch.guarded") }));
   }
   if (p.action === "wolves.point" && Object.keys(v.pointing || {}).length) {
     extra.push(el("ul", { class: "plain pointing", "aria-label": t("wolves.pointing") },
@@ -653,8 +699,9 @@ function promptNode(v, p) {
     tally ? el("span", { class: "count", text: t("players.votes", { n: tally }) }) : null);
   });
   const count = sel.size;
-  const ready = count >= Math.max(1, p.min) && count <= p.max;
-  const need = p.max === 1 ? t(p.min === 1 ? "act.pick_one" : "act.pick_one_or_pass")
+  // A prompt of no targets (the Little Girl's peek) is one button: the confirm itself.
+  const ready = p.max === 0 || (count >= Math.max(1, p.min) && count <= p.max);
+  const need = p.max === 0 ? "" : p.max === 1 ? t(p.min === 1 ? "act.pick_one" : "act.pick_one_or_pass")
     : t(p.min === p.max ? "act.pick" : "act.pick_upto", { n: p.max });
   return el("div", { class: "prompt", "data-action": p.action, "data-key": key, "data-min": p.min, "data-max": p.max,
     "data-answered": answered ? "1" : null },
@@ -664,8 +711,8 @@ function promptNode(v, p) {
     el("div", { class: "choices", role: "group", "aria-label": actionText(p.action, "title") }, buttons),
     el("div", { class: "row" },
       el("button", { type: "button", class: "primary confirm", "data-fk": `${key}:ok`, disabled: !ready,
-        onclick: () => act(p, [...sel]), text: t("act.confirm") }),
-      p.min === 0 ? el("button", { type: "button", class: "pass", "data-fk": `${key}:pass`,
+        onclick: () => act(p, [...sel]), text: p.max === 0 && has(`action.${p.action}.button`) ? t(`action.${p.action}.button`) : t("act.confirm") }),
+      p.min === 0 && p.max > 0 ? el("button", { type: "button", class: "pass", "data-fk": `${key}:pass`,
         onclick: () => act(p, []), text: t("act.pass") }) : null),
     answered ? el("p", { class: "ok", text: t("act.sent") }) : null);
 }
@@ -761,22 +808,38 @@ function feedText(ev, next) {
     }
     case "mayor": return ev.seat == null ? t("feed.mayor.none") : t(ev.how === "successor" ? "feed.mayor.successor" : "feed.mayor.elected", { name: nameOf(ev.seat) });
     case "vote_result": {
-      if (ev.phase === "day.election") return t("feed.election_result", { name: nameOf(ev.target) });
+      if (ev.phase === "day.election" || ev.phase === "day.runoff") {
+        return ev.target == null && ev.tie?.length > 1
+          ? t("feed.vote_result.tie", { names: ev.tie.map(nameOf).join(", ") })
+          : t("feed.election_result", { name: nameOf(ev.target) });
+      }
       if (ev.phase === "day.tiebreak") {
         return ev.target == null ? t("feed.tiebreak.none") : t("feed.tiebreak", { name: nameOf(ev.target) });
       }
+      const result = ev.target == null ? t("feed.vote_result.none") : t("feed.vote_result", { name: nameOf(ev.target) });
       if (ev.tie?.length > 1) {
-        // What a tie leads to is told by the event after it: the mayor's tie-break, or the night.
+        // What a tie leads to is told by its own result (a lot, the scapegoat) or by the event
+        // after it: the mayor's tie-break, a revote, or the night.
         const names = ev.tie.map(nameOf).join(", ");
-        if (!next) return t("feed.tie", { names });
+        if (ev.target != null) return `${t("feed.vote_result.tie", { names })} ${result}`;
+        if (!next || (next.kind === "phase" && next.phase === "day.revote")) return t("feed.tie", { names });
         return t(next.kind === "phase" && next.phase === "day.tiebreak" ? "feed.tie.mayor" : "feed.tie.nobody", { names });
       }
-      return ev.target == null ? t("feed.vote_result.none") : t("feed.vote_result", { name: nameOf(ev.target) });
+      return result;
     }
     case "seer_result": return t("feed.seer", { name: nameOf(ev.seat), role: roleName(ev.role) });
     case "lovers": return ev.lovers.includes(app.seat)
       ? t("feed.lovers", { name: nameOf(ev.lovers.find((s) => s !== app.seat) ?? app.seat) })
       : t("card.linked", { names: ev.lovers.map(nameOf).join(" ♥ ") });
+    case "candidate": return t("feed.candidate", { name: nameOf(ev.seat) });
+    case "idiot_revealed": return t("feed.idiot_revealed", { name: nameOf(ev.seat) });
+    case "powers_lost": return t("feed.powers_lost", { name: nameOf(ev.seat) });
+    case "scapegoat_voters": return t("feed.scapegoat_voters", { names: ev.voters.map(nameOf).join(", ") });
+    case "talkative_seer": return ev.role == null ? t("feed.talkative_seer.none") : t("feed.talkative_seer", { role: roleName(ev.role) });
+    case "peeked": return t("feed.peeked", { pointing: Object.entries(ev.pointing).map(([letter, target]) =>
+      t("feed.peeked.wolf", { letter, name: target == null ? "—" : nameOf(target) })).join(", ") });
+    case "little_girl_caught": return t("feed.little_girl_caught", { name: nameOf(ev.seat) });
+    case "charmed": return t("feed.charmed", { names: ev.charmed.map(nameOf).join(", ") });
     case "game_over": return t("feed.game_over");
     default: return null;
   }

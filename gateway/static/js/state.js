@@ -44,8 +44,13 @@ export function applyEvent(view, ev, mySeat) {
       view.chat = view.chat || {};
       break;
     case "role":
+      // A new card (the deal, or a Thief's theft): a wolf's "wolves" event always follows it.
       view.me.role = ev.role;
       seatOf(view, mySeat).role = ev.role;
+      view.wolves = null;
+      break;
+    case "idiot_revealed":
+      seatOf(view, ev.seat).role = ev.role;
       break;
     case "wolves":
       view.wolves = ev.wolves;
@@ -79,7 +84,7 @@ export function applyEvent(view, ev, mySeat) {
       view.pointing = { ...view.pointing, [ev.seat]: ev.target };
       break;
     case "witch_victim":
-      view.witch = { ...(view.witch || {}), victim: ev.victim };
+      view.witch = { ...(view.witch || {}), victim: ev.victim, guarded: !!ev.guarded };
       break;
     case "death": {
       const s = seatOf(view, ev.seat);

@@ -118,3 +118,15 @@ def test_a_hunter_shooting_a_lover_who_is_mayor_resolves_grief_then_succession()
     assert game.phase == "successor" and game.prompts(5)[0]["choices"] == [0, 1, 2, 4, 6]
     game.act(5, "mayor.successor", [1])
     assert game.state.mayor == 1 and game.phase == "night.seer"
+
+
+def test_a_hunter_whose_death_leaves_the_mixed_lovers_the_last_two_is_not_asked_to_shoot():
+    game = Game(["werewolf", "hunter", "cupid", "villager", "villager", "villager"])
+    game.act(2, "cupid.link", [0, 3])
+    game.night(victim=4)
+    game.elect(None)
+    game.vote_out(5)
+    game.night(victim=2)
+    game.vote_out(1)
+    assert game.deaths()[-1] == (1, "vote") and game.phase == "over"
+    assert game.state.outcome == {"winners": [0, 3], "reason": "lovers_last_alive"}

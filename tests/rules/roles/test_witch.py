@@ -25,10 +25,10 @@ def test_the_witch_learns_the_victim_and_nobody_else_does():
     game = Game(DEAL)
     to_witch(game, 5)
     assert game.events("witch_victim") == [{"kind": "witch_victim", "to": [2], "victim": 5}]
-    assert game.view(2)["witch"] == {"victim": 5, "life": True, "death": True}
+    assert game.view(2)["witch"] == {"victim": 5, "life": True, "death": True, "guarded": False}
     assert game.view(5)["witch"] is None
     assert {p["action"]: p["choices"] for p in game.prompts(2)} == {
-        "witch.save": [5], "witch.poison": [0, 1, 3, 4, 5, 6, 7]}
+        "witch.save": [5], "witch.poison": [0, 1, 2, 3, 4, 5, 6, 7]}
 
 
 def test_the_life_potion_saves_the_victim():
@@ -38,7 +38,7 @@ def test_the_life_potion_saves_the_victim():
     game.act(2, "witch.poison", [])
     game.timeout()
     assert game.deaths() == [] and game.phase == "day.election"
-    assert game.view(2)["witch"] == {"victim": 5, "life": False, "death": True}
+    assert game.view(2)["witch"] == {"victim": 5, "life": False, "death": True, "guarded": False}
 
 
 def test_the_witch_may_save_herself():
@@ -97,13 +97,14 @@ def test_the_victim_dies_before_the_poisoned():
     assert game.deaths() == [(5, "wolves"), (7, "poison")]
 
 
-def test_the_witch_may_not_poison_herself_or_save_another_than_the_victim():
+def test_the_witch_may_save_only_the_victim_and_poison_whomever_she_wishes_herself_included():
     game = Game(DEAL)
     to_witch(game, 5)
     with pytest.raises(IllegalTarget):
-        game.act(2, "witch.poison", [2])
-    with pytest.raises(IllegalTarget):
         game.act(2, "witch.save", [7])
+    game.act(2, "witch.poison", [2])  # من تشاء: "whomever she wishes" (seed 000)
+    game.timeout()
+    assert game.deaths() == [(5, "wolves"), (2, "poison")]
 
 
 def test_a_witch_with_no_potion_left_still_takes_her_full_time():
@@ -120,7 +121,7 @@ def test_a_witch_with_no_potion_left_still_takes_her_full_time():
     deadline = game.state.deadline
     game.timeout()
     assert game.now == deadline and game.phase == "day.discussion"
-    assert game.view(2)["witch"] == {"victim": 7, "life": False, "death": False}
+    assert game.view(2)["witch"] == {"victim": 7, "life": False, "death": False, "guarded": False}
 
 
 def test_the_witch_step_lasts_its_full_time_however_fast_she_answers():

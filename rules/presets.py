@@ -1,0 +1,40 @@
+"""The seeds' tables as presets the host may pick (RULES.md, "Presets"). A preset sets the
+special roles and the house rules; settings it does not name keep seed 000's values."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Preset:
+    id: str
+    source: str  # the seed
+    roles: tuple
+    rules: dict = field(default_factory=dict)
+    players: int | None = None  # the table the seed wrote it for (its counts fit that size)
+
+
+# 003's own house rules, shared by its four setups (roles-spec 2.15, column 003); its counts
+# include the game master, so "8人" is a table of 7 (spec 3.3).
+_SEED_003 = {"mayor": "none", "hunter_trigger": "attack_or_exile", "witch_potions_per_night": 1,
+             "guard_self": "yes", "guard_repeat": "forbidden", "wolves_win": "kill_side",
+             "lovers_vote_restriction": "not_against_each_other", "lovers_kill_restriction": "never"}
+
+PRESETS = {p.id: p for p in (
+    Preset("seed_000", "000", ("seer", "witch", "hunter", "cupid")),
+    # 001: no card list survives (spec 3.5): seed 000's table with 001's roles and rules
+    Preset("seed_001", "001", ("seer", "witch", "hunter", "cupid", "little_girl",
+                               "trickster_wolf", "thief"),
+           {"witch_told_after_save": "no", "mayor_candidacy": "candidates",
+            "election_tie": "runoff_then_lot"}),
+    # 002's 24-card box: its Thief (two set-aside cards) is not built (RULES.md, "Presets").
+    Preset("seed_002", "002", ("seer", "witch", "hunter", "cupid", "little_girl"),
+           {"lovers_learn_role": "yes", "lovers_vote_restriction": "not_against_each_other",
+            "little_girl_from_night": 2, "wolves_may_target": "anyone"}),
+    Preset("seed_003_7", "003", ("seer", "hunter", "guard"), {**_SEED_003, "wolf_count": 2}, 7),
+    Preset("seed_003_9", "003", ("seer", "witch", "hunter", "guard"),
+           {**_SEED_003, "wolf_count": 3}, 9),
+    Preset("seed_003_11", "003", ("seer", "witch", "hunter", "guard", "elder"),
+           {**_SEED_003, "wolf_count": 3}, 11),
+    Preset("seed_003_15", "003", ("seer", "witch", "hunter", "guard", "elder", "idiot",
+                                  "scapegoat"), {**_SEED_003, "wolf_count": 4}, 15),
+)}

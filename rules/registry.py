@@ -1,0 +1,45 @@
+"""Indexes of the cast (`rules.roles.UNITS`), built once: the flow and the settings read these,
+never a role module by name."""
+
+from rules import role as _role
+from rules.roles import UNITS
+
+CARDS = {unit.id: unit for unit in UNITS if unit.deal is not None}
+SPECIAL_ROLES = tuple(unit.id for unit in UNITS if unit.deal == "special")
+WOLF_CARD = next(unit.id for unit in UNITS if unit.deal == "pack")
+FILLER_CARD = next(unit.id for unit in UNITS if unit.deal == "filler")
+
+STEPS = {step.phase: step for unit in UNITS for step in unit.steps}
+# The one night order: every role's night steps, lowest night_order first.
+NIGHT_ORDER = sorted((s for s in STEPS.values() if s.night_order is not None),
+                     key=lambda s: s.night_order)
+# The day opens with the first of these that runs (the election on day 1, else the discussion).
+DAY_OPENING = sorted((s for s in STEPS.values() if s.opens_day is not None),
+                     key=lambda s: s.opens_day)
+# The one dawn order: protect 10, attack 20, save 30, poison 40, night shot 50.
+DAWN_ORDER = [d.resolve for d in sorted((d for u in UNITS for d in u.dawn), key=lambda d: d.order)]
+DEATH_REACTIONS = [u.on_death for u in sorted(UNITS, key=lambda u: u.death_order) if u.on_death]
+SPARES = [u.spares for u in UNITS if u.spares]
+TIE_BREAKERS = [u.tie_break for u in sorted(UNITS, key=lambda u: u.tie_order) if u.tie_break]
+WINS = sorted((w for u in UNITS for w in u.wins), key=lambda w: w.priority)
+VIEW_FIELDS = [u.view for u in UNITS if u.view]
+PROMPT_FILTERS = [u.prompt_filter for u in UNITS if u.prompt_filter]
+SETTINGS = {s.id: s for u in UNITS for s in u.settings}
+DURATIONS = {name: seconds for u in UNITS for name, seconds in u.durations.items()}
+JOINS: dict = {}  # phase -> the Joins acting in it
+for _join in (j for u in UNITS for j in u.joins):
+    JOINS.setdefault(_join.phase, []).append(_join)
+JOIN_ACTS = {(j.phase, a): j.act for js in JOINS.values() for j in js for a in j.actions}
+WATCHERS: dict = {}  # event kind -> fns
+for _unit in UNITS:
+    for _kind, _fn in _unit.watch.items():
+        WATCHERS.setdefault(_kind, []).append(_fn)
+ACTIONS = frozenset([action for step in STEPS.values() for action in step.actions]
+                    + [action for _, action in JOIN_ACTS])
+
+assert len(NIGHT_ORDER) == len({s.night_order for s in NIGHT_ORDER}), "two steps, one place"
+assert len(WINS) == len({w.priority for w in WINS}), "two win conditions, one priority"
+
+_role.CARDS.update(CARDS)
+_role.SETTING_DEFAULTS.update({s.id: s.default for s in SETTINGS.values()})
+_role.ALLEGIANCES.extend(u.allegiance for u in UNITS if u.allegiance)

@@ -1,0 +1,211 @@
+"""What a role is: one declarative `Role` per module in `rules/roles/`, and the `Step` (phase)
+shape its night steps and death reactions take.
+
+A `Role` says everything the rest of the engine needs to know about it: its team, whether it
+wakes with the pack, how the Seer sees it, how it is dealt, its steps (night steps carry their
+place in the one night order), what it resolves at dawn (its intents, in the one dawn order), how
+it reacts to a death given the cause, its win conditions and their priority, its view fields, the
+settings it owns and the durations of its phases. The mayor and the day are units of the same
+shape that are never dealt (`deal=None`).
+
+This module is the leaf of the engine: roles import it, never the flow (`rules.table`), so the
+flow can index the roles without an import cycle. `CARDS` is filled once by `rules.registry` from
+its explicit list.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+CARDS: dict = {}  # role id -> Role, for every dealt card (filled by rules.registry)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A house rule: one of `values`, `default` keeps seed 000's game."""
+
+    id: str
+    values: tuple
+    default: object
+    owner: str  # the role (or unit) whose rule it is; its form shows only when that role is dealt
+    source: str  # the seed the variant comes from ("000" = the default game's own rule)
+
+
+@dataclass(frozen=True)
+class Win:
+    """A win condition; conditions are tried lowest `priority` first, the first that holds wins.
+
+    `check(state)` returns the winners' seats or None. `settles`: once it holds, no death reaction
+    (a Hunter's shot) can undo it, so none is asked; a condition that does not settle (the pack's
+    "only wolves alive") leaves the shots to be taken first (RULES.md D4)."""
+
+    reason: str
+    priority: int
+    check: Callable
+    settles: bool = True
+
+
+@dataclass(frozen=True)
+class Dawn:
+    """What a role's night intents do at dawn: `resolve(table, night)` runs at `order` in the one
+    dawn order (protect 10, attack 20, save 30, poison 40, night shot 50) and adds to (or takes back
+    from) `night["deaths"]`, so roles interact through the night's record, not through each other."""
+
+    order: int
+    resolve: Callable
+
+
+@dataclass(frozen=True)
+class Join:
+    """A role acting inside another role's step (the Little Girl in the wolves' step): `open(t)`
+    after the step opens, `act(t, seat, action, targets)` for its own actions. It never holds the
+    step open: the step's length does not tell that it is there."""
+
+    phase: str
+    actions: tuple
+    open: Callable
+    act: Callable
+
+
+@dataclass(frozen=True)
+class Role:
+    id: str
+    team: str = "village"  # "village" | "wolves"; the side whose win it shares
+    wolf: bool = False  # one of the pack: wakes with it, is a wolf for every count
+    seen_as: str | None = None  # what the Seer learns of this card; None: the card itself
+    # "special": one card if the host deals it; "pack": the wolves' count; "filler": the rest;
+    # None: not a card (the mayor, the day)
+    deal: str | None = "special"
+    protectable: bool = True  # whether a Guard's protection holds on this card (O3)
+    plain: bool = False  # a card without power: 003's "plain villagers" (屠边 counts them apart)
+    steps: tuple = ()  # Step instances: night steps (with night_order), reactions, day phases
+    dawn: tuple = ()  # Dawn entries
+    on_death: Callable | None = None  # fn(table, seat, cause), for every death at the table
+    death_order: int = 50  # reactions to one death run lowest first (grief at 10: before shots)
+    spares: Callable | None = None  # fn(table, seat, cause) -> True: this death does not happen
+    wins: tuple = ()  # Win entries
+    view: Callable | None = None  # fn(state, seat) -> dict of this role's view fields
+    # fn(state, seat, action, choices) -> choices, or None: the seat gets no such prompt
+    prompt_filter: Callable | None = None
+    tie_break: Callable | None = None  # fn(table, tied) -> True when it settled the day's tie
+    tie_order: int = 50
+    # fn(state, seat) -> a side, or None: moves a seat off its card's side (Cupid's mixed lovers)
+    allegiance: Callable | None = None
+    joins: tuple = ()  # Join entries
+    watch: dict = field(default_factory=dict)  # event kind -> fn(table, event), as it is emitted
+    settings: tuple = ()  # Setting entries this role owns
+    durations: dict = field(default_factory=dict)  # phase duration key -> default seconds
+
+
+class Step:
+    """One phase: a night step (`night_order` set), a death reaction (`reaction` set) or a day
+    phase. `close` resolves it and moves the game on."""
+
+    phase: str
+    duration: str  # key of settings["durations"]
+    actions: tuple = ()
+    waiting_action: str = ""
+    night_order: int | None = None  # set for the steps that wake at night, lowest first
+    opens_day: int | None = None  # set for the steps that may open the day, lowest first
+    # set for death reactions queued in `state.pending`: "shot" ones run before the win check
+    # (they may still change it), "after" ones once the game goes on
+    reaction: str | None = None
+    names_waiting_seats = True  # False at night: who is awake is secret
+
+    def runs(self, t) -> bool:
+        """Whether this night step wakes tonight (e.g. its role is in play and alive)."""
+        return True
+
+    def open(self, t) -> None:
+        """Open the phase's prompts and tell the players what they learn now."""
+
+    def act(self, t, seat: int, action: str, targets: list) -> None:
+        raise NotImplementedError
+
+    def done(self, t) -> bool:
+        """Everyone who must act has acted. By default: no prompt left open."""
+        return not t.s.prompts
+
+    def close(self, t) -> None:
+        """Resolve the phase (its prompts are closed already) and move the game on."""
+        t.next_night_step(after=self.night_order)
+
+
+class ReactionStep(Step):
+    """A death reaction: the dying seat queued in `state.pending` answers one prompt."""
+
+    def actor(self, t) -> int:
+        return next(p["seat"] for p in t.s.pending if p["kind"] == self.phase)
+
+    def close(self, t) -> None:
+        seat = self.actor(t)
+        t.s.pending.remove({"kind": self.phase, "seat": seat})
+        self.resolve(t, seat)
+        t.continue_chain()
+
+    def resolve(self, t, seat: int) -> None:
+        raise NotImplementedError
+
+
+def living(state) -> list:
+    return [seat for seat, alive in enumerate(state.alive) if alive]
+
+
+def holder(state, role: str) -> int | None:
+    """The seat dealt `role` (special roles are unique), or None when not in play."""
+    try:
+        return state.roles.index(role)
+    except ValueError:
+        return None
+
+
+def option(state, setting: str):
+    """The value of a house rule in this game (a game stored before the rule existed: default)."""
+    value = state.settings.get("rules", {}).get(setting)
+    return SETTING_DEFAULTS[setting] if value is None else value
+
+
+SETTING_DEFAULTS: dict = {}  # setting id -> default (filled by rules.registry)
+ALLEGIANCES: list = []  # the roles' allegiance overrides (filled by rules.registry)
+
+
+def allegiance(state, seat: int) -> str:
+    for moved in ALLEGIANCES:
+        team = moved(state, seat)
+        if team is not None:
+            return team
+    return CARDS[state.roles[seat]].team
+
+
+def side(state, team: str) -> list:
+    """The seats playing for `team`, dead or alive: the winners when it wins."""
+    return [seat for seat in range(len(state.roles)) if allegiance(state, seat) == team]
+
+
+def card_team(state, seat: int) -> str:
+    return CARDS[state.roles[seat]].team
+
+
+def guarded(state, seat: int) -> bool:
+    """Whether tonight's Guard's pick holds on `seat` (some cards refuse protection, O3)."""
+    return state.memo["night"].get("protect") == seat and CARDS[state.roles[seat]].protectable
+
+
+def is_wolf(state, seat: int) -> bool:
+    return CARDS[state.roles[seat]].wolf
+
+
+def living_wolves(state) -> list:
+    return [s for s, alive in enumerate(state.alive) if alive and CARDS[state.roles[s]].wolf]
+
+
+def has_power(state, seat: int) -> bool:
+    """A card's power works (the Elder's penalty takes every non-wolf power away)."""
+    return not (state.memo.get("powers_lost") and not CARDS[state.roles[seat]].wolf)
+
+
+def powered_holder(state, role: str) -> int | None:
+    """The living holder of `role` whose power works, or None."""
+    seat = holder(state, role)
+    if seat is None or not state.alive[seat] or not has_power(state, seat):
+        return None
+    return seat
