@@ -158,6 +158,7 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             connected = lc.wait_connected(rooms, need,
                                           args.spawn_timeout + (rooms - prev) / args.spawn_rate)
             spawned_ok = connected >= need
+            arrival = lc.stats()  # the new tables' connects and room creations, as they arrived
             time.sleep(args.settle)
             lc.reset()
             comps = {**running.components(), "locust": lc.processes()}
@@ -197,6 +198,10 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             socks = client_sockets(lc.processes())
             row = make_row(layout, rooms, st, failures, cpu, mem, socks, held, spawned_ok,
                            load0, os.getloadavg()[0], time.monotonic() - t_step)
+            row.update(arrive_connect_p50=pct(arrival.get("connect"), "50%"),
+                       arrive_connect_p99=pct(arrival.get("connect"), "99%"),
+                       arrive_create_p50=pct(arrival.get("create_room"), "50%"),
+                       arrive_create_p99=pct(arrival.get("create_room"), "99%"))
             row["profiles"] = {f.name: summarize_profile(f) for f in prof_files}
             if metrics_before is not None:
                 row["stages"] = stages.report(metrics_before, stages.read(running.urls, hosts))
@@ -258,7 +263,7 @@ def fmt(v, nd=0):
     return "-" if v is None else f"{v:.{nd}f}"
 
 
-HEADER = ("| layout | rooms | sockets | load | connect p50/p99 | ack chat p50/p99 | ack act p50/p99 | "
+HEADER = ("| layout | rooms | sockets | load | arriving: welcome p50/p99, create p50/p99 | ack chat p50/p99 | ack act p50/p99 | "
           "broadcast p50/p99 | deliveries/s | frames/s | games | fail | machine CPU % (ours) | CPU % gw / ray-hosts / "
           "ray-sys / redis / locust | RSS MB gw / ray-hosts / ray-sys / locust | broke |")
 
@@ -266,7 +271,8 @@ HEADER = ("| layout | rooms | sockets | load | connect p50/p99 | ack chat p50/p9
 def format_row(r: dict) -> str:
     c, m = r["cpu"], r["rss_mb"]
     return (f"| {r['layout']} | {r['rooms']} | {r['sockets']} | {r['load'][1]} | "
-            f"{fmt(r['connect_p50'])}/{fmt(r['connect_p99'])} | "
+            f"{fmt(r.get('arrive_connect_p50'))}/{fmt(r.get('arrive_connect_p99'))}, "
+            f"{fmt(r.get('arrive_create_p50'))}/{fmt(r.get('arrive_create_p99'))} | "
             f"{fmt(r['ack_chat_p50'])}/{fmt(r['ack_chat_p99'])} | {fmt(r['ack_act_p50'])}/{fmt(r['ack_act_p99'])} | "
             f"{fmt(r['bcast_p50'])}/{fmt(r['bcast_p99'])} | {r['deliveries_s']} | {r['frames_s']} | "
             f"{r['games']} | {r['failures']} | {fmt(r.get('machine_cpu_pct'))} ({fmt(r.get('ours_cpu_pct_of_machine'))}) | "

@@ -3,10 +3,8 @@
 Nothing here is mocked: gateways are `werewolf serve` subprocesses (uvicorn on a free 127.0.0.1
 port) attached to a private Ray head and to the shared Redis, under a random key prefix.
 
-Fixtures (pull them into a test module or conftest with
-`from tests.stack import ray_address, redis_url, ww_prefix, stack  # noqa: F401`; each place that
-imports them gets its own session Ray head, so `pytest_plugins = ["tests.stack"]` in the root
-conftest would share one head across the whole run):
+Fixtures (a plugin of the root conftest, `pytest_plugins = ["tests.stack"]`, so the whole run
+shares one Ray head):
 
     ray_address   session   "127.0.0.1:PORT" of a private Ray head (tests/ray_head.py)
     redis_url     session   $REDIS_URL or redis://127.0.0.1:6379/0

@@ -6,7 +6,6 @@ import redis.asyncio as aioredis
 
 from actors.clock import FakeClock
 from actors.store import MemoryStore
-from tests.ray_head import ray_head
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -36,9 +35,3 @@ async def redis(prefix):
         await client.delete(*keys)
     await client.aclose()
 
-
-@pytest.fixture(scope="session")
-def ray_address():
-    """One private Ray head for the whole session (a head costs seconds and half a GB)."""
-    with ray_head() as address:
-        yield address

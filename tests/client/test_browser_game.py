@@ -13,7 +13,7 @@ import pytest
 from tests.client.table import (
     DOCS, LAPTOP, PHONE, THE_END, chatty, chromium, play_all, say, seat_table,
 )
-from tests.stack import ray_address, redis_url, stack, start_gateway, ww_prefix  # noqa: F401
+from tests.stack import start_gateway
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

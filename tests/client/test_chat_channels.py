@@ -19,7 +19,6 @@ from tests.client.table import (
     LAPTOP, PAGE_STATE, Player, chromium, play, say, seat_table, until, wolves_of,
 )
 from tests.client.test_catalogues import catalogue
-from tests.stack import ray_address, redis_url, stack, start_gateway, ww_prefix  # noqa: F401
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

@@ -12,7 +12,6 @@ import json
 import pytest
 
 from tests.client.table import LOBBY_SHOWS, chromium, new_player
-from tests.stack import ray_address, redis_url, stack, start_gateway, ww_prefix  # noqa: F401
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

@@ -14,7 +14,6 @@ import pytest
 
 from tests.client.table import chromium, new_player
 from tests.client.test_catalogues import catalogue
-from tests.stack import ray_address, redis_url, stack, start_gateway, ww_prefix  # noqa: F401
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

@@ -11,7 +11,6 @@ import httpx
 import pytest
 
 from tests.client.table import LAPTOP, chromium, play_all, seat_table
-from tests.stack import ray_address, redis_url, stack, start_gateway, ww_prefix  # noqa: F401
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

@@ -23,7 +23,6 @@ from loadtest.core import (
     StreamCheck, answer_delay, chat_text, choose_targets, compare_replay, lost_public_events,
     parse_chat_text, SeatState,
 )
-from tests.stack import ray_address, redis_url, stack, ww_prefix  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCUST = str(Path(sys.executable).with_name("locust"))
