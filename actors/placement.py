@@ -60,6 +60,9 @@ class Placement:
         self._top_up_lock = asyncio.Lock()
         self._top_up_task: asyncio.Task | None = None
         self._recount = False  # a room was placed since top_up last counted the spares
+        self._waiting = 0  # rooms in place() waiting for a slot
+        self._starting = 0  # host starts those rooms are waiting for
+        self._started = asyncio.Condition()  # notified when one of those starts ends
 
     async def restore(self) -> None:
         """Make sure every known host exists (after a whole-cluster restart they reload their rooms)."""
@@ -69,10 +72,25 @@ class Placement:
 
     async def place(self) -> str:
         """Reserve a slot for one new room and return its host's actor name."""
-        while (name := await self._take()) is None:
-            # No warm capacity left: this room waits for a host start. Rooms waiting together
-            # start hosts side by side rather than one after the other.
-            await self._grow()
+        self._waiting += 1
+        try:
+            while (name := await self._take()) is None:
+                # No warm capacity left: this room waits for a host start. Rooms waiting together
+                # start hosts side by side, as many as they fill: one host takes games_per_actor
+                # of them (one start per waiting room overshot: 26 processes for 2,000 rooms).
+                if self._starting * self._config.games_per_actor < self._waiting:
+                    self._starting += 1
+                    try:
+                        await self._grow()
+                    finally:
+                        self._starting -= 1
+                        async with self._started:
+                            self._started.notify_all()
+                else:
+                    async with self._started:
+                        await self._started.wait()
+        finally:
+            self._waiting -= 1
         self._recount = True
         if self._top_up_task is None or self._top_up_task.done():
             self._top_up_task = asyncio.create_task(self.top_up())

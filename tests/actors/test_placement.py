@@ -31,6 +31,14 @@ async def test_rooms_fill_one_host_before_the_next(redis, prefix):
     assert started == [f"{prefix}-host-{i:06d}" for i in range(1, 5)]  # always one empty spare
 
 
+async def test_rooms_arriving_together_start_only_the_hosts_they_fill(redis, prefix):
+    p, started, _ = placement(redis, prefix, games_per_actor=4, warm_actors=0)
+    await p.restore()
+    hosts = await asyncio.gather(*(p.place() for _ in range(10)))
+    assert sorted(set(hosts)) == [f"{prefix}-host-{i:06d}" for i in range(1, 4)]  # 4 + 4 + 2
+    assert len(started) == 3
+
+
 async def test_one_game_per_actor_is_the_same_code(redis, prefix):
     p, started, _ = placement(redis, prefix, games_per_actor=1, warm_actors=2)
     await p.restore()
