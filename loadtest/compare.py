@@ -13,6 +13,7 @@ import argparse
 import csv
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -66,8 +67,8 @@ def measure(candidate: str, args, out: Path) -> dict:
         server_cpu = sum(sum(p.cpu_times()[:2]) for p in procs) - before
         window = time.monotonic() - started
         locust.wait(timeout=args.seconds + 60)
-    finally:
-        server.kill()
+    finally:  # the whole group: granian's workers outlive their parent otherwise
+        os.killpg(server.pid, signal.SIGKILL)
         server.wait(timeout=10)
     rows = {r["Name"]: r for r in csv.DictReader(open(f"{prefix}_stats.csv"))}
     frames = rows.get("frames")
