@@ -101,7 +101,7 @@ class RoomClient:
         self._outgoing: dict[str, list[tuple[int, bytes]]] = {}  # host -> requests to push now
         self._pushing = False
         self._flushes: set[asyncio.Task] = set()
-        self._incarnations: dict[str, str] = {}  # host -> the process we last heard from
+        self._incarnations: dict[str, str] = {}  # host -> its process's incarnation, as last asked
         self._fetching: dict[tuple, asyncio.Task] = {}  # lookups in progress (see _shared)
         # Requests in each pipeline of inbox pushes: the gateway's metric.
         self.observe_push: Callable[[int], None] | None = None

@@ -125,8 +125,8 @@ class RoomHost:
     async def _flush(self) -> None:
         outbox, self._outbox, self._flushing = self._outbox, {}, False
         for gateway, replies in outbox.items():
-            message = orjson.dumps({"host": self.name, "incarnation": self.incarnation,
-                                    "replies": replies}, option=orjson.OPT_NON_STR_KEYS)
+            message = orjson.dumps({"host": self.name, "replies": replies},
+                                   option=orjson.OPT_NON_STR_KEYS)
             try:
                 await self._store.reply(gateway, message)
             except Exception as e:  # the gateway times out, asks for our incarnation and waits on
