@@ -14,7 +14,8 @@ from typing import Protocol, TypeVar
 
 import orjson
 import redis.asyncio as aioredis
-from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+from redis.exceptions import (ConnectionError as RedisConnectionError, NoScriptError,
+                              TimeoutError as RedisTimeoutError)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -145,6 +146,49 @@ return 1
 """
 
 
+class Coalescer:
+    """Writes issued in one turn of the event loop reach Redis as one pipeline. One redis-py
+    call costs its caller ~80-130 µs of CPU (pool, retry, timeouts, two syscalls), eight in one
+    pipeline ~20-25 µs each: a host persisting and answering for hundreds of rooms pays that per
+    command otherwise (`python -m actors.callcost --redis`)."""
+
+    def __init__(self, redis: aioredis.Redis) -> None:
+        self._redis = redis
+        self._pending: list[tuple[Callable, asyncio.Future]] = []
+        self._flushing: set[asyncio.Task] = set()
+
+    def submit(self, add: Callable) -> asyncio.Future:
+        """`add(pipeline)` queues one command; the future gets its reply (or its error)."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._pending.append((add, future))
+        if len(self._pending) == 1:  # the first of this turn: flush once the turn is over
+            loop.call_soon(self._flush)
+        return future
+
+    def _flush(self) -> None:
+        batch, self._pending = self._pending, []
+        task = asyncio.create_task(self._execute(batch))
+        self._flushing.add(task)
+        task.add_done_callback(self._flushing.discard)
+
+    async def _execute(self, batch: list[tuple[Callable, asyncio.Future]]) -> None:
+        pipe = self._redis.pipeline(transaction=False)
+        for add, _ in batch:
+            add(pipe)
+        try:
+            results = await pipe.execute(raise_on_error=False)
+        except Exception as e:  # the connection failed: none of them is known to have landed
+            results = [e] * len(batch)
+        for (_, future), result in zip(batch, results):
+            if future.done():
+                continue
+            if isinstance(result, Exception):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+
+
 class RedisStore:
     def __init__(self, redis: aioredis.Redis, prefix: str, finished_ttl: int) -> None:
         self.redis = redis
@@ -152,6 +196,7 @@ class RedisStore:
         self.finished_ttl = finished_ttl
         self._claim = redis.register_script(_CLAIM)
         self._persist = redis.register_script(_PERSIST)
+        self._writes = Coalescer(redis)
 
     async def claim(self, code: str, host: str) -> int:
         k = self.keys
@@ -187,21 +232,27 @@ class RedisStore:
         for token_hash, seat in tokens.items():
             args += [token_hash, seat]
         args += events
-        result = await self._persist(
-            keys=[k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts()],
-            args=args)
+        keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts()]
+        sha = self._persist.sha
+        try:
+            result = await self._writes.submit(lambda pipe: pipe.evalsha(sha, len(keys), *keys, *args))
+        except NoScriptError:  # Redis restarted or flushed its scripts; nothing ran: load and retry
+            result = await self._persist(keys=keys, args=args)
         _check(result)
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
+        """What the inbox holds (up to INBOX_TAKE), else the first to arrive within `wait`. Under
+        load one LPOP takes a batch; a blocking pop only when there is nothing to take."""
         inbox = self.keys.inbox(host)
+        taken = await self.redis.lpop(inbox, INBOX_TAKE)
+        if taken:
+            return taken
         first = await self.redis.blpop([inbox], timeout=wait)
-        if first is None:
-            return []
-        rest = await self.redis.lpop(inbox, INBOX_TAKE - 1)
-        return [first[1], *(rest or [])]
+        return [] if first is None else [first[1]]
 
     async def reply(self, gateway: str, message: bytes) -> None:
-        await self.redis.publish(self.keys.replies(gateway), message)
+        channel = self.keys.replies(gateway)
+        await self._writes.submit(lambda pipe: pipe.publish(channel, message))
 
 
 def _check(result: int) -> None:
