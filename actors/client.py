@@ -321,8 +321,8 @@ class RoomClient:
             self._hosts.popitem(last=False)
 
     async def _stored(self, code: str) -> RoomData | None:
-        raw = await self.store.load(code)
-        return None if raw is None else RoomData.from_json(raw)
+        stored = await self.store.load(code)
+        return None if stored is None else RoomData.from_stored(stored)
 
     async def _handle(self, name: str) -> ray.actor.ActorHandle:
         handle = self._handles.get(name)

@@ -1,8 +1,8 @@
 """Room persistence: the Redis layout of docs/architecture.md, and an in-memory twin for tests.
 
 One `persist` is atomic (one Lua script on Redis): check the writer's epoch is still the room's,
-check the log is exactly as long as the writer thinks, SET the snapshot, RPUSH the events, PUBLISH
-each one, and, when the room reaches a final status, release it from its host and give its keys a
+check the log (and the chat list) is exactly as long as the writer thinks, SET the snapshot, RPUSH
+the new chat lines and the events, PUBLISH each event, and, when the room reaches a final status, release it from its host and give its keys a
 TTL. A room acknowledges a command only after `persist` returned.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 import orjson
 import redis.asyncio as aioredis
@@ -48,6 +48,14 @@ async def patiently(op: Callable[[], Awaitable[T]], what: str) -> T:
         pause = min(pause * 2, 5.0)
 
 
+class Stored(NamedTuple):
+    """A room as stored: its snapshot, and its game's chat lines, kept apart because they are
+    the one part that grows all game long: a snapshot written after every command stays a few KB
+    instead of carrying every line so far (87 KB at 600 lines)."""
+    snapshot: bytes
+    chat: list[bytes]
+
+
 class StaleEpoch(Exception):
     """A newer epoch owns the room: this writer is a leftover and must stop."""
 
@@ -60,7 +68,7 @@ class Store(Protocol):
     async def claim(self, code: str, host: str) -> int:
         """Make `host` the room's owner with a new epoch (which fences every older writer)."""
 
-    async def load(self, code: str) -> bytes | None: ...
+    async def load(self, code: str) -> Stored | None: ...
 
     async def status(self, code: str) -> dict[str, str]: ...
 
@@ -69,7 +77,8 @@ class Store(Protocol):
     async def live_gateways(self, ids: list[str]) -> set[str]: ...
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
-                      first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None: ...
+                      first_seq: int, events: list[bytes], tokens: dict[str, int],
+                      chat_from: int, chat: list[bytes]) -> None: ...
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """The requests waiting in the host's inbox, in order (waits up to `wait` s for one)."""
@@ -93,6 +102,9 @@ class Keys:
 
     def tokens(self, code: str) -> str:
         return f"{self.prefix}:room:{code}:tokens"
+
+    def chat(self, code: str) -> str:  # list: the chat lines of the room's current game
+        return f"{self.prefix}:room:{code}:chat"
 
     def host_rooms(self, host: str) -> str:
         return f"{self.prefix}:host:{host}:rooms"
@@ -120,18 +132,29 @@ redis.call('SADD', KEYS[2], ARGV[2])
 return epoch
 """
 
-# KEYS: room, state, log, tokens, host_rooms, hosts
-# ARGV: epoch, snapshot, status, first_seq, channel, ttl, host, code, ntokens, (hash, seat)*, events*
+# KEYS: room, state, log, tokens, host_rooms, hosts, chat
+# ARGV: epoch, snapshot, status, first_seq, channel, ttl, host, code, chat_from, nchat, ntokens,
+#       (hash, seat)*, chat lines*, events*
+# chat_from: the chat lines already stored (0: the chat list starts again, e.g. a new game).
 _PERSIST = """
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return -1 end
 if redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[4]) - 1 then return -2 end
+local chat_from = tonumber(ARGV[9])
+if chat_from == 0 then
+  redis.call('DEL', KEYS[7])
+elseif redis.call('LLEN', KEYS[7]) ~= chat_from then
+  return -2
+end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[1], 'status', ARGV[3])
-local ntokens = tonumber(ARGV[9])
-local i = 10
-for _ = 1, ntokens do
+local i = 12
+for _ = 1, tonumber(ARGV[11]) do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   i = i + 2
+end
+for _ = 1, tonumber(ARGV[10]) do
+  redis.call('RPUSH', KEYS[7], ARGV[i])
+  i = i + 1
 end
 for j = i, #ARGV do
   redis.call('RPUSH', KEYS[3], ARGV[j])
@@ -140,7 +163,7 @@ end
 if ARGV[3] == 'finished' or ARGV[3] == 'broken' then
   redis.call('SREM', KEYS[5], ARGV[8])
   redis.call('ZINCRBY', KEYS[6], -1, ARGV[7])
-  for k = 1, 4 do redis.call('EXPIRE', KEYS[k], ARGV[6]) end
+  for _, k in ipairs({1, 2, 3, 4, 7}) do redis.call('EXPIRE', KEYS[k], ARGV[6]) end
 end
 return 1
 """
@@ -202,8 +225,12 @@ class RedisStore:
         k = self.keys
         return int(await self._claim(keys=[k.room(code), k.host_rooms(host)], args=[host, code]))
 
-    async def load(self, code: str) -> bytes | None:
-        return await self.redis.get(self.keys.state(code))
+    async def load(self, code: str) -> Stored | None:
+        pipe = self.redis.pipeline(transaction=True)  # both as of one moment
+        pipe.get(self.keys.state(code))
+        pipe.lrange(self.keys.chat(code), 0, -1)
+        snapshot, chat = await pipe.execute()
+        return None if snapshot is None else Stored(snapshot, chat)
 
     async def status(self, code: str) -> dict[str, str]:
         raw = await self.redis.hgetall(self.keys.room(code))
@@ -225,14 +252,17 @@ class RedisStore:
         return [orjson.loads(item) for item in raw]
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
-                      first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None:
+                      first_seq: int, events: list[bytes], tokens: dict[str, int],
+                      chat_from: int, chat: list[bytes]) -> None:
         k = self.keys
         args: list = [epoch, snapshot, status, first_seq, k.room(code), self.finished_ttl, host, code,
-                      len(tokens)]
+                      chat_from, len(chat), len(tokens)]
         for token_hash, seat in tokens.items():
             args += [token_hash, seat]
+        args += chat
         args += events
-        keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts()]
+        keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts(),
+                k.chat(code)]
         sha = self._persist.sha
         try:
             result = await self._writes.submit(lambda pipe: pipe.evalsha(sha, len(keys), *keys, *args))
@@ -273,6 +303,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self.rooms: dict[str, dict[str, str]] = {}
         self.snapshots: dict[str, bytes] = {}
+        self.chats: dict[str, list[bytes]] = {}
         self.logs: dict[str, list[bytes]] = {}
         self.tokens: dict[str, dict[str, int]] = {}
         self.hosted: dict[str, set[str]] = {}
@@ -314,8 +345,9 @@ class MemoryStore:
         self.hosted.setdefault(host, set()).add(code)
         return int(room["epoch"])
 
-    async def load(self, code: str) -> bytes | None:
-        return self.snapshots.get(code)
+    async def load(self, code: str) -> Stored | None:
+        snapshot = self.snapshots.get(code)
+        return None if snapshot is None else Stored(snapshot, list(self.chats.get(code, ())))
 
     async def status(self, code: str) -> dict[str, str]:
         return dict(self.rooms.get(code, {}))
@@ -327,7 +359,8 @@ class MemoryStore:
         return self.gateways.intersection(ids)
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
-                      first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None:
+                      first_seq: int, events: list[bytes], tokens: dict[str, int],
+                      chat_from: int, chat: list[bytes]) -> None:
         if self.gate is not None:
             self.held.set()
             await self.gate.wait()
@@ -337,8 +370,9 @@ class MemoryStore:
         log = self.logs.setdefault(code, [])
         if room.get("epoch") != str(epoch):
             raise StaleEpoch()
-        if len(log) != first_seq - 1:
+        if len(log) != first_seq - 1 or (chat_from and len(self.chats.get(code, ())) != chat_from):
             raise OutOfSync()
+        self.chats[code] = self.chats.get(code, [])[:chat_from] + list(chat)
         self.snapshots[code] = snapshot
         room["status"] = status
         self.tokens.setdefault(code, {}).update(tokens)
