@@ -60,7 +60,7 @@ class Placement:
         self._top_up_lock = asyncio.Lock()
         self._top_up_task: asyncio.Task | None = None
         self._recount = False  # a room was placed since top_up last counted the spares
-        self._waiting = 0  # rooms in place() waiting for a slot
+        self._waiting = 0  # rooms in place() that found no slot, until they try again
         self._starting = 0  # host starts those rooms are waiting for
         self._started = asyncio.Condition()  # notified when one of those starts ends
 
@@ -72,12 +72,14 @@ class Placement:
 
     async def place(self) -> str:
         """Reserve a slot for one new room and return its host's actor name."""
-        self._waiting += 1
-        try:
-            while (name := await self._take()) is None:
-                # No warm capacity left: this room waits for a host start. Rooms waiting together
-                # start hosts side by side, as many as they fill: one host takes games_per_actor
-                # of them (one start per waiting room overshot: 26 processes for 2,000 rooms).
+        while (name := await self._take()) is None:
+            # No warm capacity left: this room waits for a host start. Rooms waiting together
+            # start hosts side by side, as many as they fill: one host takes games_per_actor
+            # of them (one start per waiting room overshot: 26 processes for 2,000 rooms). A room
+            # counts as waiting only from a failed take to its next one: counted while it takes,
+            # a room about to get a slot made others start a host too many.
+            self._waiting += 1
+            try:
                 if self._starting * self._config.games_per_actor < self._waiting:
                     self._starting += 1
                     try:
@@ -89,8 +91,8 @@ class Placement:
                 else:
                     async with self._started:
                         await self._started.wait()
-        finally:
-            self._waiting -= 1
+            finally:
+                self._waiting -= 1
         self._recount = True
         if self._top_up_task is None or self._top_up_task.done():
             self._top_up_task = asyncio.create_task(self.top_up())
