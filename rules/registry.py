@@ -43,3 +43,5 @@ assert len(WINS) == len({w.priority for w in WINS}), "two win conditions, one pr
 _role.CARDS.update(CARDS)
 _role.SETTING_DEFAULTS.update({s.id: s.default for s in SETTINGS.values()})
 _role.ALLEGIANCES.extend(u.allegiance for u in UNITS if u.allegiance)
+_role.TURNED.extend(u.turns_wolf for u in UNITS if u.turns_wolf)
+_role.KILL_ACTIONS.update(a for step in STEPS.values() for a in step.kill_actions)

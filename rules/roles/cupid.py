@@ -1,7 +1,7 @@
 """Cupid: on the first night links two players (himself allowed); lovers die of grief together.
 Lovers of two sides (one a wolf, the other not) leave them and win as the last two alive."""
 
-from rules.role import Role, Setting, Step, Win, card_team, holder, living, option
+from rules.role import KILL_ACTIONS, Role, Setting, Step, Win, card_team, holder, living, option
 
 
 class CupidStep(Step):
@@ -17,7 +17,10 @@ class CupidStep(Step):
         return t.s.day == 1 and cupid is not None and t.s.alive[cupid]
 
     def open(self, t) -> None:
-        t.open_prompt(holder(t.s, "cupid"), "cupid.link", living(t.s), 2, 2)
+        cupid = holder(t.s, "cupid")
+        # "himself too if he wishes" (000, 001, 003); `forbidden`: a table's own rule
+        choices = [s for s in living(t.s) if s != cupid or option(t.s, "cupid_self") == "allowed"]
+        t.open_prompt(cupid, "cupid.link", choices, 2, 2)
 
     def act(self, t, seat: int, action: str, targets: list) -> None:
         lovers = sorted(targets)
@@ -67,18 +70,15 @@ def last_two_alive(state) -> list | None:
     return None
 
 
-KILLS = ("wolves.point", "witch.poison")
-
-
 def restrict(state, seat: int, action: str, choices: list) -> list:
-    """Lovers may not vote against each other (002, 003), nor kill each other (003: a wolf lover
-    does not point at his lover, a Witch lover does not poison hers; the rest of the pack is not
-    bound: it does not know the link, O28). The actor knows his lover, so taking the lover off
+    """Lovers may not vote against each other (002, 003), nor kill each other (003: no step's
+    `kill_actions` (the pack's pointing, the poison, the White Werewolf's and Big Bad Wolf's
+    kills) aims at his lover; the rest of the pack is not bound: it does not know the link, O28). The actor knows his lover, so taking the lover off
     his own menu tells him nothing."""
     other = other_lover(state, seat)
     if other is not None and (
             (action == "vote" and option(state, "lovers_vote_restriction") == "not_against_each_other")
-            or (action in KILLS and option(state, "lovers_kill_restriction") == "never")):
+            or (action in KILL_ACTIONS and option(state, "lovers_kill_restriction") == "never")):
         return [s for s in choices if s != other]
     return choices
 
@@ -99,6 +99,7 @@ ROLE = Role(
     view=view_fields,
     prompt_filter=restrict,
     settings=(
+        Setting("cupid_self", ("allowed", "forbidden"), "allowed", "cupid", "000, 001, 003"),
         Setting("lovers_learn_role", ("no", "yes"), "no", "cupid", "002"),
         Setting("lovers_vote_restriction", ("none", "not_against_each_other"), "none", "cupid",
                 "002"),

@@ -27,6 +27,14 @@ def test_cupid_may_link_himself():
     assert game.view(4)["lover"] == 7 and game.view(7)["lover"] == 4
 
 
+def test_cupid_self_allowed_he_is_on_his_own_menu_forbidden_he_is_not():
+    assert 4 in Game(DEAL).prompts(4)[0]["choices"]
+    game = Game(DEAL, rules={"cupid_self": "forbidden"})
+    assert game.prompts(4)[0]["choices"] == [0, 1, 2, 3, 5, 6, 7]
+    with pytest.raises(IllegalTarget):
+        game.act(4, "cupid.link", [4, 7])
+
+
 def test_cupid_links_exactly_two_distinct_players():
     game = Game(DEAL)
     for targets in ([], [3], [3, 3], [1, 2, 3]):
