@@ -7,7 +7,7 @@ import qrcode from "../vendor/qrcode.mjs";
 
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers",
   "candidate", "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer", "peeked", "little_girl_caught", "charmed",
-  "game_over"]);
+  "infected", "game_over"]);
 const FEED_LIMIT = 80;
 // Every card, in the order the help shows them.
 const ROLES = ["werewolf", "villager", "seer", "witch", "hunter", "cupid"];
@@ -268,12 +268,14 @@ function phaseKey(view) {
 
 // ---------- help ----------
 
-// One section per card, from the catalogue; opened at `role`'s when given.
+// One section per card, from the catalogue (the basic cards and those in play); opened at
+// `role`'s when given.
 function openHelp(role) {
-  rebuild($("#help-roles"), ROLES.map((r) => el("section", { id: `help-${r}`, "data-role": r },
+  const cards = [...new Set([...ROLES, ...Object.keys(app.view?.roles_in_play || {})])];
+  rebuild($("#help-roles"), cards.map((r) => el("section", { id: `help-${r}`, "data-role": r },
     el("h3", { text: roleName(r) }), el("p", { text: t(`explain.${r}`) }))));
   $("#help").showModal();
-  if (role) $(`#help-${role}`).scrollIntoView({ block: "start" });
+  if (role) $(`#help-${role}`)?.scrollIntoView({ block: "start" });
 }
 
 // ---------- playing again at the same table ----------
@@ -840,6 +842,7 @@ function feedText(ev, next) {
       t("feed.peeked.wolf", { letter, name: target == null ? "—" : nameOf(target) })).join(", ") });
     case "little_girl_caught": return t("feed.little_girl_caught", { name: nameOf(ev.seat) });
     case "charmed": return t("feed.charmed", { names: ev.charmed.map(nameOf).join(", ") });
+    case "infected": return t("feed.infected", { names: ev.wolves.map(nameOf).join(", ") });
     case "game_over": return t("feed.game_over");
     default: return null;
   }
