@@ -26,6 +26,8 @@ VIEW_FIELDS = [u.view for u in UNITS if u.view]
 PROMPT_FILTERS = [u.prompt_filter for u in UNITS if u.prompt_filter]
 SETTINGS = {s.id: s for u in UNITS for s in u.settings}
 DURATIONS = {name: seconds for u in UNITS for name, seconds in u.durations.items()}
+# role -> (extra_cards, set_aside): the roles that deal more cards than there are seats
+DECKS = {u.id: (u.extra_cards, u.set_aside) for u in UNITS if u.extra_cards}
 JOINS: dict = {}  # phase -> the Joins acting in it
 for _join in (j for u in UNITS for j in u.joins):
     JOINS.setdefault(_join.phase, []).append(_join)

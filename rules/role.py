@@ -92,6 +92,11 @@ class Role:
     allegiance: Callable | None = None
     # fn(state, seat) -> True: this seat is one of the pack although its card is not (infected)
     turns_wolf: Callable | None = None
+    # fn(rules) -> cards this role adds to the deck beyond the seats (the Thief's extra cards)
+    extra_cards: Callable | None = None
+    # fn(rules, deck, rng) -> (the seats' cards, the cards set aside): how the shuffled deck
+    # holding the extra cards is dealt
+    set_aside: Callable | None = None
     joins: tuple = ()  # Join entries
     watch: dict = field(default_factory=dict)  # event kind -> fn(table, event), as it is emitted
     settings: tuple = ()  # Setting entries this role owns

@@ -36,6 +36,7 @@ def play(n: int, table: Settings, seed: int, rng: random.Random):
     """A random game, checked command by command; returns (start, commands, events, state)."""
     names = [f"p{i}" for i in range(n)]
     state, events = start_game(names, table, seed, T0)
+    check_deck(state, table)
     start = (names, table, seed, T0)
     commands, log = [], list(events)
     check_events(state, state, events)
@@ -161,6 +162,8 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
             assert set(to) <= set(event["charmed"]) | {roles.index("piper")}
         elif kind == "little_girl_caught":
             assert set(to) <= wolves and roles[event["seat"]] == "little_girl"
+        elif kind == "thief_cards":  # the cards set aside, to the Thief alone
+            assert to == [after.memo["thief"]["seat"]] and len(event["cards"]) == 2
         elif kind == "infected":  # once per game, the pack's victim, told to him alone
             assert to == [infected(after)] and infected(before) is None
             assert roles[to[0]] not in PACK and set(event["wolves"]) <= wolves
@@ -189,6 +192,8 @@ def check_views(state: GameState, seats: list) -> None:
         for field, holder in PRIVATE_ROLE_FIELDS.items():
             if seen[field] is not None:
                 assert role in holder, field
+        if seen["thief_cards"] is not None:
+            assert seat == state.memo["thief"]["seat"]
         if seen["charmed"] is not None:
             assert role == "piper" or seat in state.memo["piper"]["charmed"]
         if seen["lover"] is not None:
@@ -201,6 +206,16 @@ def check_views(state: GameState, seats: list) -> None:
                 seat in line["to"] for line in state.chat if line["channel"] == "wolves"
                 and {k: v for k, v in line.items() if k != "to"} in lines))
             assert channel == "day" or wolf_lines or (channel == "dead" and not state.alive[seat])
+
+
+def check_deck(state: GameState, table: Settings) -> None:
+    """The Thief's extra cards: the seats and the two cards aside are the deal and the extras;
+    none aside is a special role, and a wolf is dealt (O8)."""
+    aside = state.memo.get("thief", {}).get("aside", [])
+    assert len(aside) == (2 if "thief" in table.roles and
+                          table.rules["thief_mode"] == "extra_cards" else 0)
+    assert set(aside) <= {"villager", "werewolf"}
+    assert any(r in PACK for r in state.roles)
 
 
 def check_outcome(state: GameState, commands: list, log: list) -> None:
