@@ -7,7 +7,7 @@ import qrcode from "../vendor/qrcode.mjs";
 
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers",
   "candidate", "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer", "peeked", "little_girl_caught", "charmed",
-  "infected", "game_over"]);
+  "infected", "thief_cards", "game_over"]);
 const FEED_LIMIT = 80;
 // Every card, in the order the help shows them.
 const ROLES = ["werewolf", "villager", "seer", "witch", "hunter", "cupid"];
@@ -843,6 +843,7 @@ function feedText(ev, next) {
     case "little_girl_caught": return t("feed.little_girl_caught", { name: nameOf(ev.seat) });
     case "charmed": return t("feed.charmed", { names: ev.charmed.map(nameOf).join(", ") });
     case "infected": return t("feed.infected", { names: ev.wolves.map(nameOf).join(", ") });
+    case "thief_cards": return t("feed.thief_cards", { first: roleName(ev.cards[0]), second: roleName(ev.cards[1]) });
     case "game_over": return t("feed.game_over");
     default: return null;
   }
