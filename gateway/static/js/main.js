@@ -459,6 +459,13 @@ function renderHostForm(v, need) {
   const durBox = $("#host-durations");
   const presetBox = $("#host-preset");
   if (app.hostShape !== shape) {
+    // A role dealt brings its rules into the form: the rebuilt form keeps what the host has
+    // entered (his change may still be on its way, and the next one reads the form).
+    const kept = app.hostShape && rolesBox.childElementCount ? {
+      roles: new Set([...rolesBox.querySelectorAll("input:checked")].map((b) => b.value)),
+      rules: Object.fromEntries([...rulesBox.querySelectorAll("select")].map((s) => [s.name, s.value])),
+      durations: Object.fromEntries([...durBox.querySelectorAll("input")].map((i) => [i.name, i.value])),
+    } : null;
     app.hostShape = shape;
     presetBox.replaceChildren(el("option", { value: "", text: t("lobby.preset.custom") }),
       ...(v.declared?.presets || []).map((p) => el("option", { value: p.id, text: t(`preset.${p.id}`) })));
@@ -477,6 +484,16 @@ function renderHostForm(v, need) {
         el("span", { text: durationLabel(k) }),
         el("input", { type: "number", name: k, min: 1, inputmode: "numeric", onchange: () => sendSettings(),
           oninput: (e) => (e.target.dataset.dirty = "1") }))));
+    if (kept) {
+      for (const box of rolesBox.querySelectorAll("input")) box.checked = kept.roles.has(box.value);
+      for (const select of rulesBox.querySelectorAll("select")) {
+        const rule = rules.find((r) => r.id === select.name);
+        select.value = kept.rules[select.name] ?? String(rule.values.indexOf(v.settings.rules[select.name]));
+      }
+      for (const input of durBox.querySelectorAll("input")) {
+        input.value = kept.durations[input.name] || durations[input.name];
+      }
+    }
   }
   if (app.settingsSent && showsSettings(v.settings, app.settingsSent)) app.settingsSent = null;
   if (!app.settingsPending && !app.settingsSent) {
