@@ -52,9 +52,12 @@ def grief(t, seat: int, cause: str) -> None:
 
 
 def mixed(state) -> list:
-    """The lovers when their cards play for two sides: a team of their own. Else []."""
+    """The lovers when they leave their sides for a team of their own, else []: when their cards
+    play for two sides (`lovers_team = mixed_only`, D10), or any pair (`every_pair`: a reading
+    of 001's "they must play together as a team and leave their two other teams")."""
     lovers = lovers_of(state)
-    if lovers and card_team(state, lovers[0]) != card_team(state, lovers[1]):
+    if lovers and (card_team(state, lovers[0]) != card_team(state, lovers[1])
+                   or option(state, "lovers_team") == "every_pair"):
         return lovers
     return []
 
@@ -104,6 +107,7 @@ ROLE = Role(
         Setting("lovers_vote_restriction", ("none", "not_against_each_other"), "none", "cupid",
                 "002"),
         Setting("lovers_kill_restriction", ("none", "never"), "none", "cupid", "003"),
+        Setting("lovers_team", ("mixed_only", "every_pair"), "mixed_only", "cupid", "000, 001"),
     ),
     durations={"cupid": 30},
 )

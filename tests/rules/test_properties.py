@@ -222,8 +222,9 @@ def check_outcome(state: GameState, commands: list, log: list) -> None:
     alive = [s for s, a in enumerate(state.alive) if a]
     wolves_alive = [s for s in alive if s in pack(state)]
     lovers = state.memo.get("cupid", {}).get("lovers") or []
-    # mixed by the cards' teams when Cupid linked them (D35)
-    mixed = lovers if len({TEAM.get(state.roles[s], "village") for s in lovers}) == 2 else []
+    # mixed by the cards' teams when Cupid linked them (D35), or any pair with every_pair
+    mixed = lovers if len({TEAM.get(state.roles[s], "village") for s in lovers}) == 2 or (
+        state.settings["rules"]["lovers_team"] == "every_pair") else []
     side = lambda side: [s for s in range(len(state.roles))  # noqa: E731
                          if team(state, s) == side and s not in mixed]
     reason, winners = state.outcome["reason"], state.outcome["winners"]
