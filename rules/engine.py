@@ -4,7 +4,7 @@ import random
 from dataclasses import replace
 
 from rules.errors import BadFrame, IllegalTarget, NotYourTurn, RoomClosed
-from rules.registry import ACTIONS, DECKS, STEPS, VIEW_FIELDS
+from rules.registry import ACTIONS, DECKS, OVERHEARS, STEPS, VIEW_FIELDS
 from rules.role import is_wolf, living_wolves
 from rules.settings import MAX_PLAYERS, MIN_PLAYERS, Settings, deal as deal_for
 from rules.state import GameState
@@ -124,8 +124,12 @@ def say(state: GameState, seat: int, text: str, now: int, channel: str | None = 
                           f"not to {channel!r}")
     line = {"channel": name, "seat": seat, "name": state.names[seat], "text": text.strip(),
             "ts": now}
-    new = replace(state, chat=state.chat + [{**line, "to": readers}])
-    return new, [{"kind": "chat", "to": readers, **line}]
+    stored = {**line, "to": readers}
+    copies = [copy for overhear in OVERHEARS for copy in overhear(state, stored)]
+    new = replace(state, chat=state.chat + [stored] + copies)
+    return new, [{"kind": "chat", "to": readers, **line}] + [
+        {"kind": "chat", "to": copy["to"], **{k: v for k, v in copy.items() if k != "to"}}
+        for copy in copies]
 
 
 def advance(state: GameState, now: int):
@@ -161,7 +165,9 @@ def view(state: GameState, seat: int) -> dict:
              for i, (name, alive) in enumerate(zip(state.names, state.alive))]
     chat: dict = {}
     for line in state.chat:
-        if over or line["to"] is None or seat in line["to"]:
+        # once over, every line of every channel, without the copies some readers were sent
+        if over and not line.get("overheard") or not over and (
+                line["to"] is None or seat in line["to"]):
             chat.setdefault(line["channel"], []).append(
                 {k: v for k, v in line.items() if k != "to"})
     channel = None if over else channel_of(state, seat)

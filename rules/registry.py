@@ -24,6 +24,7 @@ TIE_BREAKERS = [u.tie_break for u in sorted(UNITS, key=lambda u: u.tie_order) if
 WINS = sorted((w for u in UNITS for w in u.wins), key=lambda w: w.priority)
 VIEW_FIELDS = [u.view for u in UNITS if u.view]
 PROMPT_FILTERS = [u.prompt_filter for u in UNITS if u.prompt_filter]
+OVERHEARS = [u.overhears for u in UNITS if u.overhears]
 SETTINGS = {s.id: s for u in UNITS for s in u.settings}
 DURATIONS = {name: seconds for u in UNITS for name, seconds in u.durations.items()}
 # role -> (extra_cards, set_aside): the roles that deal more cards than there are seats

@@ -92,6 +92,9 @@ class Role:
     allegiance: Callable | None = None
     # fn(state, seat) -> True: this seat is one of the pack although its card is not (infected)
     turns_wolf: Callable | None = None
+    # fn(state, line) -> copies of a chat line for other readers, each with its "to" and
+    # "overheard": True (the Little Girl reading the wolves under letters)
+    overhears: Callable | None = None
     # fn(rules) -> cards this role adds to the deck beyond the seats (the Thief's extra cards)
     extra_cards: Callable | None = None
     # fn(rules, deck, rng) -> (the seats' cards, the cards set aside): how the shuffled deck

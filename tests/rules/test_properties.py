@@ -146,7 +146,10 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
             assert set(to) <= set(event["lovers"]) | {roles.index("cupid")}
         elif kind == "chat":
             channel = event["channel"]
-            if channel == "wolves":
+            if channel == "wolves" and event.get("overheard"):  # the Little Girl, peeking
+                assert [roles[s] for s in to] == ["little_girl"] and event["seat"] is None
+                assert before.phase == "night.wolves" and event["name"].isalpha()
+            elif channel == "wolves":
                 assert set(to) <= wolves and all(before.alive[s] for s in to)
             elif channel == "dead":
                 assert not any(after.alive[s] for s in to)

@@ -763,8 +763,10 @@ function channelLabel(ch) {
 }
 
 function chatLine(line) {
+  // a line without a seat is one the Little Girl overheard: its writer is a letter, never a name
+  const who = line.seat == null ? t("chat.spied", { letter: line.name }) : line.name;
   return el("li", { class: "line", "data-channel": line.channel },
-    el("span", { class: "who", text: `${line.name}: ` }), el("bdi", { text: line.text }));
+    el("span", { class: "who", text: `${who}: ` }), el("bdi", { text: line.text }));
 }
 
 function renderChat(v) {
