@@ -16,7 +16,8 @@ NIGHT_ORDER = sorted((s for s in STEPS.values() if s.night_order is not None),
 # The day opens with the first of these that runs (the election on day 1, else the discussion).
 DAY_OPENING = sorted((s for s in STEPS.values() if s.opens_day is not None),
                      key=lambda s: s.opens_day)
-# The one dawn order: protect 10, attack 20, save 30, poison 40, night shot 50.
+# The one dawn order: protect 10, attack 20 (second victim 22, devoured wolf 24, infection 25),
+# save 30, poison 40, night shot 50.
 DAWN_ORDER = [d.resolve for d in sorted((d for u in UNITS for d in u.dawn), key=lambda d: d.order)]
 DEATH_REACTIONS = [u.on_death for u in sorted(UNITS, key=lambda u: u.death_order) if u.on_death]
 SPARES = [u.spares for u in UNITS if u.spares]
