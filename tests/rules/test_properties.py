@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules import (ACTIONS, MAX_PLAYERS, SETTINGS, SPECIAL_ROLES, GameState, RulesError,
                    Settings, act, advance, min_players, say, start_game, view)
-from rules.registry import STEPS
+from rules.registry import CARDS, STEPS
 
 GAMES = int(os.environ.get("RULES_GAMES", "2000"))
 T0 = 1_700_000_000_000
@@ -22,11 +22,10 @@ MAX_COMMANDS = 3000  # far above the longest random game; reaching it means a ga
 DEATH_REACTIONS = {action: step.phase for step in STEPS.values() if step.reaction
                    for action in step.actions}
 MALFORMED = [None, "1", 1.5, True, [1], {"seat": 1}]
-# the oracle's own reading of the spec: the pack's cards, and the cards of no village side
-PACK = {"werewolf", "trickster_wolf", "white_werewolf", "infect_father", "big_bad_wolf"}
-TEAM = {"werewolf": "wolves", "trickster_wolf": "wolves", "infect_father": "wolves",
-        "big_bad_wolf": "wolves", "white_werewolf": "white_werewolf", "piper": "piper"}  # else village
-PLAIN = {"villager", "thief"}  # no power: a Thief who stole nothing is a plain villager (O9)
+# the cards' declared sides (rules.roles): a new role needs no line here
+PACK = {r for r, card in CARDS.items() if card.wolf}
+TEAM = {r: card.team for r, card in CARDS.items()}
+PLAIN = {r for r, card in CARDS.items() if card.plain}  # a Thief who took nothing too (O9)
 PRIVATE_ROLE_FIELDS = {"seer_results": {"seer"},
                        "witch": {"witch"}, "linked": {"cupid"}, "guard": {"guard"},
                        "little_girl": {"little_girl"}}
@@ -105,7 +104,7 @@ def pack(state: GameState) -> set:
 
 
 def team(state: GameState, seat: int) -> str:
-    return "wolves" if seat == infected(state) else TEAM.get(state.roles[seat], "village")
+    return "wolves" if seat == infected(state) else TEAM[state.roles[seat]]
 
 
 def check_command(before: GameState, after: GameState, command: tuple) -> None:
@@ -226,7 +225,7 @@ def check_outcome(state: GameState, commands: list, log: list) -> None:
     wolves_alive = [s for s in alive if s in pack(state)]
     lovers = state.memo.get("cupid", {}).get("lovers") or []
     # mixed by the cards' teams when Cupid linked them (D35), or any pair with every_pair
-    mixed = lovers if len({TEAM.get(state.roles[s], "village") for s in lovers}) == 2 or (
+    mixed = lovers if len({TEAM[state.roles[s]] for s in lovers}) == 2 or (
         state.settings["rules"]["lovers_team"] == "every_pair") else []
     side = lambda side: [s for s in range(len(state.roles))  # noqa: E731
                          if team(state, s) == side and s not in mixed]
@@ -256,7 +255,7 @@ def check_outcome(state: GameState, commands: list, log: list) -> None:
         assert any(team(state, s) == "wolves" for s in wolves_alive)
         plain = [s for s, r in enumerate(state.roles) if r in PLAIN and s not in pack(state)]
         powered = [s for s, r in enumerate(state.roles) if r not in PLAIN
-                   and TEAM.get(r, "village") == "village" and s not in pack(state)]
+                   and TEAM[r] == "village" and s not in pack(state)]
         gone = [group for group in ((plain + powered,) if rule == "kill_all" else (plain, powered))
                 if group and not any(state.alive[s] for s in group)]
         assert gone
