@@ -20,6 +20,14 @@ from rules.engine import act, advance, say, start_game, view
 from rules.errors import NotYourTurn
 from rules.settings import MAX_PLAYERS, SPECIAL_ROLES, Settings
 
+try:
+    from rules.settings import min_players
+except ImportError:  # an engine from before issue 9 fits every table from its minimum
+    from rules.settings import MIN_PLAYERS
+
+    def min_players(settings) -> int:
+        return MIN_PLAYERS
+
 
 def random_game(seed: int, rng: random.Random, timed: dict | None = None, largest=False):
     """One full game with random legal answers, chat and timeouts; returns the final state.
@@ -27,11 +35,7 @@ def random_game(seed: int, rng: random.Random, timed: dict | None = None, larges
     clock = time.process_time
     roles = list(SPECIAL_ROLES) if largest else [r for r in SPECIAL_ROLES if rng.random() < 0.5]
     settings = Settings.from_json({"roles": roles})
-    if largest:
-        n = MAX_PLAYERS
-    else:
-        from rules.settings import min_players
-        n = rng.randint(min_players(settings), MAX_PLAYERS)
+    n = MAX_PLAYERS if largest else rng.randint(min_players(settings), MAX_PLAYERS)
     now = 1_700_000_000_000
     state, _ = start_game([f"p{i}" for i in range(n)], settings, seed, now)
     counts = timed if timed is not None else {}
