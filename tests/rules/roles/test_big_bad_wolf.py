@@ -59,3 +59,13 @@ def test_once_a_wolf_card_has_died_he_no_longer_wakes():
     game.timeout()  # guard
     game.act(1, "wolves.point", [6])
     assert game.phase == "night.witch"
+
+
+def test_lovers_kill_restriction_never_he_does_not_devour_his_lover():
+    game = Game(["werewolf", "big_bad_wolf", "cupid", "villager", "villager", "villager",
+                 "villager"], rules={"lovers_kill_restriction": "never"})
+    game.act(2, "cupid.link", [1, 3])
+    game.act(0, "wolves.point", [4])
+    game.act(1, "wolves.point", [4])
+    assert game.phase == "night.big_bad_wolf"
+    assert game.prompts(1)[0]["choices"] == [2, 5, 6]
