@@ -30,11 +30,10 @@ TABLES = [
                                              "little_girl_caught_chance": 50}}, 1),
     # seed 001's preset: the Thief steals, candidacy and a runoff for the mayor
     ("ten_seed_001", 10, {"preset": "seed_001"}, 1),
-    # the wolves 001 only names, and the Thief's two extra cards (002, 003): an infection, the
+    # wolves 001 only names, and the Thief's two extra cards (002, 003): an infection, the
     # White Werewolf devouring a wolf and winning alone
     ("fourteen_named_wolves", 14, {"roles": ["seer", "witch", "guard", "cupid", "thief",
-                                             "infect_father", "big_bad_wolf", "white_werewolf"]},
-     12),
+                                             "infect_father", "white_werewolf"]}, 6),
 ]
 
 
