@@ -16,7 +16,7 @@ class InfectStep(Step):
     duration = "infect_father"
     actions = ("infect_father.infect",)
     waiting_action = "infect_father.infect"
-    night_order = 32  # after the pack, before the Big Bad Wolf and the Witch
+    night_order = 32  # after the pack, before the other wolves' own kills and the Witch
     names_waiting_seats = False
 
     def runs(self, t) -> bool:
