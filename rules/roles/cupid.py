@@ -76,8 +76,8 @@ def last_two_alive(state) -> list | None:
 def restrict(state, seat: int, action: str, choices: list) -> list:
     """Lovers may not vote against each other (002, 003), nor kill each other (003: no step's
     `kill_actions` (the pack's pointing, the poison, the other wolves' own kills) aims at his
-    lover; the rest of the pack is not bound: it does not know the link, O28). The actor knows his lover, so taking the lover off
-    his own menu tells him nothing."""
+    lover; the rest of the pack is not bound: it does not know the link, O28). The actor knows
+    his lover, so taking the lover off his own menu tells him nothing."""
     other = other_lover(state, seat)
     if other is not None and (
             (action == "vote" and option(state, "lovers_vote_restriction") == "not_against_each_other")
