@@ -3,7 +3,7 @@
 module, its line here, its tests and its catalogue keys in the client.
 """
 
-from rules.roles import (cupid, day, elder, guard, hunter, idiot, infect_father,
+from rules.roles import (big_bad_wolf, cupid, day, elder, guard, hunter, idiot, infect_father,
                          little_girl, mayor, piper, scapegoat, seer, thief, trickster_wolf,
                          villager, werewolf, white_werewolf, witch)
 
@@ -11,7 +11,7 @@ from rules.roles import (cupid, day, elder, guard, hunter, idiot, infect_father,
 UNITS = (
     werewolf.ROLE, seer.ROLE, witch.ROLE, hunter.ROLE, cupid.ROLE,
     guard.ROLE, elder.ROLE, idiot.ROLE, scapegoat.ROLE, little_girl.ROLE, trickster_wolf.ROLE,
-    piper.ROLE, thief.ROLE, white_werewolf.ROLE, infect_father.ROLE,
+    piper.ROLE, thief.ROLE, white_werewolf.ROLE, infect_father.ROLE, big_bad_wolf.ROLE,
     villager.ROLE,
     day.UNIT, mayor.UNIT,
 )

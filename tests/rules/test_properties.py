@@ -113,6 +113,9 @@ def check_command(before: GameState, after: GameState, command: tuple) -> None:
     _, seat, action, targets, _ = command
     if action == "white_werewolf.devour":  # every second night, another wolf
         assert before.day % 2 == 0 and set(targets) <= pack(before) - {seat}
+    if action == "big_bad_wolf.devour":  # a second victim while no wolf card has died
+        assert all(a or r not in PACK for r, a in zip(before.roles, before.alive))
+        assert before.memo["night"]["victim"] not in targets
     last = before.memo.get("guard")
     if action == "guard.protect" and targets and last and last["night"] == before.day - 1 \
             and before.settings["rules"]["guard_repeat"] == "forbidden":
