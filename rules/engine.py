@@ -4,7 +4,7 @@ import random
 from dataclasses import replace
 
 from rules.errors import BadFrame, IllegalTarget, NotYourTurn, RoomClosed
-from rules.registry import ACTIONS, STEPS, VIEW_FIELDS
+from rules.registry import ACTIONS, DECKS, OVERHEARS, STEPS, VIEW_FIELDS
 from rules.role import is_wolf, living_wolves
 from rules.settings import MAX_PLAYERS, MIN_PLAYERS, Settings, deal as deal_for
 from rules.state import GameState
@@ -17,8 +17,9 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
     """Deal the cards from `seed` and open the first night.
 
     `deal` sets the cards in seat order instead of shuffling (a set-up position, like a chess
-    FEN, for tests); it must hold exactly the cards of the table's deal. A table the settings
-    cannot fill is refused (BadSettings).
+    FEN, for tests); it must hold exactly the cards of the table's deal, then the cards a role
+    sets aside (the Thief's extra cards). A table the settings cannot fill is refused
+    (BadSettings).
     """
     if not isinstance(names, list) or not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
         raise BadFrame(f"start: {MIN_PLAYERS}-{MAX_PLAYERS} players needed")
@@ -28,17 +29,27 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
         raise BadFrame("start: seed and now must be integers")
     in_play = deal_for(len(names), settings)
     deck = [role for role, count in in_play.items() for _ in range(count)]
+    rules = settings.rules
+    # the roles dealing more cards than seats (their cards set aside are theirs to know)
+    extra = {role: DECKS[role][0](rules) for role in settings.roles if role in DECKS}
+    extra = {role: cards for role, cards in extra.items() if cards}
+    deck += [card for cards in extra.values() for card in cards]
+    aside: list = []
     if deal is None:
-        random.Random(f"{seed}/0").shuffle(deck)
+        rng = random.Random(f"{seed}/0")
+        rng.shuffle(deck)
+        for role in extra:
+            deck, aside = DECKS[role][1](rules, deck, rng)
     elif sorted(deal) != sorted(deck):
         raise BadFrame(f"start: the deal must hold exactly {sorted(deck)}")
     else:
-        deck = list(deal)
+        deck, aside = list(deal[:len(names)]), list(deal[len(names):])
     state = GameState(
         seed=seed, draws=0, settings=settings.to_json(), names=list(names), roles=deck,
         alive=[True] * len(names), phase="start", day=1, deadline=None, mayor=None, prompts=[],
-        memo={"vote": {"elected": False, "votes": {}, "requests": []}}, pending=[], resume=None,
-        chat=[], outcome=None)
+        memo={"vote": {"elected": False, "votes": {}, "requests": []},
+              **{role: {"aside": aside} for role in extra}},
+        pending=[], resume=None, chat=[], outcome=None)
     t = Table(state, now)
     t.emit("game_started", None, seats=[{"seat": i, "name": n} for i, n in enumerate(names)],
            roles_in_play=in_play)
@@ -113,8 +124,12 @@ def say(state: GameState, seat: int, text: str, now: int, channel: str | None = 
                           f"not to {channel!r}")
     line = {"channel": name, "seat": seat, "name": state.names[seat], "text": text.strip(),
             "ts": now}
-    new = replace(state, chat=state.chat + [{**line, "to": readers}])
-    return new, [{"kind": "chat", "to": readers, **line}]
+    stored = {**line, "to": readers}
+    copies = [copy for overhear in OVERHEARS for copy in overhear(state, stored)]
+    new = replace(state, chat=state.chat + [stored] + copies)
+    return new, [{"kind": "chat", "to": readers, **line}] + [
+        {"kind": "chat", "to": copy["to"], **{k: v for k, v in copy.items() if k != "to"}}
+        for copy in copies]
 
 
 def advance(state: GameState, now: int):
@@ -150,7 +165,9 @@ def view(state: GameState, seat: int) -> dict:
              for i, (name, alive) in enumerate(zip(state.names, state.alive))]
     chat: dict = {}
     for line in state.chat:
-        if over or line["to"] is None or seat in line["to"]:
+        # once over, every line of every channel, without the copies some readers were sent
+        if over and not line.get("overheard") or not over and (
+                line["to"] is None or seat in line["to"]):
             chat.setdefault(line["channel"], []).append(
                 {k: v for k, v in line.items() if k != "to"})
     channel = None if over else channel_of(state, seat)

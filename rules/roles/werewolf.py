@@ -2,14 +2,15 @@
 
 from collections import Counter
 
-from rules.role import (CARDS, Dawn, Role, Setting, Step, Win, is_wolf, living, living_wolves,
-                        option, side)
+from rules.role import (CARDS, Dawn, Role, Setting, Step, Win, allegiance, is_wolf, living,
+                        living_wolves, option, side, wolves)
 
 
 class WolvesStep(Step):
     phase = "night.wolves"
     duration = "wolves"
     actions = ("wolves.point",)
+    kill_actions = actions
     waiting_action = "wolves.point"
     night_order = 30
     names_waiting_seats = False
@@ -60,16 +61,17 @@ def attack(t, night: dict) -> None:
 def view_fields(state, seat: int) -> dict:
     if not is_wolf(state, seat):
         return {"wolves": None, "pointing": None}
-    wolves = [s for s, role in enumerate(state.roles) if CARDS[role].wolf]
     pointing = None
     if state.phase == "night.wolves" and state.alive[seat]:
         pointing = dict(state.memo["wolves"]["pointing"])
-    return {"wolves": wolves, "pointing": pointing}
+    return {"wolves": wolves(state), "pointing": pointing}
 
 
 def only_wolves_alive(state) -> list | None:
+    """Every living player is of the pack and plays for it (a living White Werewolf, a wolf who
+    plays for himself, keeps the game going)."""
     alive = living(state)
-    if alive and all(is_wolf(state, s) for s in alive):
+    if alive and all(is_wolf(state, s) and allegiance(state, s) == "wolves" for s in alive):
         return side(state, "wolves")
     return None
 
@@ -78,10 +80,12 @@ def no_village_side_left(state) -> list | None:
     """003's 屠边: every dealt plain Villager dead, or every dealt powered village card dead
     (a side dealt empty never counts: O48)."""
     rule = option(state, "wolves_win")
-    if rule not in ("kill_side", "kill_all") or not living_wolves(state):
+    # a pack that plays for itself must live: a lone White Werewolf wins only alone
+    if rule not in ("kill_side", "kill_all") or not any(
+            allegiance(state, s) == "wolves" for s in living_wolves(state)):
         return None
     village = [s for s, role in enumerate(state.roles) if CARDS[role].team == "village"
-               and not CARDS[role].wolf]
+               and not is_wolf(state, s)]
     plain = [s for s in village if CARDS[state.roles[s]].plain]
     powered = [s for s in village if not CARDS[state.roles[s]].plain]
     dead = lambda seats: seats and not any(state.alive[s] for s in seats)  # noqa: E731

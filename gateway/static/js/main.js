@@ -7,7 +7,7 @@ import qrcode from "../vendor/qrcode.mjs";
 
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers",
   "candidate", "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer", "peeked", "little_girl_caught", "charmed",
-  "game_over"]);
+  "infected", "thief_cards", "game_over"]);
 const FEED_LIMIT = 80;
 // Every card, in the order the help shows them.
 const ROLES = ["werewolf", "villager", "seer", "witch", "hunter", "cupid"];
@@ -268,12 +268,14 @@ function phaseKey(view) {
 
 // ---------- help ----------
 
-// One section per card, from the catalogue; opened at `role`'s when given.
+// One section per card, from the catalogue (the basic cards and those in play); opened at
+// `role`'s when given.
 function openHelp(role) {
-  rebuild($("#help-roles"), ROLES.map((r) => el("section", { id: `help-${r}`, "data-role": r },
+  const cards = [...new Set([...ROLES, ...Object.keys(app.view?.roles_in_play || {})])];
+  rebuild($("#help-roles"), cards.map((r) => el("section", { id: `help-${r}`, "data-role": r },
     el("h3", { text: roleName(r) }), el("p", { text: t(`explain.${r}`) }))));
   $("#help").showModal();
-  if (role) $(`#help-${role}`).scrollIntoView({ block: "start" });
+  if (role) $(`#help-${role}`)?.scrollIntoView({ block: "start" });
 }
 
 // ---------- playing again at the same table ----------
@@ -457,6 +459,13 @@ function renderHostForm(v, need) {
   const durBox = $("#host-durations");
   const presetBox = $("#host-preset");
   if (app.hostShape !== shape) {
+    // A role dealt brings its rules into the form: the rebuilt form keeps what the host has
+    // entered (his change may still be on its way, and the next one reads the form).
+    const kept = app.hostShape && rolesBox.childElementCount ? {
+      roles: new Set([...rolesBox.querySelectorAll("input:checked")].map((b) => b.value)),
+      rules: Object.fromEntries([...rulesBox.querySelectorAll("select")].map((s) => [s.name, s.value])),
+      durations: Object.fromEntries([...durBox.querySelectorAll("input")].map((i) => [i.name, i.value])),
+    } : null;
     app.hostShape = shape;
     presetBox.replaceChildren(el("option", { value: "", text: t("lobby.preset.custom") }),
       ...(v.declared?.presets || []).map((p) => el("option", { value: p.id, text: t(`preset.${p.id}`) })));
@@ -475,6 +484,16 @@ function renderHostForm(v, need) {
         el("span", { text: durationLabel(k) }),
         el("input", { type: "number", name: k, min: 1, inputmode: "numeric", onchange: () => sendSettings(),
           oninput: (e) => (e.target.dataset.dirty = "1") }))));
+    if (kept) {
+      for (const box of rolesBox.querySelectorAll("input")) box.checked = kept.roles.has(box.value);
+      for (const select of rulesBox.querySelectorAll("select")) {
+        const rule = rules.find((r) => r.id === select.name);
+        select.value = kept.rules[select.name] ?? String(rule.values.indexOf(v.settings.rules[select.name]));
+      }
+      for (const input of durBox.querySelectorAll("input")) {
+        input.value = kept.durations[input.name] || durations[input.name];
+      }
+    }
   }
   if (app.settingsSent && showsSettings(v.settings, app.settingsSent)) app.settingsSent = null;
   if (!app.settingsPending && !app.settingsSent) {
@@ -744,8 +763,10 @@ function channelLabel(ch) {
 }
 
 function chatLine(line) {
+  // a line without a seat is one the Little Girl overheard: its writer is a letter, never a name
+  const who = line.seat == null ? t("chat.spied", { letter: line.name }) : line.name;
   return el("li", { class: "line", "data-channel": line.channel },
-    el("span", { class: "who", text: `${line.name}: ` }), el("bdi", { text: line.text }));
+    el("span", { class: "who", text: `${who}: ` }), el("bdi", { text: line.text }));
 }
 
 function renderChat(v) {
@@ -840,6 +861,8 @@ function feedText(ev, next) {
       t("feed.peeked.wolf", { letter, name: target == null ? "—" : nameOf(target) })).join(", ") });
     case "little_girl_caught": return t("feed.little_girl_caught", { name: nameOf(ev.seat) });
     case "charmed": return t("feed.charmed", { names: ev.charmed.map(nameOf).join(", ") });
+    case "infected": return t("feed.infected", { names: ev.wolves.map(nameOf).join(", ") });
+    case "thief_cards": return t("feed.thief_cards", { first: roleName(ev.cards[0]), second: roleName(ev.cards[1]) });
     case "game_over": return t("feed.game_over");
     default: return null;
   }

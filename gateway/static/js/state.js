@@ -16,7 +16,7 @@ function channelsOf(view) {
   if (view.phase === "over") return [];
   if (!view.me.alive) return ["dead"];
   if (!String(view.phase).startsWith("night.")) return ["day"];
-  return view.me.role === "werewolf" ? ["wolves"] : [];
+  return view.wolves ? ["wolves"] : []; // the pack: every wolf card, and an infected seat
 }
 
 export function applyEvent(view, ev, mySeat) {
