@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from actors.client import RoomClient
     from actors.config import Config
     from gateway.metrics import Metrics
+    from gateway.limits import AddressLimits
     from gateway.seats import LocalSeats
     from gateway.ws import Session
 
@@ -20,6 +21,7 @@ class GatewayState:
     rooms: RoomClient
     seats: LocalSeats
     metrics: Metrics
+    limits: AddressLimits
     sessions: set[Session] = field(default_factory=set)  # this process's open sockets
 
 

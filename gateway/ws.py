@@ -25,6 +25,7 @@ MAX_FRAME_BYTES = 4096
 HELLO_TIMEOUT = 5.0
 MAX_BAD_FRAMES_IN_A_ROW = 20
 SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with `since`
+REPLAY_PAGE = 256  # stored events a replay reads from the log at once
 SLOW_CHECK_SECONDS = 1.0
 CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
 MAX_ID_CHARS = 64
@@ -184,21 +185,34 @@ class Session:
         self._unsent = 0  # taken from the queue by the sender, not written yet
         self._in_flight = asyncio.Semaphore(COMMANDS_IN_FLIGHT)
         self._commands: set[asyncio.Task] = set()
+        self._welcoming: asyncio.Task | None = None  # the welcome and replay, while they are sent
+        self._replay_left = 0  # events of the replay not written yet (at most)
+        self._written = self._checked = 0  # welcome-stage frames written; as the watchdog last saw
 
     def behind(self) -> int:
         """Frames waiting to be written to this socket."""
-        return self.queue.qsize() + self._unsent
+        return self.queue.qsize() + self._unsent + self._replay_left
 
     def drop_if_behind(self) -> None:
-        """Called by the slow-socket watchdog: stop serving a socket that is too far behind."""
-        if (self.sender is not None and not self.sender.done()
+        """Called by the slow-socket watchdog: stop serving a socket that is too far behind. While
+        the welcome and replay are written, only if it also took no frame since the last check:
+        a long replay is far behind by nature, but a socket that reads takes it frame by frame."""
+        if self._welcoming is not None:
+            stalled, self._checked = self._written == self._checked, self._written
+            if stalled and not self._welcoming.done() and self.behind() > SEND_QUEUE_FRAMES:
+                self.metrics.dropped.inc()
+                self._welcoming.cancel()
+        elif (self.sender is not None and not self.sender.done()
                 and self.behind() > SEND_QUEUE_FRAMES):
             self.metrics.dropped.inc()
             self.sender.cancel()
 
     async def run(self, since: int | None) -> None:
         gw, room, seat = self.gw, self.room, self.seat
-        gw.seats.enter(room, seat)
+        if not gw.seats.enter(room, seat, gw.config.sockets_per_seat):
+            # Each socket multiplies the seat's fan-out: a seat has a few tabs, not a thousand.
+            self.metrics.errors.labels("too_many_sockets").inc()
+            return await _refuse(self.ws, "too_many_sockets")
         gw.sessions.add(self)
         self.metrics.sockets.inc()
         close_code = status.WS_1000_NORMAL_CLOSURE
@@ -208,7 +222,16 @@ class Session:
             async with gw.rooms.listen(room, seat) as queue:  # subscribed before the welcome is taken
                 self.queue = queue
                 self.metrics.welcome_stages["subscribe"].observe(time.perf_counter() - started)
-                if not await self._welcome(since):
+                welcoming = self._welcoming = asyncio.create_task(self._welcome(since))
+                try:
+                    await asyncio.wait((welcoming,))
+                finally:
+                    welcoming.cancel()
+                    self._welcoming = None
+                if welcoming.cancelled():  # by drop_if_behind: it stopped reading its replay
+                    close_code = CLOSE_OVERFLOW
+                    return
+                if not welcoming.result():
                     close_code = status.WS_1011_INTERNAL_ERROR
                     return
                 self.metrics.welcome_stages["total"].observe(time.perf_counter() - started)
@@ -249,10 +272,6 @@ class Session:
             welcome = await self.gw.rooms.welcome(self.room, self.seat)
             stages["welcome"].observe(time.perf_counter() - started)
             upto = welcome["seq"]
-            started = time.perf_counter()
-            replay = (await self.gw.rooms.events_after(self.room, since, upto=upto)
-                      if since is not None else [])
-            stages["replay"].observe(time.perf_counter() - started)
         except Exception:
             log.exception("no welcome in room %s for seat %s", self.room, self.seat)
             error = _error(None, "internal", "the room is unavailable, reconnect later")
@@ -262,8 +281,23 @@ class Session:
         await self.ws.send_text(orjson.dumps(
             {"type": "welcome", "seat": self.seat, "seq": upto, "view": welcome["view"]}).decode())
         self.metrics.messages_out.labels("welcome").inc()
-        for event in replay:
-            await self._send_event(event)
+        self._written += 1
+        # The replay is read from the log a page at a time: a socket holds one page, not the log.
+        cursor, reading = (upto if since is None else since), 0.0
+        while cursor < upto:
+            self._replay_left = upto - cursor
+            started = time.perf_counter()
+            page = await self.gw.rooms.events_after(
+                self.room, cursor, upto=min(upto, cursor + REPLAY_PAGE))
+            reading += time.perf_counter() - started
+            for event in page:
+                await self._send_event(event)
+                self._written += 1
+                self._replay_left -= 1
+            cursor += REPLAY_PAGE
+        if since is not None:
+            stages["replay"].observe(reading)
+        self._replay_left = 0
         self.last = upto
         return True
 

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 import orjson
 from starlette.websockets import WebSocketState
 
+from actors.config import Config
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState
@@ -82,7 +83,8 @@ class Socket:
 
 
 def gateway(room: Room) -> GatewayState:
-    return GatewayState(config=None, rooms=room, seats=LocalSeats(), metrics=Metrics())
+    return GatewayState(config=Config(), rooms=room, seats=LocalSeats(), metrics=Metrics(),
+                        limits=None)
 
 
 async def test_welcome_then_replay_then_live_events_of_the_seat_only_never_twice():
