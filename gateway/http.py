@@ -1,4 +1,5 @@
-"""uvicorn's httptools HTTP protocol with a deadline for each request to arrive.
+"""uvicorn's httptools HTTP protocol with a deadline for each request to arrive, and a bounded
+kernel send buffer for every connection (WebSockets included).
 
 uvicorn times out a keep-alive connection between requests, but not a connection that never
 sends a request, nor one that sends its headers or body a byte at a time: such connections were
@@ -11,10 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 REQUEST_TIMEOUT = float(os.environ.get("WW_HTTP_REQUEST_TIMEOUT", "10"))
+# The kernel's send buffer of a connection, fixed instead of autotuned (which lets it reach
+# tcp_wmem's 4 MB): a client that stops reading then holds this much of the gateway's memory,
+# not megabytes, and its writes block soon enough for the slow-socket guard to see it. Game
+# frames are small: 64 KiB still moves 5 Mbit/s at a 100 ms round trip.
+SEND_BUFFER_BYTES = 64 << 10
 
 
 class TimedHttpProtocol(HttpToolsProtocol):
@@ -22,6 +29,9 @@ class TimedHttpProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:

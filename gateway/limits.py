@@ -22,9 +22,11 @@ def client_address(host: str | None) -> str:
         ip = ipaddress.ip_address(host or "")
     except ValueError:
         return host or "unknown"
-    if ip.version == 6 and ip.ipv4_mapped is None:
+    if ip.version == 6:
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False).network_address)
-    return str(ip.ipv4_mapped or ip)
+    return str(ip)
 
 
 class AddressLimits:
