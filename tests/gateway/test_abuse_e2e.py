@@ -254,3 +254,25 @@ async def test_a_socket_that_never_reads_its_replay_is_dropped(gateway):
     finally:
         attacker.close()
         await watcher.close()
+
+
+async def test_hosts_are_capped_and_empty_lobbies_close_soon(stack):
+    gateway = stack.start_gateway(games_per_actor=1, warm_actors=0,
+                                  env={"WW_MAX_HOSTS": "2", "WW_LOBBY_IDLE_CLOSE": "3"})
+    async with client(gateway) as http:
+        kept = (await http.post("/api/rooms", json={"name": "Layla"})).json()
+        player = await connect(gateway.ws_url, kept["room"], kept["token"])  # someone is there
+        abandoned = (await http.post("/api/rooms", json={"name": "Omar"})).json()
+        full = await http.post("/api/rooms", json={"name": "Ines"})
+        assert full.status_code == 503  # two hosts, one room each: no third process
+        assert full.json()["detail"]["code"] == "server_full"
+
+        async def closed() -> None:
+            while (await http.get(f"/api/rooms/{abandoned['room']}")).json()["status"] != "finished":
+                await asyncio.sleep(0.2)  # polling the room's status for the idle close
+        await asyncio.wait_for(closed(), 60)
+        assert (await http.get(f"/api/rooms/{kept['room']}")).json()["status"] == "lobby"
+        # The closed lobby gave its host slot back.
+        assert (await http.post("/api/rooms", json={"name": "Ines"})).status_code == 201
+        assert (await player.request({"type": "ping"}))["type"] == "ack"
+        await player.close()
