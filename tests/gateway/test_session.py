@@ -123,3 +123,24 @@ async def test_a_socket_that_stops_reading_is_dropped_and_the_others_keep_up():
     assert not sessions[1].done()
     await fine.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(sessions[1], 5)
+
+
+async def test_a_socket_stuck_in_its_replay_is_dropped_and_one_that_reads_it_is_not():
+    room = Room([stored(seq) for seq in range(1, 3 * SEND_QUEUE_FRAMES)])
+    gw = gateway(room)
+    stuck, reader = Socket(stuck=True), Socket()
+    dropped = asyncio.create_task(Session(stuck, "ROOMAA", 1, gw).run(since=0))
+    await stuck.until(lambda sent: sent)  # the welcome went out, then nothing more is taken
+    for _ in range(2):  # the first check sees its welcome written; the second, no progress
+        for session in list(gw.sessions):
+            session.drop_if_behind()
+    await asyncio.wait_for(dropped, 5)
+    assert stuck.closed_with == CLOSE_OVERFLOW
+
+    served = asyncio.create_task(Session(reader, "ROOMAA", 2, gw).run(since=0))
+    await reader.until(lambda sent: sent and sent[-1].get("seq") == len(room.log))
+    for session in list(gw.sessions):  # far behind while it replayed, but it kept reading
+        session.drop_if_behind()
+    assert not served.done() and reader.closed_with is None
+    await reader.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(served, 5)
