@@ -11,6 +11,7 @@ import psutil
 import pytest
 import redis
 
+from gateway.cli import kill_family
 from tests.ray_head import free_port
 from tests.stack import ROOT, start_gateway
 
@@ -62,7 +63,7 @@ def test_serve_starts_ray_serves_and_cleans_up_on_ctrl_c():
             assert r.get(f"{prefix}:stack") is None
     finally:
         if serve.poll() is None:
-            os.killpg(serve.pid, signal.SIGKILL)
+            kill_family(serve)  # its Ray head runs in a session of its own
 
 
 def test_a_gateway_refuses_a_prefix_another_live_cluster_owns(ray_address, redis_url):
