@@ -16,6 +16,7 @@ import orjson
 from fastapi import Depends, WebSocket, WebSocketDisconnect, status
 from starlette.websockets import WebSocketState
 
+from actors.ratelimit import TokenBucket
 from gateway.state import GatewayState, gateway_state
 from rules import SETTINGS_FIELDS
 
@@ -33,6 +34,7 @@ MAX_TARGETS = 32
 # Commands of one socket awaiting their reply. The receive loop reads on while they travel (a seat's
 # next frame never waits for the previous reply); past this, it stops reading that socket.
 COMMANDS_IN_FLIGHT = 8
+PING_BURST, PING_RATE = 10, 2.0  # per socket: a client pings to see it is connected, not to load us
 
 CLOSE_OVERFLOW = 1013  # "try again later": the client reconnects with `since`
 # What uvicorn raises when a frame is sent after it answered the client's close frame itself.
@@ -185,6 +187,7 @@ class Session:
         self._unsent = 0  # taken from the queue by the sender, not written yet
         self._in_flight = asyncio.Semaphore(COMMANDS_IN_FLIGHT)
         self._commands: set[asyncio.Task] = set()
+        self._pings = TokenBucket(PING_RATE, PING_BURST)
         self._welcoming: asyncio.Task | None = None  # the welcome and replay, while they are sent
         self._replay_left = 0  # events of the replay not written yet (at most)
         self._written = self._checked = 0  # welcome-stage frames written; as the watchdog last saw
@@ -380,8 +383,9 @@ class Session:
             bad_in_a_row = 0
             kind = command["type"]
             self.metrics.messages_in.labels(kind).inc()
-            if kind == "ping":
-                self._reply({"type": "ack", "id": command["id"]})
+            if kind == "ping":  # answered here, so limited here (commands by their room)
+                self._reply({"type": "ack", "id": command["id"]} if self._pings.take() else
+                            _error(command["id"], "rate_limited", "too many pings, slow down"))
                 continue
             await self._in_flight.acquire()
             task = asyncio.create_task(self._command(command))

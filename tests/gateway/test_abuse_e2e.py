@@ -146,6 +146,12 @@ async def test_every_command_kind_is_rate_limited(gateway):
                            and f["settings"]["durations"]["vote"] == 30 + int(acked[-1]["id"][1:]))
     assert len([f for f in watcher.events if f["kind"] == "settings"]) == len(acked)
     assert (await watcher.request({"type": "ping"}))["type"] == "ack"
+    # Pings are answered by the gateway itself, and limited there, per socket.
+    pings = [{"type": "ping", "id": f"p{i}"} for i in range(30)]
+    for frame in pings:
+        await sender.send(frame)
+    codes = [(await sender.wait_for(lambda f, i=f["id"]: f.get("id") == i)).get("code") for f in pings]
+    assert codes[0] is None and "rate_limited" in codes
     await sender.close()
     await watcher.close()
 
