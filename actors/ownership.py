@@ -34,8 +34,8 @@ class PrefixTaken(RuntimeError):
     def __init__(self, prefix: str, owner: str, ttl: int) -> None:
         super().__init__(
             f"WW_PREFIX {prefix!r} is in use on this Redis by another live cluster (Ray session "
-            f"{owner}; its lease lapses {ttl} s after that cluster stops). Give this stack a "
-            f"prefix of its own (WW_PREFIX or --prefix), or stop the other one.")
+            f"{owner}; its lease, renewed while that cluster runs, has {ttl} s left). Give this "
+            f"stack a prefix of its own (WW_PREFIX or --prefix), or stop the other one.")
         self.prefix, self.owner = prefix, owner
 
 
