@@ -49,7 +49,7 @@ NAME_MAX = 24
 ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
 # Per seat and command kind: (burst, then per second). A vote changed back and forth, or settings
 # sent in a loop, is one broadcast to every seat and one stored event each: none may flood a room.
-RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (10, 2.0), "start": (5, 0.5)}
+RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5)}
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 DECLARED = rules.declaration()  # the roles, house rules and presets a host may choose, as data
 
