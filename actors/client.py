@@ -21,6 +21,7 @@ import ray
 import redis.asyncio as aioredis
 from ray.exceptions import ActorUnavailableError, RayActorError
 
+from actors import ownership
 from actors.config import Config
 from actors.host import REPLY_UNAVAILABLE, RoomUnavailable
 from actors.placement import PlacementActor
@@ -64,6 +65,10 @@ class AgainRefused(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class ServerFull(Exception):
+    """Every host slot is taken and no more hosts may start (WW_MAX_HOSTS)."""
 
 
 class HostRetired(Exception):
@@ -114,6 +119,9 @@ class RoomClient:
                      log_to_driver=False)
         self.redis = connect(self.config.redis_url)
         self.store = RedisStore(self.redis, self.config.prefix, self.config.finished_ttl)
+        # This Ray cluster owns the prefix, or this gateway must not serve it (PrefixTaken).
+        await ownership.claim(self.redis, self.config.prefix,
+                              ray.get_runtime_context().get_session_name())
         placement = PlacementActor.options(
             name=self._placement_name, namespace=self.config.namespace, lifetime="detached",
             get_if_exists=True, max_restarts=-1).remote(self.config)
@@ -154,14 +162,21 @@ class RoomClient:
     # -- rooms -----------------------------------------------------------------------------
 
     async def create_room(self, name: str) -> dict:
-        """Open a room seating `name` as its host: {"room", "seat": 0, "token"}. Raises BadName."""
+        """Open a room seating `name` as its host: {"room", "seat": 0, "token"}. Raises BadName
+        or ServerFull."""
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
-        host = await self._call(self._placement_name, "place")
+        host = await self._place()
         code = await self._claim_code(host)
         reply = await self._call(host, "create_room", code, name, token_hash(token))
         _raise_refusal(reply)
         return {"room": code, "seat": reply["seat"], "token": token}
+
+    async def _place(self) -> str:
+        host = await self._call(self._placement_name, "place")
+        if host is None:
+            raise ServerFull("every host slot is taken")
+        return host
 
     async def _claim_code(self, host: str) -> str:
         while True:
@@ -188,7 +203,7 @@ class RoomClient:
             raise AgainRefused("not_your_turn", "the game is not over")
         hashes = {int(s): h.decode() for h, s in (await self.redis.hgetall(self.keys.tokens(code))).items()}
         names = [p["name"] for p in facts["players"]]
-        host = await self._call(self._placement_name, "place")
+        host = await self._place()
         new = await self._claim_code(host)
         _raise_refusal(await self._call(host, "create_room", new, names[0], hashes[0]))
         for s, name in enumerate(names[1:], start=1):

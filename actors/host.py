@@ -53,6 +53,7 @@ class RoomHost:
         self._clock = clock
         self._settings = config.room_settings()
         self._idle_close = config.idle_close * 1000
+        self._lobby_idle_close = (config.lobby_idle_close or config.idle_close) * 1000
         self._sweep_every = config.presence_lease * 1000 // 3
         self._loading: dict[str, asyncio.Task] = {}
         self._sweeper: asyncio.Task | None = None
@@ -162,6 +163,7 @@ class RoomHost:
             room = await Room.create(code, settings=self._settings, host=self.name, store=self._store,
                                      clock=self._clock, on_close=self._forget,
                                      idle_close=self._idle_close,
+                               lobby_idle_close=self._lobby_idle_close,
                                      on_persist=self.metrics.observe_persist)
             self.rooms[code] = room
         return await room.join(name, token_hash)
@@ -238,6 +240,7 @@ class RoomHost:
             return None
         room = await Room.load(code, host=self.name, store=self._store, clock=self._clock,
                                on_close=self._forget, idle_close=self._idle_close,
+                               lobby_idle_close=self._lobby_idle_close,
                                on_persist=self.metrics.observe_persist)
         if room is not None:
             self.rooms[code] = room

@@ -9,7 +9,8 @@ lobby     players join (seat = arrival order, seat 0 is the host); the host edit
 running   the rules game: commands (`act`, `chat`) and deadlines (one timer task sleeping until
           `rules.next_deadline`) go through the mailbox and apply one at a time, in order.
 finished  the rules report an outcome, or nobody has been connected for `idle_close` (an abandoned
-          lobby or game must not hold its host slot forever). The final persist releases the room from its host and gives
+          lobby or game must not hold its host slot forever; an empty lobby: `lobby_idle_close`).
+          The final persist releases the room from its host and gives
           its keys a TTL; the room then closes.
 broken    an unexpected exception while applying a command: the room stops answering (errors
           `internal`, then `room_closed`) and is released like a finished room. Its neighbours in
@@ -28,6 +29,7 @@ import hashlib
 import logging
 import secrets
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -37,6 +39,7 @@ import orjson
 import rules
 from rules import MAX_PLAYERS, roles_in_play
 from actors.clock import Clock
+from actors.names import name_skeleton
 from actors.ratelimit import TokenBucket
 from actors.store import FINAL, StaleEpoch, Store, Stored
 
@@ -44,7 +47,9 @@ log = logging.getLogger(__name__)
 
 NAME_MAX = 24
 ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
-CHAT_BURST, CHAT_RATE = 5, 1.0  # per seat: 5 lines at once, then one a second
+# Per seat and command kind: (burst, then per second). A vote changed back and forth, or settings
+# sent in a loop, is one broadcast to every seat and one stored event each: none may flood a room.
+RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5)}
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 DECLARED = rules.declaration()  # the roles, house rules and presets a host may choose, as data
 
@@ -53,11 +58,26 @@ class BadName(ValueError):
     code = "bad_name"
 
 
+# Characters no name may hold: controls (NUL...), format characters (zero-width, bidi overrides),
+# lone surrogates, private use and unassigned code points. NFKC has already folded the odd
+# spaces and the fullwidth forms.
+_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+
+
 def clean_name(name: object) -> str:
-    """A player name: 1-24 characters once trimmed."""
-    if not isinstance(name, str) or not 1 <= len(name.strip()) <= NAME_MAX:
+    """A player name: NFKC-normalised, inner whitespace runs made one space, 1-24 characters,
+    at least one letter or digit, and nothing invisible (docs/protocol.md)."""
+    if not isinstance(name, str):
+        raise BadName("a name is a string")
+    name = " ".join(unicodedata.normalize("NFKC", name).split())
+    if not 1 <= len(name) <= NAME_MAX:
         raise BadName(f"a name has 1 to {NAME_MAX} characters")
-    return name.strip()
+    categories = [unicodedata.category(c) for c in name]
+    if _INVISIBLE.intersection(categories):
+        raise BadName("a name may not hold control, invisible or direction characters")
+    if not any(c[0] in "LN" for c in categories):
+        raise BadName("a name needs a letter or a digit")
+    return name
 
 
 @dataclass(frozen=True)
@@ -168,7 +188,7 @@ def encode_event(seq: int, event: dict) -> bytes:
     return orjson.dumps({"seq": seq, "to": None if to is None else sorted(to), "frame": frame.decode()})
 
 
-# Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the chat rate limit
+# Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the rate limits
 # `_command` is handed (kept in memory, not room state). They raise Refused or rules.RulesError
 # to refuse, anything else is a bug that breaks the room.
 
@@ -184,8 +204,9 @@ def _join(data: RoomData, now: int, name: str, token_hash: str):
         raise Refused(BadName.code, str(e)) from None
     if len(data.players) >= MAX_PLAYERS:
         raise Refused("room_full", f"the room has {MAX_PLAYERS} players")
-    if any(p.name.casefold() == name.casefold() for p in data.players):
-        raise Refused("name_taken", f"{name!r} is taken in this room")
+    skeleton = name_skeleton(name)  # a look-alike of a seated name is taken too
+    if any(name_skeleton(p.name) == skeleton for p in data.players):
+        raise Refused("name_taken", f"{name!r} is taken in this room (or looks like a name that is)")
     seat = len(data.players)
     players = data.players + (Player(name=name, token_hash=token_hash),)
     # The deal depends on how many are seated: every page's lobby shows the new one.
@@ -229,17 +250,27 @@ def _with_gateways(data: RoomData, now: int, gateways: dict[int, tuple[str, ...]
     return Change(replace(data, players=tuple(players), idle_since=idle_since), events)
 
 
-def wakeup(data: RoomData, idle_close: int | None) -> int | None:
-    """When the room's timer must fire: the game's next deadline, or the end of an empty table."""
+def _idle_limit(data: RoomData, idle_close: int | None, lobby_idle_close: int | None) -> int | None:
+    if data.status == "lobby" and lobby_idle_close is not None:
+        return lobby_idle_close if idle_close is None else min(idle_close, lobby_idle_close)
+    return idle_close
+
+
+def wakeup(data: RoomData, idle_close: int | None,
+           lobby_idle_close: int | None = None) -> int | None:
+    """When the room's timer must fire: the game's next deadline, or the end of an empty table
+    (an empty lobby closes after `lobby_idle_close`, sooner than an abandoned game)."""
     times = []
     if data.status == "running" and (deadline := rules.next_deadline(data.game)) is not None:
         times.append(deadline)
+    idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and data.status not in FINAL:
         times.append(data.idle_since + idle_close)
     return min(times, default=None)
 
 
-def _tick(data: RoomData, now: int, idle_close: int | None):
+def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: int | None):
+    idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and now >= data.idle_since + idle_close:
         # Nobody has been at the table for idle_close: close it, so it frees its host slot.
         return None, Change(replace(data, status="finished"), [])
@@ -259,20 +290,20 @@ def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
 
 
 def _command(data: RoomData, now: int, seat: int, frame: dict,
-             take_chat_token: Callable[[int, int], bool]):
+             take_token: Callable[[int, str, int], bool]):
     _check_seat(data, seat)
     frame_id = frame.get("id")
     kind = frame.get("type")
     key = None if frame_id is None else frame_key(frame)
     if key is not None and key in data.acked.get(seat, ()):
         return {"type": "ack", "id": frame_id}, None
-    # After the retry check, so a line already posted is acked again; before the rules, so every
-    # line sent counts, refused or not.
-    if kind == "chat" and not take_chat_token(seat, now):
-        raise Refused("rate_limited", "too many chat lines, slow down")
     handler = _COMMANDS.get(kind)
     if handler is None:
         raise Refused("bad_frame", f"unknown command type {kind!r}")
+    # After the retry check, so a command already applied is acked again; before the rules, so
+    # every command sent counts, refused or not.
+    if not take_token(seat, kind, now):
+        raise Refused("rate_limited", f"too many {kind} commands, slow down")
     change = handler(data, now, seat, frame)
     if key is not None:
         keys = (data.acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]
@@ -349,12 +380,14 @@ _COMMANDS: dict[str, Callable[..., Change]] = {
 class Room:
     def __init__(self, data: RoomData, *, epoch: int, host: str, store: Store, clock: Clock,
                  on_close: Callable[[str], None] | None = None, idle_close: int | None = None,
+                 lobby_idle_close: int | None = None,
                  on_persist: Callable[[float, int], None] | None = None, chat_stored: int = 0) -> None:
         self.data = data  # committed: durable in the store
         # The store's chat list: which game's lines it holds and how many (each persist adds the new ones).
         self._chat_stored = (None if data.game is None else data.game.seed, chat_stored)
         self._on_persist = on_persist  # (seconds, requests) of every persist: the host's metrics
         self._idle_close = idle_close  # ms an empty table stays open; None: forever
+        self._lobby_idle_close = lobby_idle_close  # the same for a lobby (shorter)
         self.epoch = epoch
         self.host = host
         self._store = store
@@ -364,7 +397,7 @@ class Room:
         self._closed = False
         self._resync = False  # a write failed ambiguously: reload the snapshot before the next one
         self._armed: int | None = None
-        self._chat_limits: dict[int, TokenBucket] = {}  # in memory: a restart refills them
+        self._limits: dict[tuple[int, str], TokenBucket] = {}  # in memory: a restart refills them
         self._timer: asyncio.Task | None = None
         self._worker = asyncio.create_task(self._run(), name=f"room {data.code}")
         self._arm()
@@ -385,17 +418,18 @@ class Room:
     @classmethod
     async def create(cls, code: str, *, settings: rules.Settings, host: str, store: Store,
                      clock: Clock, on_close: Callable[[str], None] | None = None,
-                     idle_close: int | None = None,
+                     idle_close: int | None = None, lobby_idle_close: int | None = None,
                      on_persist: Callable[[float, int], None] | None = None) -> Room:
         epoch = await store.claim(code, host)
         data = RoomData(code=code, settings=settings, idle_since=clock.now())
         return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
-                   idle_close=idle_close, on_persist=on_persist)
+                   idle_close=idle_close, lobby_idle_close=lobby_idle_close,
+                   on_persist=on_persist)
 
     @classmethod
     async def load(cls, code: str, *, host: str, store: Store, clock: Clock,
                    on_close: Callable[[str], None] | None = None,
-                   idle_close: int | None = None,
+                   idle_close: int | None = None, lobby_idle_close: int | None = None,
                    on_persist: Callable[[float, int], None] | None = None) -> Room | None:
         """Take the room over from its snapshot (None if there is nothing live to take over)."""
         stored = await store.load(code)
@@ -406,7 +440,8 @@ class Room:
             return None
         epoch = await store.claim(code, host)
         return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
-                   idle_close=idle_close, on_persist=on_persist, chat_stored=len(stored.chat))
+                   idle_close=idle_close, lobby_idle_close=lobby_idle_close,
+                   on_persist=on_persist, chat_stored=len(stored.chat))
 
     # -- the API a host calls --------------------------------------------------------------
 
@@ -420,14 +455,15 @@ class Room:
         if not isinstance(frame, dict):
             return error_frame(None, "bad_frame", "a command is a JSON object")
         frame_id = frame.get("id")
-        return await self._submit(_command, (seat, frame, self._take_chat_token),
+        return await self._submit(_command, (seat, frame, self._take_token),
                                   lambda code, message: error_frame(frame_id, code, message))
 
-    def _take_chat_token(self, seat: int, now: int) -> bool:
-        """The chat rate limit of a seat, whichever gateways its sockets use."""
-        bucket = self._chat_limits.get(seat)
+    def _take_token(self, seat: int, kind: str, now: int) -> bool:
+        """The rate limit of a seat's commands of one kind, whichever gateways its sockets use."""
+        bucket = self._limits.get((seat, kind))
         if bucket is None:
-            bucket = self._chat_limits[seat] = TokenBucket(CHAT_RATE, CHAT_BURST, now / 1000)
+            burst, rate = RATE_LIMITS[kind]
+            bucket = self._limits[(seat, kind)] = TokenBucket(rate, burst, now / 1000)
         return bucket.take(now / 1000)
 
     async def presence(self, seat: int, gateway: str, connected: bool) -> None:
@@ -594,7 +630,7 @@ class Room:
     # -- the timer -------------------------------------------------------------------------
 
     def _arm(self) -> None:
-        self._set_timer(wakeup(self.data, self._idle_close))
+        self._set_timer(wakeup(self.data, self._idle_close, self._lobby_idle_close))
 
     def _set_timer(self, deadline: int | None) -> None:
         if deadline == self._armed:
@@ -608,7 +644,7 @@ class Room:
         await self._clock.sleep_until(deadline)
         self._armed = None
         self._timer = None
-        self._submit(_tick, (self._idle_close,), lambda code, message: None)
+        self._submit(_tick, (self._idle_close, self._lobby_idle_close), lambda code, message: None)
 
 
 def _new_tokens(old: RoomData, new: RoomData) -> dict[str, int]:

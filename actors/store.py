@@ -124,6 +124,12 @@ class Keys:
     def replies(self, gateway_id: str) -> str:  # pub/sub channel: replies to a gateway process
         return f"{self.prefix}:replies:{gateway_id}"
 
+    def limit(self, what: str, address: str, window: int) -> str:  # counter, TTL: one window
+        return f"{self.prefix}:limit:{what}:{address}:{window}"
+
+    def stack(self) -> str:  # the Ray session that owns this prefix (a lease, see actors.ownership)
+        return f"{self.prefix}:stack"
+
 
 _CLAIM = """
 local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)

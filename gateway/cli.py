@@ -50,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--presence-lease", type=int,
                        help="seconds before the seats of a gateway that died show disconnected "
                             "(WW_PRESENCE_LEASE, default 15)")
+    serve.add_argument("--request-timeout", type=float,
+                       help="seconds an HTTP request may take to arrive before its connection is "
+                            "closed (WW_HTTP_REQUEST_TIMEOUT, default 10)")
+    serve.add_argument("--max-connections", type=int,
+                       help="connections (HTTP and WebSocket) per gateway process; past it, 503 "
+                            "(WW_MAX_CONNECTIONS; default: the open-file limit less 1024)")
     serve.add_argument("--ws", default=WS_IMPLEMENTATIONS[0], choices=WS_IMPLEMENTATIONS,
                        help="uvicorn's WebSocket implementation (default: %(default)s, the "
                             "cheapest per frame measured)")
@@ -75,8 +81,10 @@ def _env_from_flags(args, rest: list[str], parser: argparse.ArgumentParser) -> d
     env: dict[str, str] = {}
     for flag, var in (("redis_url", "REDIS_URL"), ("ray_address", "RAY_ADDRESS"),
                       ("games_per_actor", "WW_GAMES_PER_ACTOR"), ("warm_actors", "WW_WARM_ACTORS"),
-                      ("prefix", "WW_PREFIX"), ("presence_lease", "WW_PRESENCE_LEASE")):
-        value = getattr(args, flag)
+                      ("prefix", "WW_PREFIX"), ("presence_lease", "WW_PRESENCE_LEASE"),
+                      ("request_timeout", "WW_HTTP_REQUEST_TIMEOUT"),
+                      ("max_connections", "WW_MAX_CONNECTIONS")):
+        value = getattr(args, flag, None)
         if value is not None:
             env[var] = str(value)
     it = iter(rest)
@@ -94,11 +102,19 @@ def _env_from_flags(args, rest: list[str], parser: argparse.ArgumentParser) -> d
 
 
 def _serve(args) -> int:
+    from actors.config import Config
+
     with ExitStack() as stack:
         if not os.environ.get("REDIS_URL") and not _answers(*DEFAULT_REDIS):
             os.environ["REDIS_URL"] = stack.enter_context(_private_redis())
         if not os.environ.get("RAY_ADDRESS"):
-            os.environ["RAY_ADDRESS"] = stack.enter_context(_local_ray())
+            config = Config.from_env()
+            # A new Ray cluster: if another live one owns the prefix, serving it would take
+            # that cluster's rooms over (actors/ownership.py). Refuse before starting anything.
+            _refuse_owned_prefix(config)
+            session: list[str] = []
+            stack.callback(_release_prefix, config, session)  # once our Ray head is gone
+            os.environ["RAY_ADDRESS"] = stack.enter_context(_local_ray(session))
         import uvicorn
 
         shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
@@ -106,8 +122,21 @@ def _serve(args) -> int:
                          daemon=True).start()
         uvicorn.run("gateway.app:app_from_env", factory=True, host=args.host, port=args.port,
                     workers=args.workers, loop="uvloop", ws=args.ws, ws_max_size=WS_MAX_BYTES,
+                    http="gateway.http:TimedHttpProtocol", limit_concurrency=_max_connections(),
                     log_level=args.log_level)
     return 0
+
+
+def _max_connections() -> int:
+    """Connections a gateway process takes before answering 503: what its open-file limit
+    holds, less a reserve for Redis, Ray and files (a process out of descriptors fails at
+    everything, its healthy sockets included)."""
+    if os.environ.get("WW_MAX_CONNECTIONS"):
+        return int(os.environ["WW_MAX_CONNECTIONS"])
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(256, soft - 1024)
 
 
 def _announce(url: str) -> None:
@@ -161,8 +190,43 @@ def _private_redis():
         proc.wait(timeout=10)
 
 
+def _refuse_owned_prefix(config) -> None:
+    import redis
+
+    from actors.ownership import PrefixTaken
+    from actors.store import Keys
+
+    key = Keys(config.prefix).stack()
+    with redis.Redis.from_url(config.redis_url) as client:
+        owner, ttl = client.get(key), client.ttl(key)
+    if owner is not None:
+        sys.exit(f"werewolf serve: {PrefixTaken(config.prefix, owner.decode(), max(ttl, 0))}")
+
+
+def _release_prefix(config, session: list[str]) -> None:
+    """Give the prefix back as this stack stops, so the next one need not wait for the lease."""
+    if not session:
+        return
+    import asyncio
+
+    from actors.ownership import release
+    from actors.store import connect
+
+    async def run() -> None:
+        client = connect(config.redis_url)
+        try:
+            await release(client, config.prefix, session[0])
+        finally:
+            await client.aclose()
+    try:
+        asyncio.run(run())
+    except Exception as e:  # Redis gone: the lease lapses by itself
+        print(f"could not release prefix {config.prefix!r}: {e!r}", file=sys.stderr)
+
+
 @contextmanager
-def _local_ray():
+def _local_ray(session: list[str]):
+    """A Ray head of our own; appends its session name (the prefix lease's owner) to `session`."""
     # Only for a head we start ourselves: loopback only, no token file to hand around.
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -181,6 +245,8 @@ def _local_ray():
         start_new_session=True)
     try:
         _wait(lambda: _listening(port), proc, "ray head")
+        _wait(lambda: os.path.exists(os.path.join(temp_dir, "session_latest")), proc, "ray head")
+        session.append(os.path.basename(os.readlink(os.path.join(temp_dir, "session_latest"))))
         print(f"Started a local Ray head on 127.0.0.1:{port}", flush=True)
         yield f"127.0.0.1:{port}"
     finally:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from actors.client import RoomClient
     from actors.config import Config
     from gateway.metrics import Metrics
+    from gateway.limits import AddressLimits
     from gateway.seats import LocalSeats
 
 
@@ -19,6 +20,7 @@ class GatewayState:
     rooms: RoomClient
     seats: LocalSeats
     metrics: Metrics
+    limits: AddressLimits
 
 
 def gateway_state(conn: HTTPConnection) -> GatewayState:

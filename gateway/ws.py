@@ -16,6 +16,7 @@ import orjson
 from fastapi import Depends, WebSocket, WebSocketDisconnect, status
 from starlette.websockets import WebSocketState
 
+from actors.ratelimit import TokenBucket
 from gateway.state import GatewayState, gateway_state
 from rules import SETTINGS_FIELDS
 
@@ -25,12 +26,16 @@ MAX_FRAME_BYTES = 4096
 HELLO_TIMEOUT = 5.0
 MAX_BAD_FRAMES_IN_A_ROW = 20
 SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with `since`
+REPLAY_PAGE = 256  # stored events a replay reads from the log at once
+# How often a socket still taking its welcome and replay is checked for having stopped reading.
+REPLAY_STALL_SECONDS = 2.0
 CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
 MAX_ID_CHARS = 64
 MAX_TARGETS = 32
 # Commands of one socket awaiting their reply. The receive loop reads on while they travel (a seat's
 # next frame never waits for the previous reply); past this, it stops reading that socket.
 COMMANDS_IN_FLIGHT = 8
+PING_BURST, PING_RATE = 10, 2.0  # per socket: a client pings to see it is connected, not to load us
 
 CLOSE_OVERFLOW = 1013  # "try again later": the client reconnects with `since`
 # What uvicorn raises when a frame is sent after it answered the client's close frame itself.
@@ -204,6 +209,10 @@ class Session:
         self._unsent = 0  # taken from the queue by the sender, not written yet
         self._in_flight = asyncio.Semaphore(COMMANDS_IN_FLIGHT)
         self._commands: set[asyncio.Task] = set()
+        self._pings = TokenBucket(PING_RATE, PING_BURST)
+        self._welcoming: asyncio.Task | None = None  # the welcome and replay, while they are sent
+        self._replay_left = 0  # events of the replay not written yet (at most)
+        self._written = 0  # welcome-stage frames written (the stall check watches it move)
 
     def behind(self) -> int:
         """Frames waiting to be written to this socket."""
@@ -219,7 +228,10 @@ class Session:
 
     async def run(self, since: int | None) -> None:
         gw, room, seat = self.gw, self.room, self.seat
-        gw.seats.enter(room, seat)
+        if not gw.seats.enter(room, seat, gw.config.sockets_per_seat):
+            # Each socket multiplies the seat's fan-out: a seat has a few tabs, not a thousand.
+            self.metrics.errors.labels("too_many_sockets").inc()
+            return await _refuse(self.ws, "too_many_sockets")
         self.metrics.sockets.inc()
         close_code = status.WS_1000_NORMAL_CLOSURE
         announce: asyncio.Task | None = None
@@ -228,7 +240,16 @@ class Session:
             # subscribed before the welcome is taken
             async with gw.rooms.listen(room, seat, self.queue):
                 self.metrics.welcome_stages["subscribe"].observe(time.perf_counter() - started)
-                if not await self._welcome(since):
+                welcoming = self._welcoming = asyncio.create_task(self._welcome(since))
+                try:
+                    await self._until_welcomed(welcoming)
+                finally:
+                    welcoming.cancel()
+                    self._welcoming = None
+                if welcoming.cancelled():  # it stopped reading its replay
+                    close_code = CLOSE_OVERFLOW
+                    return
+                if not welcoming.result():
                     close_code = status.WS_1011_INTERNAL_ERROR
                     return
                 if self.overflowed:  # fell behind during its replay
@@ -255,6 +276,19 @@ class Session:
                 except Exception:  # the peer vanished or stopped reading: nothing left to do
                     pass
 
+    async def _until_welcomed(self, welcoming: asyncio.Task) -> None:
+        """Wait for the welcome and replay to be written, dropping the socket (cancelling them)
+        if it took no frame for a whole check while more than SEND_QUEUE_FRAMES are left: a long
+        replay is far behind by nature, but a socket that reads takes it frame by frame."""
+        checked = -1
+        while not (await asyncio.wait((welcoming,), timeout=REPLAY_STALL_SECONDS))[0]:
+            stalled, checked = self._written == checked, self._written
+            if stalled and self.behind() + self._replay_left > SEND_QUEUE_FRAMES:
+                self.metrics.dropped.inc()
+                welcoming.cancel()
+                await asyncio.wait((welcoming,))
+                return
+
     async def _presence(self, connected: bool) -> bool:
         try:
             await self.gw.rooms.presence(self.room, self.seat, connected)
@@ -271,10 +305,6 @@ class Session:
             welcome = await self.gw.rooms.welcome(self.room, self.seat)
             stages["welcome"].observe(time.perf_counter() - started)
             upto = welcome["seq"]
-            started = time.perf_counter()
-            replay = (await self.gw.rooms.events_after(self.room, since, upto=upto)
-                      if since is not None else [])
-            stages["replay"].observe(time.perf_counter() - started)
         except Exception:
             log.exception("no welcome in room %s for seat %s", self.room, self.seat)
             error = _error(None, "internal", "the room is unavailable, reconnect later")
@@ -284,8 +314,23 @@ class Session:
         await self.ws.send_text(orjson.dumps(
             {"type": "welcome", "seat": self.seat, "seq": upto, "view": welcome["view"]}).decode())
         self.metrics.messages_out.labels("welcome").inc()
-        for event in replay:
-            await self._send_event(event)
+        self._written += 1
+        # The replay is read from the log a page at a time: a socket holds one page, not the log.
+        cursor, reading = (upto if since is None else since), 0.0
+        while cursor < upto:
+            self._replay_left = upto - cursor
+            started = time.perf_counter()
+            page = await self.gw.rooms.events_after(
+                self.room, cursor, upto=min(upto, cursor + REPLAY_PAGE))
+            reading += time.perf_counter() - started
+            for event in page:
+                await self._send_event(event)
+                self._written += 1
+                self._replay_left -= 1
+            cursor += REPLAY_PAGE
+        if since is not None:
+            stages["replay"].observe(reading)
+        self._replay_left = 0
         self.last = upto
         return True
 
@@ -370,8 +415,9 @@ class Session:
             bad_in_a_row = 0
             kind = command["type"]
             self.metrics.messages_in.labels(kind).inc()
-            if kind == "ping":
-                self._reply({"type": "ack", "id": command["id"]})
+            if kind == "ping":  # answered here, so limited here (commands by their room)
+                self._reply({"type": "ack", "id": command["id"]} if self._pings.take() else
+                            _error(command["id"], "rate_limited", "too many pings, slow down"))
                 continue
             await self._in_flight.acquire()
             task = asyncio.create_task(self._command(command))

@@ -11,6 +11,7 @@ import ray
 
 from actors.client import NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
 from actors.config import Config
+from actors.room import RATE_LIMITS
 from tests.actors.conftest import REDIS_URL
 from tests.actors.players import act_frames
 
@@ -169,12 +170,13 @@ async def test_a_killed_host_comes_back_with_every_acknowledged_action(cluster):
 async def test_concurrent_commands_to_a_room_apply_in_the_order_sent(cluster):
     rc = cluster
     room, _ = await open_table(rc, 1)
-    frames = [{"type": "settings", "id": i, "durations": {"vote": 10 + i}} for i in range(40)]
+    count, _ = RATE_LIMITS["settings"]  # as many as a host may send at once
+    frames = [{"type": "settings", "id": i, "durations": {"vote": 10 + i}} for i in range(count)]
     replies = await asyncio.gather(*(rc.command(room, 0, frame) for frame in frames))
-    assert replies == [{"type": "ack", "id": i} for i in range(40)]
+    assert replies == [{"type": "ack", "id": i} for i in range(count)]
     applied = [orjson.loads(e["frame"])["settings"]["durations"]["vote"]
                for e in await rc.events_after(room, 1)]
-    assert applied == [10 + i for i in range(40)]
+    assert applied == [10 + i for i in range(count)]
 
 
 GATEWAY_SCRIPT = """

@@ -105,3 +105,21 @@ async def test_spares_beyond_the_warm_ones_are_stopped(redis, prefix):
     assert len(gone) == 2 and stopped == gone
     assert await redis.zcount(f"{prefix}:hosts", 0, 0) == 1
     assert await redis.zscore(f"{prefix}:hosts", hosts[2]) == 1  # the live room's host stays
+
+
+async def test_no_host_starts_past_the_cap(redis, prefix):
+    started: list[str] = []
+
+    async def start_host(name: str) -> None:
+        started.append(name)
+
+    async def stop_host(name: str) -> None:
+        pass
+
+    config = Config(prefix=prefix, games_per_actor=2, warm_actors=1)
+    p = Placement(config, redis, start_host, stop_host, host_cap=lambda: 2)
+    await p.restore()
+    hosts = [await p.place() for _ in range(5)]
+    await p.settled()
+    assert hosts == [f"{prefix}-host-000001"] * 2 + [f"{prefix}-host-000002"] * 2 + [None]
+    assert len(started) == 2  # the spare was not topped up past the cap either

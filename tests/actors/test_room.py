@@ -60,6 +60,51 @@ async def test_names_are_trimmed_and_unique_ignoring_case(store, clock):
     assert len(room.data.players) == 1
 
 
+async def test_invisible_and_look_alike_names_are_refused(store, clock):
+    room = await new_room(store, clock)
+    assert await room.join("\uff2cayla", "h0") == {"seat": 0}  # a fullwidth L, stored folded
+    assert room.data.players[0].name == "Layla"
+    for name in ("\u200bAna", "An\u202ea", "A\x00na", "\ud800", "\u0301\u0301", "\u2028"):
+        assert (await room.join(name, "h1"))["error"] == "bad_name", repr(name)
+    for twin in ("L\u0430yla", "LAYLA", "\uff2c\uff21\uff39\uff2c\uff21"):
+        assert (await room.join(twin, "h2"))["error"] == "name_taken", twin
+    assert (await room.join("lvan", "h3")) == {"seat": 1}
+    assert (await room.join("Ivan", "h4"))["error"] == "name_taken"  # I and l look alike
+    assert (await room.join("Om  ar", "h5")) == {"seat": 2}
+    assert room.data.players[2].name == "Om ar"
+    assert [p.name for p in room.data.players] == ["Layla", "lvan", "Om ar"]
+
+
+async def test_every_command_kind_is_rate_limited_per_seat(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    burst, rate = room_module.RATE_LIMITS["settings"]
+    replies = [await room.command(0, {"type": "settings", "id": i, "durations": {"vote": 30 + i}})
+               for i in range(burst + 3)]
+    assert [r["type"] for r in replies] == ["ack"] * burst + ["error"] * 3
+    assert {r["code"] for r in replies[burst:]} == {"rate_limited"}
+    assert [f["kind"] for f in frames(store)].count("settings") == burst  # refused: no broadcast
+    clock.advance(int(1000 / rate))
+    assert (await room.command(0, {"type": "settings", "id": "later", "durations": {"vote": 99}}))["type"] == "ack"
+    # Another seat's budget, and another kind's, are its own.
+    assert (await room.command(1, {"type": "settings", "id": "x"}))["code"] == "not_host"
+    assert (await room.command(0, {"type": "start", "id": "go"}))["type"] == "ack"
+    act_burst, _ = room_module.RATE_LIMITS["act"]
+    codes = [(await room.command(3, {"type": "act", "id": f"a{i}", "action": "vote", "targets": []}))["code"]
+             for i in range(act_burst + 1)]
+    assert codes[-1] == "rate_limited" and "rate_limited" not in codes[:-1]
+
+
+async def test_an_empty_lobby_closes_sooner_than_an_abandoned_game(store, clock):
+    room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
+                             clock=clock, idle_close=600_000, lobby_idle_close=60_000)
+    await seat(room, 2)  # joined by HTTP, never connected: nobody is at the table
+    assert wakeup(room.data, 600_000, 60_000) == room.data.idle_since + 60_000
+    clock.advance(60_000)
+    await store.wait_for(lambda: room.closed)
+    assert store.rooms[CODE]["status"] == "finished"
+
+
 async def test_the_nineteenth_player_finds_the_room_full(store, clock):
     room = await new_room(store, clock)
     await seat(room, 18)

@@ -7,9 +7,11 @@ from contextlib import asynccontextmanager
 import orjson
 from starlette.websockets import WebSocketState
 
+from actors.config import Config
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState
+from gateway import ws
 from gateway.ws import CLOSE_OVERFLOW, SEND_QUEUE_FRAMES, Session
 
 
@@ -81,7 +83,8 @@ class Socket:
 
 
 def gateway(room: Room) -> GatewayState:
-    return GatewayState(config=None, rooms=room, seats=LocalSeats(), metrics=Metrics())
+    return GatewayState(config=Config(), rooms=room, seats=LocalSeats(), metrics=Metrics(),
+                        limits=None)
 
 
 async def test_welcome_then_replay_then_live_events_of_the_seat_only_never_twice():
@@ -132,3 +135,20 @@ async def test_a_socket_that_falls_too_far_behind_during_its_welcome_is_dropped_
     await asyncio.wait_for(Session(socket, "ROOMAA", 1, gateway(BusyRoom([]))).run(since=None), 5)
     assert [f["type"] for f in socket.sent] == ["welcome"]
     assert socket.closed_with == CLOSE_OVERFLOW
+
+
+async def test_a_socket_stuck_in_its_replay_is_dropped_and_one_that_reads_it_is_not(monkeypatch):
+    monkeypatch.setattr(ws, "REPLAY_STALL_SECONDS", 0.01)  # the checks come quickly, the rule is the same
+    room = Room([stored(seq) for seq in range(1, 3 * SEND_QUEUE_FRAMES)])
+    gw = gateway(room)
+    stuck, reader = Socket(stuck=True), Socket()
+    dropped = asyncio.create_task(Session(stuck, "ROOMAA", 1, gw).run(since=0))
+    await stuck.until(lambda sent: sent)  # the welcome went out, then nothing more is taken
+    await asyncio.wait_for(dropped, 5)  # a check saw no progress with more than the bound left
+    assert stuck.closed_with == CLOSE_OVERFLOW
+
+    served = asyncio.create_task(Session(reader, "ROOMAA", 2, gw).run(since=0))
+    await reader.until(lambda sent: sent and sent[-1].get("seq") == len(room.log))
+    assert not served.done() and reader.closed_with is None  # far behind while it replayed, but it kept reading
+    await reader.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(served, 5)
