@@ -19,6 +19,10 @@ class LocalSeats:
         """Every (room, seat) with a socket here."""
         return list(self._seats)
 
+    def count(self, room: str, seat: int) -> int:
+        """Sockets of this seat here (of spectators, for the WATCHER seat)."""
+        return self._seats.get((room, seat), 0)
+
     def enter(self, room: str, seat: int) -> None:
         self._seats[(room, seat)] = self._seats.get((room, seat), 0) + 1
         self._rooms[room] = self._rooms.get(room, 0) + 1

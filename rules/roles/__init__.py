@@ -3,7 +3,7 @@
 module, its line here, its tests and its catalogue keys in the client.
 """
 
-from rules.roles import (cupid, day, elder, guard, hunter, idiot, little_girl, mayor, piper,
+from rules.roles import (audience, cupid, day, elder, guard, hunter, idiot, little_girl, mayor, piper,
                          scapegoat, seer, thief, trickster_wolf, villager, werewolf, witch)
 
 # In deal order: the public list of roles in play follows it.
@@ -12,5 +12,5 @@ UNITS = (
     guard.ROLE, elder.ROLE, idiot.ROLE, scapegoat.ROLE, little_girl.ROLE, trickster_wolf.ROLE,
     piper.ROLE, thief.ROLE,
     villager.ROLE,
-    day.UNIT, mayor.UNIT,
+    day.UNIT, mayor.UNIT, audience.UNIT,
 )

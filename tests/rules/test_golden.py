@@ -30,6 +30,8 @@ TABLES = [
                                              "little_girl_caught_chance": 50}}, 1),
     # seed 001's preset: the Thief steals, candidacy and a runoff for the mayor
     ("ten_seed_001", 10, {"preset": "seed_001"}, 1),
+    # jinrou's "the dead see every card": a `cards` event to each seat as it dies
+    ("eight_dead_see_roles", 8, {**SEED_000, "rules": {"dead_see_roles": "yes"}}, 7),
 ]
 
 
@@ -105,7 +107,7 @@ def test_the_golden_games_cover_every_event_kind_the_engine_emits():
                      "prompt_closed", "seer_result", "pointed", "witch_victim", "death", "mayor",
                      "vote_requested", "voted", "vote_result", "chat", "game_over",
                      "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer",
-                     "peeked", "little_girl_caught", "charmed", "candidate"}
+                     "peeked", "little_girl_caught", "charmed", "candidate", "cards"}
 
 
 if __name__ == "__main__":
