@@ -166,9 +166,12 @@ def create_app(config: Config) -> FastAPI:
         if facts["status"] != "finished":
             raise HTTPException(409, {"code": "not_your_turn"})
         events = await gw.rooms.events_after(facts["room"], 0)
-        # The stored frames are JSON text already: joined, not parsed and written again.
+        # The stored frames are JSON text already: joined, not parsed and written again. Each
+        # keeps its audience (`to`: null = everybody), which the review shows as what was secret.
         head = orjson.dumps({k: facts[k] for k in ("room", "players", "settings", "next")})
-        body = head[:-1] + b',"events":[' + ",".join(e["frame"] for e in events).encode() + b"]}"
+        items = b",".join(b'{"to":%s,"event":%s}' % (orjson.dumps(e["to"]), e["frame"].encode())
+                          for e in events)
+        body = head[:-1] + b',"events":[' + items + b"]}"
         return Response(body, media_type="application/json")
 
     @app.get("/healthz")
