@@ -23,6 +23,8 @@ PRIVATE_KINDS = {"role", "wolves", "lovers", "prompt", "prompt_closed", "seer_re
                  "witch_victim", "peeked", "little_girl_caught", "charmed", "cards"}
 SHOTS = DOCS / "screenshots"
 
+# Screenshots from the top of the page, the dawn put away where it is not the picture's subject.
+TOP = "() => { document.querySelector('#dawn-close')?.click(); window.scrollTo(0, 0); }"
 BACKGROUND = "() => getComputedStyle(document.body).backgroundColor"
 # The phone's promises: the phase and the timer in view wherever the page is scrolled, and the
 # chat less than two screens down.
@@ -76,6 +78,7 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
             async def night_table(page):  # the pack's seat, as it wakes to choose
                 await page.wait_for_selector("body[data-phase='night.wolves'] #table .seat[data-wolf]")
                 looks["night"] = await page.evaluate(BACKGROUND)
+                await page.evaluate(TOP)
                 await page.screenshot(path=str(SHOTS / "table-night.png"))
 
             async def the_dawn():
@@ -95,6 +98,7 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
             async def votes_by_day(page):  # a voter's table once others have voted, before its own vote
                 await page.wait_for_selector("body[data-phase='day.vote'] #table line.arrow.vote", state="attached")
                 looks["votes"] = await page.locator("#table .seat[data-votes]").count()
+                await page.evaluate(TOP)
                 await page.screenshot(path=str(SHOTS / "table-day-votes.png"))
 
             async def the_spectator_by_day():
@@ -105,12 +109,14 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
                     "composer": await page.is_visible("#chat-form"),
                     "cards": await page.locator("#table .seat[data-alive='1'][data-role]").count(),
                     "marks": await page.locator("#table .seat[data-wolf], #table .seat[data-lover]").count()}
+                await page.evaluate(TOP)
                 await page.screenshot(path=str(SHOTS / "spectator.png"))
 
             async def the_phone_by_day():
                 page = phone.page
                 await page.wait_for_selector("body[data-phase^='day.'] #table .seat", timeout=240_000)
                 looks["phone"] = await page.evaluate(PHONE_LAYOUT)
+                await page.evaluate(TOP)
                 await page.screenshot(path=str(SHOTS / "phone-360-ar.png"))
 
             async def turn_in_the_title(player, action):
@@ -167,6 +173,7 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
             assert layout["chatTop"] < 2 * layout["screen"] and layout["width"] <= PHONE["width"], layout
 
             # The end screen links to the review of this game.
+            await host.page.evaluate(TOP)
             await host.page.screenshot(path=str(SHOTS / "end.png"))
             href = await host.page.get_attribute("#review-link", "href")
             assert href == f"review.html#{room}"

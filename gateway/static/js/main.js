@@ -400,7 +400,8 @@ function announceTurn(v) {
 function showSound() {
   const on = app.turn.sound;
   const button = $("#sound");
-  button.textContent = on ? "🔔" : "🔕";
+  button.textContent = "♪";
+  button.classList.toggle("off", !on);
   button.setAttribute("aria-pressed", on ? "true" : "false");
   button.title = t(on ? "sound.on" : "sound.off");
 }

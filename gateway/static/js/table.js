@@ -59,9 +59,11 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName }) {
     const role = s.seat === me && hideMine ? null : s.role ?? cards[s.seat] ?? cards[String(s.seat)] ?? null;
     const votes = tally[s.seat] ?? tally[String(s.seat)];
     const marks = [];
-    if (s.mayor || v.mayor === s.seat) marks.push(el("span", { class: "mark mayor", title: t("players.mayor"), "aria-label": t("players.mayor"), role: "img", text: "👑" }));
+    // Text marks from plain fonts (no emoji font is assumed); the pack's is the werewolf's own art.
+    if (s.mayor || v.mayor === s.seat) marks.push(el("span", { class: "mark mayor", title: t("players.mayor"), "aria-label": t("players.mayor"), role: "img", text: "♛" }));
     if (lovers.has(s.seat)) marks.push(el("span", { class: "mark lover", title: t("table.lover"), "aria-label": t("table.lover"), role: "img", text: "♥" }));
-    if (wolves.has(s.seat)) marks.push(el("span", { class: "mark wolf", title: t("table.wolf"), "aria-label": t("table.wolf"), role: "img", text: "🐺" }));
+    if (wolves.has(s.seat)) marks.push(el("span", { class: "mark wolf", title: t("table.wolf"), "aria-label": t("table.wolf"), role: "img" },
+      rolePicture("werewolf", { className: "mark-art" })));
     const label = [s.name, s.alive ? t("players.alive") : t("players.dead"), role ? roleName(role) : null,
       votes ? t("players.votes", { n: votes }) : null].filter(Boolean).join(", ");
     return el("li", {
