@@ -73,6 +73,8 @@ def assert_no_leak(client, roles: dict[int, str]) -> None:
                 assert seat in dead, frame
         elif kind == "death":
             dead.add(frame["seat"])
+        elif kind == "cards":  # dead_see_roles: only to the dead, after their death
+            assert seat in dead, frame
         elif kind == "game_over":
             break  # from here on everything is public
 
