@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.client.table import DOCS, LAPTOP, PHONE, THE_END, chromium, new_player, play_all, seat_table
+from tests.client.table import DOCS, LAPTOP, PHONE, THE_END, chatty, chromium, new_player, play_all, seat_table
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -25,6 +25,7 @@ SHOTS = DOCS / "screenshots"
 
 # Screenshots from the top of the page, the dawn put away where it is not the picture's subject.
 TOP = "() => { document.querySelector('#dawn-close')?.click(); window.scrollTo(0, 0); }"
+BUZZ = "() => { window.buzzed = 0; navigator.vibrate = () => { window.buzzed += 1; return true; }; }"
 BACKGROUND = "() => getComputedStyle(document.body).backgroundColor"
 # The phone's promises: the phase and the timer in view wherever the page is scrolled, and the
 # chat less than two screens down.
@@ -58,6 +59,11 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
             async def a_spectator_in_the_lobby(players):
                 host = players[0].page
                 assert await host.get_attribute("#sound", "aria-pressed") == "false"  # off by default
+                await host.click("#sound")  # one toggle, remembered
+                assert await host.get_attribute("#sound", "aria-pressed") == "true"
+                assert await host.evaluate("() => localStorage.getItem('ww:sound')") == "1"
+                await host.click("#sound")
+                assert await host.get_attribute("#sound", "aria-pressed") == "false"
                 watch = await host.input_value("#watch-link")
                 assert "#/w/" in watch
                 await spectator.page.goto(watch)
@@ -70,6 +76,8 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
             specs = [(n, "ar" if i == 1 else "en-US", PHONE if i == 1 else LAPTOP) for i, n in enumerate(NAMES)]
             room, players = await seat_table(browser, gateway.url, specs, DURATIONS, roles=["cupid"],
                                              before_start=a_spectator_in_the_lobby)
+            for p in players:  # count the page's vibrations from now on
+                await p.page.evaluate(BUZZ)
             wolves = {p.seat for p in players if p.role == "werewolf"}
             wolf = next(p for p in players if p.role == "werewolf")
             host, phone = players[0], players[1]
@@ -126,6 +134,7 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
                 if action == "vote" and "votes" not in looks and player.page.viewport_size == LAPTOP:
                     looks["votes"] = 0
                     await votes_by_day(player.page)
+                await chatty(player, action)  # a line in each channel it reaches, for the review
 
             watchers = [asyncio.create_task(task()) for task in
                         (the_dawn, the_spectator_by_day, the_phone_by_day)]
@@ -163,6 +172,7 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
                 assert marks["lover"] == (2 if marks["knows_love"] else 0), (p.name, marks)
             assert sum(looks[p.name]["knows_love"] for p in players) == 3  # the two lovers and Cupid
             assert all(title.startswith("●") for title in titles), titles
+            assert sum([await p.page.evaluate("() => window.buzzed") for p in players]) >= 1
             for p in players:
                 page = p.page
                 assert await page.locator("#end-cards li").count() == 6
@@ -186,6 +196,12 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
                 assert deal == {p.seat: p.role for p in players}
                 assert await reader.page.locator(".period[data-night='1']").count() >= 1
                 assert await reader.page.locator(".period li[data-kind='pointed'].secret").count() >= 1
+                for p in players:  # the chat of every channel, each line where it was said
+                    for channel in p.said:
+                        line = reader.page.locator(f".period li[data-kind='chat'][data-channel='{channel}']",
+                                                   has_text=f"{p.name} speaks in {channel}")
+                        assert await line.count() == 1, (p.name, channel)
+                assert any("wolves" in p.said for p in players)
                 assert (await reader.page.text_content("#review-winners")).strip()
                 await reader.page.screenshot(path=str(SHOTS / shot), full_page=True)
                 assert not reader.errors, reader.errors

@@ -143,7 +143,7 @@ async function route() {
     onRejected: watching ? (reason) => {
       app.conn = null;
       showScreen("screen-join");
-      open(false);
+      offerJoin(false);
       $("#join-title").textContent = t("watch.title");
       $("#join-seated").textContent = t(reason === "spectators_forbidden" ? "watch.forbidden" : "error.not_found");
     } : () => {
@@ -157,7 +157,7 @@ async function route() {
 }
 
 // Shows or hides the join form's fields (its title and text stay).
-function open(yes) {
+function offerJoin(yes) {
   for (const node of $("#form-join").querySelectorAll("label, button")) node.hidden = !yes;
 }
 
@@ -165,7 +165,7 @@ async function showJoin(room) {
   showScreen("screen-join");
   $("#join-title").textContent = t("join.title", { room });
   $("#join-seated").textContent = "";
-  open(false); // until the lobby says seats are still free
+  offerJoin(false); // until the lobby says seats are still free
   try {
     const lobby = await api("GET", `/api/rooms/${room}`);
     if (lobby.status !== "lobby") {
@@ -174,7 +174,7 @@ async function showJoin(room) {
     }
     const names = lobby.players.map((p) => p.name).join(", ");
     if (names) $("#join-seated").textContent = t("join.seated", { names });
-    open(true);
+    offerJoin(true);
   } catch (err) {
     $("#join-seated").textContent = errorText(err);
   }
