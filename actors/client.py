@@ -287,6 +287,14 @@ class RoomClient:
         except HostRetired:
             pass  # the room has ended; nobody's presence matters any more
 
+    async def watch(self, room: str, count: int) -> None:
+        """This process now holds `count` spectator sockets of `room` (the lobby counts them)."""
+        code = normal_code(room)
+        try:
+            await self._send(await self._host_of(code), ("watch", code, None, (self.gateway_id, count)))
+        except HostRetired:
+            pass  # the room has ended
+
     async def events_after(self, room: str, since: int, upto: int | None = None) -> list[dict]:
         """Stored events with since < seq <= upto (to the end if upto is None), in order."""
         return await self.store.events_after(normal_code(room), since, upto)

@@ -177,13 +177,17 @@ class RoomHost:
 
     async def request(self, kind: str, code: str, seat: int, arg):
         """One request of a gateway: ("command", code, seat, frame) -> ack/error frame;
-        ("presence", code, seat, (gateway, connected)) -> None; ("welcome", code, seat, None)
+        ("presence", code, seat, (gateway, connected)) -> None; ("watch", code, None,
+        (gateway, count)) -> None (spectator sockets); ("welcome", code, seat, None)
         -> welcome or None; RoomUnavailable (returned) when the room could not be loaded."""
         try:
             if kind == "command":
                 return await self.command(code, seat, arg)
             if kind == "welcome":
                 return await self.welcome(code, seat)
+            if kind == "watch":
+                await self.watch(code, *arg)
+                return None
             await self.presence(code, seat, *arg)
         except Exception:  # e.g. the room could not be loaded: this request fails, no other
             log.exception("host %s: %s for room %s failed", self.name, kind, code)
@@ -205,6 +209,11 @@ class RoomHost:
         room = await self._room(code)
         if room is not None:
             await room.presence(seat, gateway, connected)
+
+    async def watch(self, code: str, gateway: str, count: int) -> None:
+        room = await self._room(code)
+        if room is not None:  # a finished room counts nobody any more
+            await room.watch(gateway, count)
 
     async def welcome(self, code: str, seat: int) -> dict | None:
         room = await self._room(code)

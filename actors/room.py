@@ -52,6 +52,7 @@ ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat
 RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5)}
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 DECLARED = rules.declaration()  # the roles, house rules and presets a host may choose, as data
+WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it gets public events only
 
 
 class BadName(ValueError):
@@ -106,6 +107,7 @@ class RoomData:
     game: rules.GameState | None = None
     acked: dict[int, tuple] = field(default_factory=dict)  # seat -> keys of its latest acked frames
     idle_since: int | None = None  # when the last connected seat left (or the room was created)
+    watchers: dict[str, int] = field(default_factory=dict)  # gateway process -> spectator sockets there
 
     def to_json(self) -> bytes:
         return orjson.dumps({
@@ -119,6 +121,7 @@ class RoomData:
             "game": None if self.game is None else {**vars(self.game), "chat": len(self.game.chat)},
             "acked": [[seat, list(ids)] for seat, ids in self.acked.items()],
             "idle_since": self.idle_since,
+            "watchers": self.watchers,
         })
 
     @classmethod
@@ -136,6 +139,7 @@ class RoomData:
             game=None if game is None else rules.GameState.from_json(game),
             acked={seat: tuple(ids) for seat, ids in d["acked"]},
             idle_since=d["idle_since"],
+            watchers=d.get("watchers", {}),  # a snapshot stored before spectators: none
         )
 
     def lobby(self) -> dict:
@@ -148,14 +152,16 @@ class RoomData:
                         for seat, p in enumerate(self.players)],
             "settings": self.settings.to_json(),
             "roles_in_play": roles_in_play(len(self.players), self.settings),
+            "spectators": sum(self.watchers.values()),
             # for the host's form and the rules shown in the lobby; a game's views need none
             **({"declared": DECLARED} if self.status == "lobby" else {}),
         }
 
     def view(self, seat: int) -> dict:
+        """What `seat` may know; a spectator (WATCHER) gets the public table only."""
         view = self.lobby()
         if self.game is not None and self.status != "broken":  # a broken game may not even render
-            view.update(rules.view(self.game, seat))
+            view.update(rules.public_view(self.game) if seat == WATCHER else rules.view(self.game, seat))
         return view
 
 
@@ -232,7 +238,31 @@ def _presence(data: RoomData, now: int, seat: int, gateway: str, connected: bool
 def _gateways_gone(data: RoomData, now: int, gone: frozenset):
     changed = {seat: tuple(g for g in p.gateways if g not in gone)
                for seat, p in enumerate(data.players) if gone.intersection(p.gateways)}
-    return None, _with_gateways(data, now, changed) if changed else None
+    change = _with_gateways(data, now, changed) if changed else None
+    if gone.intersection(data.watchers):
+        change = _with_watchers(change.data if change else data, change.events if change else [],
+                                {g: n for g, n in data.watchers.items() if g not in gone})
+    return None, change
+
+
+def _watch(data: RoomData, now: int, gateway: str, count: int):
+    """Gateway process `gateway` now holds `count` spectator sockets of this room."""
+    if type(count) is not int or count < 0:
+        raise Refused("bad_frame", "a spectator count is a non-negative integer")
+    if data.watchers.get(gateway, 0) == count:
+        return None, None
+    watchers = {g: n for g, n in data.watchers.items() if g != gateway}
+    if count:
+        watchers[gateway] = count
+    return None, _with_watchers(data, [], watchers)
+
+
+def _with_watchers(data: RoomData, events: list, watchers: dict[str, int]) -> Change:
+    """New spectator counts; a `spectators` event when the room's total changes."""
+    total = sum(watchers.values())
+    if total != sum(data.watchers.values()):
+        events = [*events, {"kind": "spectators", "to": None, "count": total}]
+    return Change(replace(data, watchers=watchers), events)
 
 
 def _with_gateways(data: RoomData, now: int, gateways: dict[int, tuple[str, ...]]) -> Change:
@@ -471,7 +501,11 @@ class Room:
         await self._submit(_presence, (seat, gateway, connected), lambda code, message: None)
 
     def gateways(self) -> set[str]:
-        return {g for p in self.data.players for g in p.gateways}
+        return {g for p in self.data.players for g in p.gateways} | set(self.data.watchers)
+
+    async def watch(self, gateway: str, count: int) -> None:
+        """Gateway process `gateway` now holds `count` spectator sockets of this room."""
+        await self._submit(_watch, (gateway, count), lambda code, message: None)
 
     async def gateways_gone(self, gone: frozenset) -> None:
         """These gateway processes are dead: none of their sockets is here any more."""

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated
 
+import orjson
 import ray
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -262,6 +263,27 @@ def create_app(config: Config) -> FastAPI:
             return await gw.rooms.lobby(room)
         except RoomNotFound:
             raise await not_found(gw, address) from None
+
+    @app.get("/api/rooms/{room}/review",
+             responses={404: {"description": "no such room (or past its TTL)"},
+                        409: {"description": "not_your_turn: the game is not over"}})
+    async def review(room: str, gw: Gateway):
+        """A finished game's whole stored log, every audience's events (after the end nothing is
+        secret any more): what the review page replays. Kept as long as the room (finished_ttl)."""
+        try:
+            facts = await gw.rooms.lobby(room)
+        except RoomNotFound:
+            raise HTTPException(404, {"code": "room_not_found"}) from None
+        if facts["status"] != "finished":
+            raise HTTPException(409, {"code": "not_your_turn"})
+        events = await gw.rooms.events_after(facts["room"], 0)
+        # The stored frames are JSON text already: joined, not parsed and written again. Each
+        # keeps its audience (`to`: null = everybody), which the review shows as what was secret.
+        head = orjson.dumps({k: facts[k] for k in ("room", "players", "settings", "next")})
+        items = b",".join(b'{"to":%s,"event":%s}' % (orjson.dumps(e["to"]), e["frame"].encode())
+                          for e in events)
+        body = head[:-1] + b',"events":[' + items + b"]}"
+        return Response(body, media_type="application/json")
 
     @app.get("/healthz")
     async def healthz():

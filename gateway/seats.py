@@ -19,6 +19,10 @@ class LocalSeats:
         """Every (room, seat) with a socket here."""
         return list(self._seats)
 
+    def count(self, room: str, seat: int) -> int:
+        """Sockets of this seat here (of spectators, for the WATCHER seat)."""
+        return self._seats.get((room, seat), 0)
+
     def enter(self, room: str, seat: int, limit: int | None = None) -> bool:
         """Count one more socket of the seat; False (nothing counted) if it has `limit` here."""
         held = self._seats.get((room, seat), 0)

@@ -16,6 +16,8 @@ import orjson
 from fastapi import Depends, WebSocket, WebSocketDisconnect, status
 from starlette.websockets import WebSocketState
 
+from actors.client import RoomNotFound
+from actors.room import WATCHER
 from actors.ratelimit import TokenBucket
 from gateway.state import GatewayState, gateway_state
 from rules import SETTINGS_FIELDS
@@ -29,6 +31,7 @@ SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with 
 REPLAY_PAGE = 256  # stored events a replay reads from the log at once
 # How often a socket still taking its welcome and replay is checked for having stopped reading.
 REPLAY_STALL_SECONDS = 2.0
+WATCHERS_PER_ROOM = 100  # spectator sockets of one room on one gateway process
 CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
 MAX_ID_CHARS = 64
 MAX_TARGETS = 32
@@ -52,7 +55,7 @@ class BadFrame(Exception):
 
 @dataclass(frozen=True)
 class Hello:
-    seat: int
+    seat: int  # WATCHER for a spectator
     since: int | None
 
 
@@ -148,13 +151,28 @@ async def hello(websocket: WebSocket, room: str,
     except orjson.JSONDecodeError:
         frame = None
     if not (isinstance(frame, dict) and frame.get("type") == "hello"
-            and isinstance(frame.get("token"), str)
+            and (isinstance(frame.get("token"), str) or frame.get("watch") is True)
             and (frame.get("since") is None or (_is_int(frame["since"]) and frame["since"] >= 0))):
         return await _refuse(websocket, "first frame must be hello")
+    if frame.get("watch") is True:
+        return await _watcher(websocket, room, frame.get("since"), gw)
     seat = await gw.rooms.authenticate(room, frame["token"])
     if seat is None:
         return await _refuse(websocket, "not_authenticated")
     return Hello(seat=seat, since=frame.get("since"))
+
+
+async def _watcher(websocket: WebSocket, room: str, since: int | None,
+                   gw: GatewayState) -> Hello | None:
+    """A spectator's hello: any room that exists and whose host allows spectators (the house rule
+    `spectators`, read when the socket opens)."""
+    try:
+        facts = await gw.rooms.lobby(room)
+    except RoomNotFound:
+        return await _refuse(websocket, "room_not_found")
+    if facts["settings"]["rules"].get("spectators") == "forbidden":
+        return await _refuse(websocket, "spectators_forbidden")
+    return Hello(seat=WATCHER, since=since)
 
 
 async def _refuse(websocket: WebSocket, reason: str) -> None:
@@ -168,7 +186,8 @@ async def websocket_endpoint(websocket: WebSocket, room: str,
                              who: Hello | None = Depends(hello),
                              gw: GatewayState = Depends(gateway_state)) -> None:
     if who is not None:
-        await Session(websocket, room.upper(), who.seat, gw).run(who.since)
+        kind = WatchSession if who.seat == WATCHER else Session
+        await kind(websocket, room.upper(), who.seat, gw).run(who.since)
 
 
 class SendQueue(asyncio.Queue):
@@ -228,8 +247,9 @@ class Session:
 
     async def run(self, since: int | None) -> None:
         gw, room, seat = self.gw, self.room, self.seat
-        if not gw.seats.enter(room, seat, gw.config.sockets_per_seat):
-            # Each socket multiplies the seat's fan-out: a seat has a few tabs, not a thousand.
+        limit = WATCHERS_PER_ROOM if seat == WATCHER else gw.config.sockets_per_seat
+        if not gw.seats.enter(room, seat, limit):
+            # Each socket multiplies the room's fan-out: a seat has a few tabs, not a thousand.
             self.metrics.errors.labels("too_many_sockets").inc()
             return await _refuse(self.ws, "too_many_sockets")
         self.metrics.sockets.inc()
@@ -267,7 +287,8 @@ class Session:
         finally:
             self.metrics.sockets.dec()
             last_here = gw.seats.leave(room, seat)
-            if announce is not None and await announce and last_here:  # after it, never before
+            # after it, never before; a spectator's count changes with each of its sockets
+            if announce is not None and await announce and (last_here or seat == WATCHER):
                 await self._presence(False)
             if self.ws.application_state == WebSocketState.CONNECTED \
                     and self.ws.client_state == WebSocketState.CONNECTED:
@@ -290,6 +311,8 @@ class Session:
                 return
 
     async def _presence(self, connected: bool) -> bool:
+        if self.seat == WATCHER:  # spectators are counted, not seated
+            return await self._count_watchers()
         try:
             await self.gw.rooms.presence(self.room, self.seat, connected)
             return True
@@ -311,8 +334,9 @@ class Session:
             self._count_out(error)
             await self.ws.send_text(orjson.dumps(error).decode())
             return False
+        seat = None if self.seat == WATCHER else self.seat
         await self.ws.send_text(orjson.dumps(
-            {"type": "welcome", "seat": self.seat, "seq": upto, "view": welcome["view"]}).decode())
+            {"type": "welcome", "seat": seat, "seq": upto, "view": welcome["view"]}).decode())
         self.metrics.messages_out.labels("welcome").inc()
         self._written += 1
         # The replay is read from the log a page at a time: a socket holds one page, not the log.
@@ -439,6 +463,24 @@ class Session:
         self._reply(reply)
 
 
+class WatchSession(Session):
+    """A spectator's socket: no seat, no commands (everything but `ping` is refused); it gets the
+    public view and the events whose audience is everybody (`listen` with WATCHER), and it is
+    counted in the room's lobby facts (`spectators`)."""
+
+    async def _count_watchers(self) -> bool:
+        try:  # the count held here now: whichever of two updates lands last is the current one
+            await self.gw.rooms.watch(self.room, self.gw.seats.count(self.room, WATCHER))
+            return True
+        except Exception:
+            log.exception("spectator count failed in room %s", self.room)
+            return False
+
+    async def _command(self, command: dict) -> None:
+        self._in_flight.release()
+        self._reply(_error(command["id"], "not_authenticated", "a spectator's socket is read-only"))
+
+
 def _error(frame_id: str | int | None, code: str, message: str) -> dict:
     return {"type": "error", "id": frame_id, "code": code, "message": message}
 
@@ -455,6 +497,9 @@ async def keep_presence_lease(gw: GatewayState) -> None:
             held = gw.seats.held()
             log.warning("presence lease had lapsed; announcing %d seats again", len(held))
             for room, seat in held:
-                await gw.rooms.presence(room, seat, True)
+                if seat == WATCHER:
+                    await gw.rooms.watch(room, gw.seats.count(room, seat))
+                else:
+                    await gw.rooms.presence(room, seat, True)
         except Exception as e:
             log.warning("presence lease renewal failed (%r); retrying", e)

@@ -189,6 +189,44 @@ def view(state: GameState, seat: int) -> dict:
     return result
 
 
+# What a spectator's view keeps of the role-owned fields: the day's public votes and requests.
+PUBLIC_FIELDS = ("votes", "tally", "requests")
+
+
+def public_view(state: GameState) -> dict:
+    """What a spectator (no seat) may know now: the public table only. Shaped like a seat's view,
+    every field present: the cards of the dead and of revealed seats, day chat (every channel once
+    over), the public votes and requests; everything that belongs to a seat is null or empty."""
+    over = state.phase == "over"
+    revealed = state.memo.get("revealed", ())
+    fields: dict = {}
+    for role_fields in VIEW_FIELDS:
+        fields.update(role_fields(state, 0))
+    result = {field: fields[field] if field in PUBLIC_FIELDS else None for field in fields}
+    if result.get("requests"):
+        result["requests"] = {**result["requests"], "mine": False}
+    chat: dict = {}
+    for line in state.chat:
+        if over or line["to"] is None:
+            chat.setdefault(line["channel"], []).append({k: v for k, v in line.items() if k != "to"})
+    result.update({
+        "phase": state.phase,
+        "day": state.day,
+        "deadline": state.deadline,
+        "seats": [{"seat": i, "name": name, "alive": alive, "mayor": i == state.mayor,
+                   "role": state.roles[i] if over or not alive or i in revealed else None}
+                  for i, (name, alive) in enumerate(zip(state.names, state.alive))],
+        "me": None,
+        "waiting": None if over else _waiting(state),
+        "mayor": state.mayor,
+        "chat": chat,
+        "channels": [],
+        "prompts": [],
+        "outcome": state.outcome,
+    })
+    return result
+
+
 def _waiting(state: GameState) -> dict:
     step = STEPS[state.phase]
     seats = None

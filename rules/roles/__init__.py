@@ -3,9 +3,9 @@
 module, its line here, its tests and its catalogue keys in the client.
 """
 
-from rules.roles import (big_bad_wolf, cupid, day, elder, guard, hunter, idiot, infect_father,
-                         little_girl, mayor, piper, scapegoat, seer, thief, trickster_wolf,
-                         villager, werewolf, white_werewolf, witch)
+from rules.roles import (audience, big_bad_wolf, cupid, day, elder, guard, hunter, idiot,
+                         infect_father, little_girl, mayor, piper, scapegoat, seer, thief,
+                         trickster_wolf, villager, werewolf, white_werewolf, witch)
 
 # In deal order: the public list of roles in play follows it.
 UNITS = (
@@ -13,5 +13,5 @@ UNITS = (
     guard.ROLE, elder.ROLE, idiot.ROLE, scapegoat.ROLE, little_girl.ROLE, trickster_wolf.ROLE,
     piper.ROLE, thief.ROLE, white_werewolf.ROLE, infect_father.ROLE, big_bad_wolf.ROLE,
     villager.ROLE,
-    day.UNIT, mayor.UNIT,
+    day.UNIT, mayor.UNIT, audience.UNIT,
 )

@@ -578,3 +578,30 @@ async def test_a_write_that_landed_unacknowledged_is_not_applied_twice(clock):
     assert await room.command(0, {"type": "start", "id": "go"}) == {"type": "ack", "id": "go"}
     seqs = [e["seq"] for e in stored(store)]
     assert seqs == list(range(1, len(seqs) + 1))
+
+
+def spectator_counts(store: MemoryStore) -> list[int]:
+    return [f["count"] for f in frames(store) if f["kind"] == "spectators"]
+
+
+async def test_spectators_are_counted_by_gateway_and_leave_with_a_dead_one(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 1)
+    await room.watch("gw-a", 2)
+    await room.watch("gw-b", 1)
+    await room.watch("gw-b", 1)  # the same count again: nothing new
+    assert room.data.lobby()["spectators"] == 3 and spectator_counts(store) == [2, 3]
+    assert room.gateways() >= {"gw-a", "gw-b"}  # swept like the seats' gateways
+    await room.gateways_gone(frozenset({"gw-a"}))
+    await room.watch("gw-b", 0)
+    assert spectator_counts(store) == [2, 3, 1, 0] and room.data.watchers == {}
+    assert RoomData.from_json(store.snapshots[CODE]) == room.data
+
+
+async def test_a_spectator_s_view_is_the_public_table(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    assert (await room.command(0, {"type": "start"}))["type"] == "ack"
+    view = room.welcome(room_module.WATCHER)["view"]
+    assert view["me"] is None and view["prompts"] == [] and view["channels"] == []
+    assert all(s["role"] is None for s in view["seats"]) and view["phase"].startswith("night.")

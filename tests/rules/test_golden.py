@@ -34,6 +34,8 @@ TABLES = [
     # White Werewolf devouring a wolf and winning alone
     ("fourteen_named_wolves", 14, {"roles": ["seer", "witch", "guard", "cupid", "thief",
                                              "infect_father", "white_werewolf"]}, 6),
+    # jinrou's "the dead see every card": a `cards` event to each seat as it dies
+    ("eight_dead_see_roles", 8, {**SEED_000, "rules": {"dead_see_roles": "yes"}}, 7),
 ]
 
 
@@ -110,7 +112,7 @@ def test_the_golden_games_cover_every_event_kind_the_engine_emits():
                      "vote_requested", "voted", "vote_result", "chat", "game_over",
                      "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer",
                      "peeked", "little_girl_caught", "charmed", "candidate", "thief_cards",
-                     "infected"}
+                     "infected", "cards"}
 
 
 if __name__ == "__main__":

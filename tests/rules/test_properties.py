@@ -12,7 +12,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules import (ACTIONS, MAX_PLAYERS, SETTINGS, SPECIAL_ROLES, GameState, RulesError,
-                   Settings, act, advance, min_players, say, start_game, view)
+                   Settings, act, advance, min_players, public_view, say, start_game, view)
 from rules.registry import CARDS, STEPS
 
 GAMES = int(os.environ.get("RULES_GAMES", "2000"))
@@ -169,6 +169,10 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
         elif kind == "infected":  # once per game, the pack's victim, told to him alone
             assert to == [infected(after)] and infected(before) is None
             assert roles[to[0]] not in PACK and set(event["wolves"]) <= wolves
+        elif kind == "cards":  # every card, to a seat as it dies, only where the host chose it
+            assert after.settings["rules"]["dead_see_roles"] == "yes"
+            assert len(to) == 1 and not after.alive[to[0]] and event["cards"] == {
+                str(s): r for s, r in enumerate(roles)}
         elif kind == "idiot_revealed":
             assert to is None and roles[event["seat"]] == event["role"] == "idiot"
             assert not before.memo.get("idiot")  # once per game
@@ -178,6 +182,7 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
 
 def check_views(state: GameState, seats: list) -> None:
     over = state.phase == "over"
+    check_public_view(state)
     for seat in seats:
         role = state.roles[seat]
         seen = view(state, seat)
@@ -185,6 +190,8 @@ def check_views(state: GameState, seats: list) -> None:
         if over:
             continue
         revealed = state.memo.get("revealed", [])
+        if seen["cards"] is not None:
+            assert not state.alive[seat] and state.settings["rules"]["dead_see_roles"] == "yes"
         for other in seen["seats"]:
             if other["role"] is not None:
                 assert other["seat"] in [seat, *revealed] or not state.alive[other["seat"]]
@@ -218,6 +225,23 @@ def check_deck(state: GameState, table: Settings) -> None:
                           table.rules["thief_mode"] == "extra_cards" else 0)
     assert set(aside) <= {"villager", "werewolf"}
     assert any(r in PACK for r in state.roles)
+
+
+def check_public_view(state: GameState) -> None:
+    """A spectator's view: the shape of a seat's, with nothing of any seat's before the end."""
+    seen = public_view(state)
+    assert set(seen) == set(view(state, 0)) and orjson.dumps(seen)
+    if state.phase == "over":
+        return
+    revealed = state.memo.get("revealed", [])
+    for other in seen["seats"]:
+        assert other["role"] is None or other["seat"] in revealed or not state.alive[other["seat"]]
+    assert seen["me"] is None and seen["prompts"] == [] and seen["channels"] == []
+    assert set(seen["chat"]) <= {"day"}
+    public = {"phase", "day", "deadline", "seats", "waiting", "mayor", "chat", "channels",
+              "prompts", "outcome", "votes", "tally", "requests", "me"}
+    assert all(seen[field] is None for field in set(seen) - public), seen
+    assert not (seen["requests"] or {}).get("mine")
 
 
 def check_outcome(state: GameState, commands: list, log: list) -> None:
