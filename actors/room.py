@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 NAME_MAX = 24
 ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
 CHAT_BURST, CHAT_RATE = 5, 1.0  # per seat: 5 lines at once, then one a second
+STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 DECLARED = rules.declaration()  # the roles, house rules and presets a host may choose, as data
 
@@ -494,6 +495,7 @@ class Room:
         durable with ONE persist (snapshot + all their events) before any is answered. Under load
         a room pays one snapshot write per mailbox drain instead of one per command."""
         if self._resync and not await self._reload():
+            self._retry_later()
             return [on_error("internal", "storage unavailable, retry") for _, _, on_error, _ in group]
         committed = data = self.data
         events: list[bytes] = []
@@ -545,6 +547,7 @@ class Room:
         except Exception as e:  # storage down, or a write we cannot tell landed: reload first
             log.warning("room %s: persist failed (%r); will reload before the next write", old.code, e)
             self._resync = True
+            self._retry_later()
             return lambda on_error: on_error("internal", "storage unavailable, retry")
         finally:
             if self._on_persist is not None:
@@ -580,6 +583,11 @@ class Room:
 
     def _arm(self) -> None:
         self._set_timer(wakeup(self.data, self._idle_close))
+
+    def _retry_later(self) -> None:
+        """After a failed write or reload, tick again soon: a deadline whose write failed must
+        still fire once storage is back, even if no seat sends anything (the tick reloads first)."""
+        self._set_timer(self._clock.now() + STORAGE_RETRY_MS)
 
     def _set_timer(self, deadline: int | None) -> None:
         if deadline == self._armed:

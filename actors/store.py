@@ -3,7 +3,12 @@
 One `persist` is atomic (one Lua script on Redis): check the writer's epoch is still the room's,
 check the log is exactly as long as the writer thinks, SET the snapshot, RPUSH the events, PUBLISH
 each one, and, when the room reaches a final status, release it from its host and give its keys a
-TTL. A room acknowledges a command only after `persist` returned.
+TTL. A room acknowledges a command only after `persist` returned; with `wait_replicas`, only
+after `WAIT` saw that many replicas take the write (and only then are its events published, so no
+socket sees an event that a failover could still take back).
+
+`connect` takes a plain `redis://` URL or a Sentinel one, `redis+sentinel://h1:p1,h2:p2/SERVICE[/DB]`
+(every user of Redis in the project connects through it, so all follow a failover).
 """
 from __future__ import annotations
 
@@ -13,7 +18,10 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
 import orjson
+from urllib.parse import unquote, urlsplit
+
 import redis.asyncio as aioredis
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
 
 log = logging.getLogger(__name__)
@@ -24,14 +32,63 @@ FINAL = ("finished", "broken")
 
 REDIS_CONNECTIONS = 64  # per process; more concurrent commands wait for a free connection
 INBOX_TAKE = 512  # requests a host takes from its inbox at once
+WAIT_TIMEOUT_MS = 1000  # how long a persist waits for its replicas before it counts as failed
+SENTINEL_SCHEME = "redis+sentinel"
+
+
+class _BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
+    """Sentinel's pool (asks the sentinels where the primary is at each new connection) that
+    waits for a free connection like `connect`'s plain pool."""
 
 
 def connect(url: str) -> aioredis.Redis:
     """A client whose pool makes callers wait for a connection instead of failing: redis-py's
     default pool raises MaxConnectionsError past 100 concurrent commands, which a busy host or
-    gateway reaches."""
+    gateway reaches. A `redis+sentinel://` URL gives a client of the service's current primary."""
+    if urlsplit(url).scheme == SENTINEL_SCHEME:
+        sentinels, service, options = parse_sentinel_url(url)
+        sentinel = Sentinel(sentinels, socket_timeout=1.0, password=options.get("password"))
+        return sentinel.master_for(service, connection_pool_class=_BlockingSentinelPool,
+                                   max_connections=REDIS_CONNECTIONS, timeout=30,
+                                   socket_timeout=None, **options)
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=30)
     return aioredis.Redis.from_pool(pool)
+
+
+def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], str, dict]:
+    """`redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]` -> (sentinels, service,
+    keyword options of the primary's connections)."""
+    parts = urlsplit(url)
+    credentials, _, hosts = parts.netloc.rpartition("@")
+    sentinels = []
+    for item in hosts.split(","):
+        host, _, port = item.rpartition(":")
+        sentinels.append((host or item, int(port) if host else 26379))
+    service, _, db = parts.path.strip("/").partition("/")
+    if not service:
+        raise ValueError(f"{url}: no Sentinel service name (redis+sentinel://HOST:PORT/SERVICE)")
+    options: dict = {"db": int(db or 0)}
+    if credentials:
+        options["password"] = unquote(credentials.partition(":")[2])
+    return sentinels, service, options
+
+
+async def persistence(redis: aioredis.Redis) -> str | None:
+    """None if this Redis keeps its writes on disk (an append-only file), else what it keeps."""
+    info = await redis.info("persistence")
+    if info.get("aof_enabled"):
+        return None
+    try:
+        save = (await redis.config_get("save")).get("save", "")
+    except Exception:  # CONFIG refused (a managed Redis): only INFO can tell
+        save = ""
+    if save:
+        return f"RDB snapshots only (save {save!r}): a restart loses every write since the last one"
+    return "nothing on disk (no append-only file, no snapshots): a restart loses every room"
+
+
+class NotReplicated(Exception):
+    """WAIT saw fewer replicas take a write than asked: it may not survive a failover."""
 
 
 async def patiently(op: Callable[[], Awaitable[T]], what: str) -> T:
@@ -134,7 +191,7 @@ for _ = 1, ntokens do
 end
 for j = i, #ARGV do
   redis.call('RPUSH', KEYS[3], ARGV[j])
-  redis.call('PUBLISH', ARGV[5], ARGV[j])
+  if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[j]) end
 end
 if ARGV[3] == 'finished' or ARGV[3] == 'broken' then
   redis.call('SREM', KEYS[5], ARGV[8])
@@ -146,10 +203,12 @@ return 1
 
 
 class RedisStore:
-    def __init__(self, redis: aioredis.Redis, prefix: str, finished_ttl: int) -> None:
+    def __init__(self, redis: aioredis.Redis, prefix: str, finished_ttl: int,
+                 wait_replicas: int = 0) -> None:
         self.redis = redis
         self.keys = Keys(prefix)
         self.finished_ttl = finished_ttl
+        self.wait_replicas = wait_replicas
         self._claim = redis.register_script(_CLAIM)
         self._persist = redis.register_script(_PERSIST)
 
@@ -187,10 +246,26 @@ class RedisStore:
         for token_hash, seat in tokens.items():
             args += [token_hash, seat]
         args += events
-        result = await self._persist(
-            keys=[k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts()],
-            args=args)
+        keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts()]
+        if not self.wait_replicas:
+            _check(await self._persist(keys=keys, args=args))
+            return
+        # WAIT counts the replicas that have this connection's writes: script and WAIT share
+        # one connection (a pipeline). The script publishes nothing (empty channel); the events
+        # go out once replicated, in order (a room persists one group at a time).
+        args[4] = ""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            await self._persist(keys=keys, args=args, client=pipe)
+            pipe.execute_command("WAIT", self.wait_replicas, WAIT_TIMEOUT_MS)
+            result, replicas = await pipe.execute()
         _check(result)
+        if replicas < self.wait_replicas:
+            raise NotReplicated(f"{replicas} of {self.wait_replicas} replicas took the write")
+        if events:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for event in events:
+                    pipe.publish(k.room(code), event)
+                await pipe.execute()
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         inbox = self.keys.inbox(host)
