@@ -39,8 +39,11 @@ class RedisServer:
         return f"redis://{self.bind}:{self.port}/0"
 
     def command(self) -> list[str]:
+        # Protected mode refuses every non-loopback client of a server without a password: the
+        # servers bound inside a test's network namespace serve the other nodes' namespaces.
         return ["redis-server", "--port", str(self.port), "--bind", self.bind, "--dir", str(self.dir),
-                "--save", "", *self.args]
+                "--save", "", "--protected-mode", "no" if self.bind != "127.0.0.1" else "yes",
+                *self.args]
 
     def start(self) -> RedisServer:
         self.dir.mkdir(parents=True, exist_ok=True)

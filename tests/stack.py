@@ -103,10 +103,10 @@ def start_gateway(*, ray_address: str, redis_url: str, prefix: str,
     port = port or free_port()
     env = {
         **os.environ,
-        **(env or {}),
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
         "RAY_AUTH_MODE": "disabled",
         "PYTHONUNBUFFERED": "1",
+        **(env or {}),
     }
     env = {k: v for k, v in env.items() if not k.startswith("WW_DURATION_")}
     for name, seconds in (TEST_DURATIONS if durations is None else durations).items():
