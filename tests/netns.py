@@ -6,6 +6,7 @@ veth pair each on a bridge made here, with addresses that exist only inside thos
                                      in namespace i; lan.inode(i) tells a process's namespace
         with lan.entered(0): ...     this thread is in namespace 0 (sockets it opens and
                                      processes it starts live there)
+        run_in_namespace(lan, 0, body)   asyncio.run(body()) on a thread inside namespace 0
     ray_node(lan, i, head=..., resources=...) -> RayNode: `ray start --block` in namespace i
                                      with its own --temp-dir; .kill() = SIGKILL its whole tree
 """
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ from pathlib import Path
 from gateway.cli import kill_family
 
 CLONE_NEWNET = 0x40000000
+HOST_RESOURCE = "werewolf_host"  # what the worker nodes offer and game hosts need (WW_HOST_RESOURCE)
 RAY_GCS_PORT = 6380  # every namespace has its own ports; still never Ray on 6379
 # Let the GCS declare a kill -9'd node dead after ~1.5 s of failed health checks, not ~15 s.
 FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "500", "RAY_health_check_timeout_ms": "500",
@@ -174,3 +177,25 @@ def alive_nodes(lan: Lan, head_index: int = 0) -> int:
                          env={**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
                               "RAY_AUTH_MODE": "disabled"})
     return int(out.stdout.split()[-1])
+
+
+def run_in_namespace(lan: Lan, index: int, body):
+    """Run `asyncio.run(body())` on a thread inside namespace `index`: the caller's own sockets and
+    every process it starts (Redis, gateways, Ray drivers) live there, beside that node."""
+    import asyncio
+
+    outcome: dict = {}
+
+    def target() -> None:
+        with lan.entered(index):
+            try:
+                outcome["value"] = asyncio.run(body())
+            except BaseException as e:  # handed to the calling thread
+                outcome["error"] = e
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

@@ -7,7 +7,6 @@ import random
 import secrets
 import shutil
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -16,36 +15,14 @@ import pytest
 from tests.gateway.checks import assert_exact_stream, lost_acks, stored_log
 from tests.gateway.players import Bot, connect_all, in_day, seat_table, start
 from tests.gateway.test_failover_e2e import host_pid, play_through_failover
-from tests.netns import FAST_HEALTH_CHECKS, RAY_GCS_PORT, available, netns_lan, ray_node, stop_node
+from tests.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, available, netns_lan,
+                         ray_node, run_in_namespace, stop_node)
 from tests.ray_head import free_port
 from tests.redis_servers import RedisServer, aof_args
 from tests.stack import Stack
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(not available(), reason="needs root and iproute2 (network namespaces)")]
-
-HOST_RESOURCE = "werewolf_host"
-
-
-def run_in_namespace(lan, index: int, body) -> object:
-    """Run `asyncio.run(body())` on a thread inside namespace `index`: the test's own sockets and
-    every process it starts (Redis, gateway, Ray drivers) live there, beside the head node."""
-    outcome: dict = {}
-
-    def target() -> None:
-        with lan.entered(index):
-            try:
-                outcome["value"] = asyncio.run(body())
-            except BaseException as e:  # handed to the test's thread
-                outcome["error"] = e
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
-
 
 async def probe_all(clients) -> list[float]:
     """Each seat sends a chat line; seconds until the room answered it (ack, or a refusal such as
