@@ -558,11 +558,13 @@ class Room:
 
     async def _reload(self) -> bool:
         try:
-            raw = await self._store.load(self.code)
+            data = RoomData.from_json(await self._store.load(self.code))
+            if data.seq > self.data.seq:  # a write whose outcome we never learnt did land
+                await self._store.publish_stored(self.code, self.data.seq)
         except Exception as e:
             log.warning("room %s: reload failed (%r)", self.code, e)
             return False
-        self.data = RoomData.from_json(raw)
+        self.data = data
         self._resync = False
         self._arm()
         return True

@@ -130,6 +130,12 @@ class Store(Protocol):
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """The requests waiting in the host's inbox, in order (waits up to `wait` s for one)."""
 
+    async def publish_stored(self, code: str, after_seq: int) -> None:
+        """Make sure the stored events after `after_seq` reached the room's channel: a persist
+        whose outcome the writer never learnt (a lost reply, or too few replicas in time) may
+        have stored events nobody was told about. Raises NotReplicated if they still are not
+        on `wait_replicas` replicas (then they must not be shown yet)."""
+
     async def reply(self, gateway: str, message: bytes) -> None:
         """Deliver `message` (replies to requests of that gateway process) to the gateway."""
 
@@ -278,6 +284,24 @@ class RedisStore:
     async def reply(self, gateway: str, message: bytes) -> None:
         await self.redis.publish(self.keys.replies(gateway), message)
 
+    async def publish_stored(self, code: str, after_seq: int) -> None:
+        if not self.wait_replicas:
+            return  # the persist script published them with the write, atomically
+        # A write on this connection (a no-op increment) and WAIT for it: replication is in
+        # order, so once the replicas have it they have every earlier write of the room too.
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hincrby(self.keys.room(code), "confirmed", 0)
+            pipe.execute_command("WAIT", self.wait_replicas, WAIT_TIMEOUT_MS)
+            pipe.lrange(self.keys.log(code), after_seq, -1)
+            _, replicas, events = await pipe.execute()
+        if replicas < self.wait_replicas:
+            raise NotReplicated(f"{replicas} of {self.wait_replicas} replicas have room {code}")
+        if events:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for event in events:
+                    pipe.publish(self.keys.room(code), event)
+                await pipe.execute()
+
 
 def _check(result: int) -> None:
     if result == -1:
@@ -325,6 +349,9 @@ class MemoryStore:
         while not inbox.empty():
             rest.append(inbox.get_nowait())
         return [first, *rest]
+
+    async def publish_stored(self, code: str, after_seq: int) -> None:
+        """Nothing to do: a persist here is atomic, so nothing is stored unannounced."""
 
     async def reply(self, gateway: str, message: bytes) -> None:
         self.replies.setdefault(gateway, []).append(message)

@@ -105,45 +105,58 @@ class Chaos:
 
     # -- the faults ----------------------------------------------------------------------
 
-    async def fault(self, kind: str) -> str:
+    async def fault(self, kind: str) -> tuple[str, asyncio.Task]:
+        """Kill one piece now; return what, and the task putting it back (its supervisor's job),
+        which runs while the rooms are probed."""
         if kind == "gateway":
             victim = self.live_gateway()
             victim.kill()
-            await asyncio.to_thread(self.stack.start_gateway, env=GATEWAY_ENV)
-            return f"gateway :{victim.port}"
+            return f"gateway :{victim.port}", asyncio.create_task(
+                asyncio.to_thread(self.stack.start_gateway, env=GATEWAY_ENV))
         if kind == "host":
             room = self.rng.choice(list(self.running))
             pid = await host_pid(self.stack, room)
-            os.kill(pid, signal.SIGKILL)
-            return f"host of {room} (pid {pid})"
+            os.kill(pid, signal.SIGKILL)  # Ray itself restarts the actor
+            return f"host of {room} (pid {pid})", asyncio.create_task(asyncio.sleep(0))
         if kind == "node":
             index = self.rng.choice([1, 2])
             self.nodes[index].kill()
-            stop_node(self.nodes[index])
-            # Started again at once: the GCS still declares the old one dead and Ray restarts its
-            # actors on whichever worker node has room.
-            self.nodes[index] = await asyncio.to_thread(
-                ray_node, self.lan, index, head_ip=self.lan.ips[0], resources={HOST_RESOURCE: 1000})
-            return f"worker node {index}"
+
+            async def restart() -> None:
+                stop_node(self.nodes[index])
+                self.nodes[index] = await asyncio.to_thread(
+                    ray_node, self.lan, index, head_ip=self.lan.ips[0],
+                    resources={HOST_RESOURCE: 1000})
+
+            return f"worker node {index}", asyncio.create_task(restart())
         primary = self.group.current_primary()
         server = next(s for s in (self.group.primary, self.group.replica) if s.port == primary[1])
         server.kill()
-        await asyncio.to_thread(self.group.wait_promoted, server.port)
-        server.start()  # rejoins as the new primary's replica
-        return f"redis primary :{server.port}"
 
-    async def probe(self, what: str) -> None:
+        async def restart() -> None:
+            await asyncio.to_thread(self.group.wait_promoted, server.port)
+            server.start()  # rejoins as the new primary's replica
+
+        return f"redis primary :{server.port}", asyncio.create_task(restart())
+
+    async def probe(self, what: str, killed: float) -> None:
+        """Every running room's host seat asks until the room answers something other than
+        `internal` (what a client does); the time from the kill is the room's recovery."""
         rooms = {room: clients[0] for room, clients in self.running.items()}
-        started = time.monotonic()
 
         async def one(room: str, client) -> None:
-            try:
-                reply = await client.request({"type": "chat", "text": f"probe {secrets.token_hex(3)}"},
-                                             timeout=120)
-                ok = reply["type"] == "ack" or reply.get("code") != "internal"
-                self.recoveries.append((what, room, time.monotonic() - started if ok else float("inf")))
-            except Exception:  # its socket died meanwhile (a gateway fault): its bot reconnects
-                pass
+            give_up = time.monotonic() + 120
+            while time.monotonic() < give_up:
+                try:
+                    reply = await client.request(
+                        {"type": "chat", "text": f"probe {secrets.token_hex(3)}"}, timeout=120)
+                except Exception:  # its socket died meanwhile (a gateway fault): its bot reconnects
+                    return
+                if reply["type"] == "ack" or reply.get("code") != "internal":
+                    self.recoveries.append((what, room, time.monotonic() - killed))
+                    return
+                await asyncio.sleep(0.2)  # `internal`: retry, as a client would
+            self.recoveries.append((what, room, float("inf")))
 
         await asyncio.gather(*(one(room, c) for room, c in rooms.items()))
 
@@ -160,10 +173,11 @@ class Chaos:
             kind = kinds.pop()
             if kind == "host" and not self.running:
                 kind = "gateway"
-            t = time.monotonic()
-            what = await self.fault(kind)
-            print(f"fault {k + 1}: killed {what} ({time.monotonic() - t:.1f} s to put back)", flush=True)
-            await self.probe(what)
+            killed = time.monotonic()
+            what, repair = await self.fault(kind)
+            await asyncio.gather(self.probe(what, killed), repair)
+            print(f"fault {k + 1}: killed {what}, put back after {time.monotonic() - killed:.1f} s",
+                  flush=True)
         self.stop.set()
         await asyncio.wait_for(asyncio.gather(*tables), self.args.stuck_after + 120)
         return await self.report()
@@ -172,7 +186,9 @@ class Chaos:
         lost = duplicated = reordered = stuck = 0
         for game in self.games:
             journeys = game["journeys"]
-            stuck += any("stuck" in j for j in journeys)
+            if any("stuck" in j for j in journeys):
+                stuck += 1
+                print(f"stuck: room {game['room']}", flush=True)
             log = await stored_log(self.group.url, self.stack.prefix, game["room"])
             clients = [c for j in journeys for c in j if c != "stuck"]
             lost += len(lost_acks(clients, log))
@@ -189,7 +205,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rooms", type=int, default=6)
     parser.add_argument("--faults", type=int, default=8)
     parser.add_argument("--every", type=float, default=12.0, help="seconds of load between faults")
-    parser.add_argument("--stuck-after", type=float, default=120.0)
+    parser.add_argument("--stuck-after", type=float, default=300.0)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     prefix = "ch" + secrets.token_hex(5)
