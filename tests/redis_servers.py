@@ -89,6 +89,17 @@ def wait_answers(host: str, port: int, process: subprocess.Popen | None = None,
         time.sleep(0.1)  # polling a server that is starting
 
 
+def wait_replica_online(primary: RedisServer, timeout: float = 30.0) -> None:
+    """Until the primary has a replica in sync (WAIT 1 can then succeed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with primary.client() as r:
+            if r.info("replication").get("slave0", {}).get("state") == "online":
+                return
+        time.sleep(0.1)  # polling the replication handshake
+    raise TimeoutError("the replica never linked")
+
+
 def aof_args(appendfsync: str = "everysec") -> list[str]:
     return ["--appendonly", "yes", "--appendfsync", appendfsync]
 
@@ -147,14 +158,7 @@ class SentinelGroup:
         raise TimeoutError(f"no failover away from {old_port} in {timeout}s")
 
     def wait_replica_linked(self, timeout: float = 30.0) -> None:
-        """Until the primary counts a replica in sync (WAIT 1 can then succeed)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.primary.client() as r:
-                if r.info("replication").get("slave0", {}).get("state") == "online":
-                    return
-            time.sleep(0.1)
-        raise TimeoutError("the replica never linked")
+        wait_replica_online(self.primary, timeout)
 
     def wait_sentinels_see_replica(self, timeout: float = 30.0) -> None:
         """Until every sentinel knows the replica and its peers (a failover needs both)."""
