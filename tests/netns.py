@@ -130,8 +130,23 @@ def _ray_exe() -> str:
 
 def ray_node(lan: Lan, i: int, *, head_ip: str | None = None, num_cpus: int = 1,
              resources: dict | None = None, env: dict | None = None,
-             timeout: float = 120.0) -> RayNode:
-    """`ray start --block` in namespace i: a head if head_ip is None, else a worker joining it."""
+             timeout: float = 120.0, attempts: int = 2) -> RayNode:
+    """`ray start --block` in namespace i: a head if head_ip is None, else a worker joining it.
+    On a loaded machine a node can time out registering with its GCS: then it is tried again."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return _start_node(lan, i, head_ip, num_cpus, resources, env, timeout)
+        except NodeDidNotStart:
+            if attempt == attempts:
+                raise
+
+
+class NodeDidNotStart(RuntimeError):
+    pass
+
+
+def _start_node(lan: Lan, i: int, head_ip: str | None, num_cpus: int, resources: dict | None,
+                env: dict | None, timeout: float) -> RayNode:
     temp_dir = tempfile.mkdtemp(prefix=f"rn{i}", dir="/tmp")  # short: socket path limit
     log_path = os.path.join(temp_dir, "node.log")
     argv = [_ray_exe(), "start", "--block", "--disable-usage-stats", f"--node-ip-address={lan.ips[i]}",
@@ -152,8 +167,9 @@ def ray_node(lan: Lan, i: int, *, head_ip: str | None = None, num_cpus: int = 1,
     deadline = time.monotonic() + timeout
     while b"Ray runtime started" not in Path(log_path).read_bytes():
         if proc.poll() is not None or time.monotonic() > deadline:
-            node.kill()
-            raise RuntimeError(f"ray node {i} did not start:\n{node.log()}")
+            tail = node.log()
+            stop_node(node)
+            raise NodeDidNotStart(f"ray node {i} did not start:\n{tail}")
         time.sleep(0.2)  # polling a log that has not said it yet
     return node
 
