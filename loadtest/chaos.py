@@ -175,8 +175,9 @@ class Chaos:
                 kind = "gateway"
             killed = time.monotonic()
             what, repair = await self.fault(kind)
+            what = f"{k + 1}. {what}"
             await asyncio.gather(self.probe(what, killed), repair)
-            print(f"fault {k + 1}: killed {what}, put back after {time.monotonic() - killed:.1f} s",
+            print(f"fault {what}: put back after {time.monotonic() - killed:.1f} s",
                   flush=True)
         self.stop.set()
         await asyncio.wait_for(asyncio.gather(*tables), self.args.stuck_after + 120)
