@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from loadtest.stack import _interrupt  # noqa: E402
 from tests.gateway.checks import lost_acks, stored_log  # noqa: E402
 from tests.gateway.players import Bot, connect_all, seat_table, start  # noqa: E402
 from tests.gateway.test_failover_e2e import host_pid  # noqa: E402
@@ -209,6 +210,7 @@ def main(argv=None) -> int:
     parser.add_argument("--stuck-after", type=float, default=300.0)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` still tears everything down
     prefix = "ch" + secrets.token_hex(5)
     with netns_lan(3) as lan, ExitStack() as stack:
         nodes: list = []

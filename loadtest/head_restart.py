@@ -17,6 +17,7 @@ import asyncio
 import random
 import secrets
 import sys
+import signal
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -24,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from loadtest.stack import _interrupt  # noqa: E402
 from tests.gateway.checks import lost_acks, stored_log  # noqa: E402
 from tests.gateway.players import Bot, connect_all, is_phase, seat_table, start  # noqa: E402
 from tests.gateway.test_failover_e2e import play_through_failover  # noqa: E402
@@ -84,6 +86,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rooms", type=int, default=2)
     parser.add_argument("--down", type=float, default=8.0, help="seconds the head stays dead")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` still tears everything down
     with netns_lan(3) as lan, ExitStack() as stack:
         nodes: dict = {}
         stack.callback(lambda: [stop_node(n) for n in nodes.values()])

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import time
 from collections import defaultdict
 from contextlib import ExitStack
@@ -31,6 +32,7 @@ import redis
 from loadtest.core import MODELS, RUSH_DURATIONS
 from loadtest.runner import count, locust_cluster
 from loadtest.stack import real_stack
+from loadtest.stack import _interrupt
 from tests.redis_servers import redis_server
 
 
@@ -86,6 +88,7 @@ def main(argv=None) -> int:
     parser.add_argument("--short-phases", action="store_true")
     parser.add_argument("--out", type=Path, default=Path("/tmp/ww-soak"))
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` still tears everything down
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ["WW_FINISHED_TTL"] = str(args.finished_ttl)  # the gateways pass it to the hosts
     durations = RUSH_DURATIONS if args.short_phases else (MODELS["human"].durations or {})
