@@ -276,14 +276,14 @@ class RoomClient:
         """Stored events with since < seq <= upto (to the end if upto is None), in order."""
         return await self.store.events_after(normal_code(room), since, upto)
 
-    def listen(self, room: str, seat: int | None = None):
+    def listen(self, room: str, seat: int | None = None, queue: asyncio.Queue | None = None):
         """`async with rc.listen(room, seat) as queue:` every event stored from now on that `seat`
-        may see (every event if seat is None), in seq order.
+        may see (every event if seat is None), in seq order, put into `queue` (a new one if None).
 
         Subscribed once the context is entered, so a welcome fetched inside it misses nothing:
         skip the queued events with seq <= the welcome's seq.
         """
-        return self.subscriptions.listen(normal_code(room), seat)
+        return self.subscriptions.listen(normal_code(room), seat, queue)
 
     async def host_stats(self, room: str) -> dict:
         """The room's host actor: its name, process id and room count (for tests and ops)."""
@@ -321,8 +321,8 @@ class RoomClient:
             self._hosts.popitem(last=False)
 
     async def _stored(self, code: str) -> RoomData | None:
-        raw = await self.store.load(code)
-        return None if raw is None else RoomData.from_json(raw)
+        stored = await self.store.load(code)
+        return None if stored is None else RoomData.from_stored(stored)
 
     async def _handle(self, name: str) -> ray.actor.ActorHandle:
         handle = self._handles.get(name)
@@ -482,8 +482,9 @@ class Subscriptions:
         await self._pubsub.aclose()
 
     @asynccontextmanager
-    async def listen(self, code: str, seat: int | None = None) -> AsyncIterator[asyncio.Queue]:
-        queue: asyncio.Queue = asyncio.Queue()
+    async def listen(self, code: str, seat: int | None = None,
+                     queue: asyncio.Queue | None = None) -> AsyncIterator[asyncio.Queue]:
+        queue = asyncio.Queue() if queue is None else queue
         channel = self._channels.get(code)
         if channel is None:
             channel = self._channels[code] = _Channel(asyncio.get_running_loop())

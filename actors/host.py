@@ -220,8 +220,8 @@ class RoomHost:
         return {"name": self.name, "pid": os.getpid(), "rooms": len(self.rooms)}
 
     async def _stored(self, code: str) -> RoomData | None:
-        raw = await self._store.load(code)
-        return None if raw is None else RoomData.from_json(raw)
+        stored = await self._store.load(code)
+        return None if stored is None else RoomData.from_stored(stored)
 
     async def _room(self, code: str) -> Room | None:
         room = self.rooms.get(code)

@@ -38,7 +38,7 @@ import rules
 from rules import MAX_PLAYERS, roles_in_play
 from actors.clock import Clock
 from actors.ratelimit import TokenBucket
-from actors.store import FINAL, StaleEpoch, Store
+from actors.store import FINAL, StaleEpoch, Store, Stored
 
 log = logging.getLogger(__name__)
 
@@ -96,21 +96,25 @@ class RoomData:
             "players": [{"name": p.name, "token_hash": p.token_hash, "gateways": p.gateways}
                         for p in self.players],
             "settings": self.settings.to_json(),
-            "game": self.game,  # orjson writes the dataclass as GameState.to_json() would, without copying
+            # The chat lines are stored apart (Store.persist's `chat`): here only their count.
+            "game": None if self.game is None else {**vars(self.game), "chat": len(self.game.chat)},
             "acked": [[seat, list(ids)] for seat, ids in self.acked.items()],
             "idle_since": self.idle_since,
         })
 
     @classmethod
-    def from_json(cls, raw: bytes) -> RoomData:
-        d = orjson.loads(raw)
+    def from_stored(cls, stored: Stored) -> RoomData:
+        d = orjson.loads(stored.snapshot)
+        game = d["game"]
+        if game is not None and type(game["chat"]) is int:  # else a snapshot that held its chat
+            game["chat"] = [orjson.loads(line) for line in stored.chat]
         return cls(
             code=d["code"],
             status=d["status"],
             seq=d["seq"],
             players=tuple(Player(p["name"], p["token_hash"], tuple(p["gateways"])) for p in d["players"]),
             settings=rules.Settings.from_json(d["settings"]),
-            game=None if d["game"] is None else rules.GameState.from_json(d["game"]),
+            game=None if game is None else rules.GameState.from_json(game),
             acked={seat: tuple(ids) for seat, ids in d["acked"]},
             idle_since=d["idle_since"],
         )
@@ -346,8 +350,10 @@ _COMMANDS: dict[str, Callable[..., Change]] = {
 class Room:
     def __init__(self, data: RoomData, *, epoch: int, host: str, store: Store, clock: Clock,
                  on_close: Callable[[str], None] | None = None, idle_close: int | None = None,
-                 on_persist: Callable[[float, int], None] | None = None) -> None:
+                 on_persist: Callable[[float, int], None] | None = None, chat_stored: int = 0) -> None:
         self.data = data  # committed: durable in the store
+        # The store's chat list: which game's lines it holds and how many (each persist adds the new ones).
+        self._chat_stored = (None if data.game is None else data.game.seed, chat_stored)
         self._on_persist = on_persist  # (seconds, requests) of every persist: the host's metrics
         self._idle_close = idle_close  # ms an empty table stays open; None: forever
         self.epoch = epoch
@@ -393,15 +399,15 @@ class Room:
                    idle_close: int | None = None,
                    on_persist: Callable[[float, int], None] | None = None) -> Room | None:
         """Take the room over from its snapshot (None if there is nothing live to take over)."""
-        raw = await store.load(code)
-        if raw is None:
+        stored = await store.load(code)
+        if stored is None:
             return None
-        data = RoomData.from_json(raw)
+        data = RoomData.from_stored(stored)
         if data.status in FINAL:
             return None
         epoch = await store.claim(code, host)
         return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
-                   idle_close=idle_close, on_persist=on_persist)
+                   idle_close=idle_close, on_persist=on_persist, chat_stored=len(stored.chat))
 
     # -- the API a host calls --------------------------------------------------------------
 
@@ -535,11 +541,17 @@ class Room:
     async def _persist(self, old: RoomData, new: RoomData, events: list[bytes], requests: int):
         """Store `new`; None once durable, else how to answer every request of the group."""
         started = time.perf_counter()
+        lines = [] if new.game is None else new.game.chat
+        game = None if new.game is None else new.game.seed
+        stored_game, chat_from = self._chat_stored
+        if game != stored_game or len(lines) < chat_from:  # another game: its chat starts afresh
+            chat_from = 0
         try:
             await self._store.persist(old.code, epoch=self.epoch, host=self.host,
                                       snapshot=new.to_json(), status=new.status,
                                       first_seq=old.seq + 1, events=events,
-                                      tokens=_new_tokens(old, new))
+                                      tokens=_new_tokens(old, new), chat_from=chat_from,
+                                      chat=[orjson.dumps(line) for line in lines[chat_from:]])
         except StaleEpoch:
             log.warning("room %s: epoch %d fenced by a newer owner; stopping", old.code, self.epoch)
             self.close()
@@ -553,18 +565,21 @@ class Room:
             if self._on_persist is not None:
                 self._on_persist(time.perf_counter() - started, requests)
         self.data = new
+        self._chat_stored = (game, len(lines))
         self._arm()
         return None
 
     async def _reload(self) -> bool:
         try:
-            data = RoomData.from_json(await self._store.load(self.code))
+            stored = await self._store.load(self.code)
+            data = RoomData.from_stored(stored)
             if data.seq > self.data.seq:  # a write whose outcome we never learnt did land
                 await self._store.publish_stored(self.code, self.data.seq)
         except Exception as e:
             log.warning("room %s: reload failed (%r)", self.code, e)
             return False
         self.data = data
+        self._chat_stored = (None if data.game is None else data.game.seed, len(stored.chat))
         self._resync = False
         self._arm()
         return True
@@ -575,7 +590,8 @@ class Room:
         try:
             await self._store.persist(self.code, epoch=self.epoch, host=self.host,
                                       snapshot=broken.to_json(), status="broken",
-                                      first_seq=broken.seq + 1, events=[], tokens={})
+                                      first_seq=broken.seq + 1, events=[], tokens={},
+                                      chat_from=self._chat_stored[1], chat=[])
         except Exception:
             log.exception("room %s: could not store its broken status", self.code)
         self.data = broken

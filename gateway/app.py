@@ -27,7 +27,7 @@ from actors.metrics import watch_loop_lag
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState, gateway_state
-from gateway.ws import drop_slow_sockets, keep_presence_lease, websocket_endpoint
+from gateway.ws import keep_presence_lease, websocket_endpoint
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +101,7 @@ def create_app(config: Config) -> FastAPI:
         rooms.observe_push = metrics.inbox_push.observe
         app.state.gateway = gw = GatewayState(config=config, rooms=rooms, seats=seats,
                                               metrics=metrics)
-        watchdogs = [asyncio.create_task(drop_slow_sockets(gw.sessions, metrics)),
-                     asyncio.create_task(keep_presence_lease(gw)),
+        watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
                      asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe))]
         try:
             yield

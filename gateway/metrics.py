@@ -40,7 +40,7 @@ class Metrics:
                                          "hello received -> welcome (and replay) sent, by stage",
                                          ["stage"], buckets=_LATENCY_BUCKETS, registry=r)
         self.socket_queue = Histogram("ww_socket_queue_frames",
-                                      "Frames waiting in a socket's send queue (sampled every second)",
+                                      "Frames a socket's writer found queued when it woke (written in one pass)",
                                       buckets=_QUEUE_BUCKETS, registry=r)
         self.inbox_push = Histogram("ww_inbox_push_requests",
                                     "Requests in one pipeline of pushes to hosts' inboxes",

@@ -25,7 +25,6 @@ MAX_FRAME_BYTES = 4096
 HELLO_TIMEOUT = 5.0
 MAX_BAD_FRAMES_IN_A_ROW = 20
 SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with `since`
-SLOW_CHECK_SECONDS = 1.0
 CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
 MAX_ID_CHARS = 64
 MAX_TARGETS = 32
@@ -167,6 +166,26 @@ async def websocket_endpoint(websocket: WebSocket, room: str,
         await Session(websocket, room.upper(), who.seat, gw).run(who.since)
 
 
+class SendQueue(asyncio.Queue):
+    """A socket's frames to write. Fan-out never waits for a socket, so one that reads slower than
+    its room writes only grows its queue: the frame that would take it past SEND_QUEUE_FRAMES
+    drops the socket instead (1013; its client resyncs with `since`). Checked as frames arrive, not
+    by scanning every socket: at tens of thousands of sockets a scan each second was a visible
+    share of a gateway's CPU."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self._session = session
+
+    def put_nowait(self, item) -> None:
+        if self._session.overflowed:
+            return
+        if self._session.behind() >= SEND_QUEUE_FRAMES:
+            self._session.overflow()
+            return
+        super().put_nowait(item)
+
+
 class Session:
     """One socket of one seat. Events reach it through `RoomClient.listen` (one Redis pub/sub
     connection per process, already deduplicated and gap-filled by room); acks and errors join the
@@ -178,7 +197,8 @@ class Session:
         self.seat = seat
         self.gw = gw
         self.metrics = gw.metrics
-        self.queue: asyncio.Queue | None = None
+        self.queue = SendQueue(self)
+        self.overflowed = False
         self.sender: asyncio.Task | None = None
         self.last = 0  # the welcome's seq: events up to it are in the view or the replay
         self._unsent = 0  # taken from the queue by the sender, not written yet
@@ -189,27 +209,30 @@ class Session:
         """Frames waiting to be written to this socket."""
         return self.queue.qsize() + self._unsent
 
-    def drop_if_behind(self) -> None:
-        """Called by the slow-socket watchdog: stop serving a socket that is too far behind."""
-        if (self.sender is not None and not self.sender.done()
-                and self.behind() > SEND_QUEUE_FRAMES):
-            self.metrics.dropped.inc()
+    def overflow(self) -> None:
+        """Too far behind: stop serving this socket (at once if it is past its welcome, else as
+        soon as the welcome is done)."""
+        self.overflowed = True
+        self.metrics.dropped.inc()
+        if self.sender is not None and not self.sender.done():
             self.sender.cancel()
 
     async def run(self, since: int | None) -> None:
         gw, room, seat = self.gw, self.room, self.seat
         gw.seats.enter(room, seat)
-        gw.sessions.add(self)
         self.metrics.sockets.inc()
         close_code = status.WS_1000_NORMAL_CLOSURE
         announce: asyncio.Task | None = None
         try:
             started = time.perf_counter()
-            async with gw.rooms.listen(room, seat) as queue:  # subscribed before the welcome is taken
-                self.queue = queue
+            # subscribed before the welcome is taken
+            async with gw.rooms.listen(room, seat, self.queue):
                 self.metrics.welcome_stages["subscribe"].observe(time.perf_counter() - started)
                 if not await self._welcome(since):
                     close_code = status.WS_1011_INTERNAL_ERROR
+                    return
+                if self.overflowed:  # fell behind during its replay
+                    close_code = CLOSE_OVERFLOW
                     return
                 self.metrics.welcome_stages["total"].observe(time.perf_counter() - started)
                 # The seat's frames are read meanwhile: its first command need not wait for a write.
@@ -222,7 +245,6 @@ class Session:
             close_code = status.WS_1011_INTERNAL_ERROR
         finally:
             self.metrics.sockets.dec()
-            gw.sessions.discard(self)
             last_here = gw.seats.leave(room, seat)
             if announce is not None and await announce and last_here:  # after it, never before
                 await self._presence(False)
@@ -308,11 +330,13 @@ class Session:
         burst), and the frame counter is bumped once per pass: per frame, both are a visible
         share of a gateway's CPU."""
         queue, ack_wait, sent = self.queue, self.metrics.ack_wait, self.metrics.out_event
+        depth = self.metrics.socket_queue
         send = self.ws.send_text
         while True:
             items = [await queue.get()]
             while not queue.empty():
                 items.append(queue.get_nowait())
+            depth.observe(len(items))
             events = 0
             self._unsent = len(items)
             for item in items:
@@ -371,18 +395,6 @@ class Session:
 
 def _error(frame_id: str | int | None, code: str, message: str) -> dict:
     return {"type": "error", "id": frame_id, "code": code, "message": message}
-
-
-async def drop_slow_sockets(sessions: set[Session], metrics) -> None:
-    """Lifespan task. Fan-out never waits for a socket (each has its own queue), so a socket that
-    reads slower than its room writes only grows its queue; past SEND_QUEUE_FRAMES it is closed
-    (1013) rather than buffered without end, and its client resyncs with `since`."""
-    while True:
-        await asyncio.sleep(SLOW_CHECK_SECONDS)
-        for session in list(sessions):
-            if session.queue is not None:
-                metrics.socket_queue.observe(session.behind())
-            session.drop_if_behind()
 
 
 async def keep_presence_lease(gw: GatewayState) -> None:

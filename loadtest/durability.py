@@ -68,7 +68,8 @@ class Writer:
         stored = event(self.writes)
         started = time.perf_counter()
         await self.store.persist(self.code, epoch=1, host="bench", snapshot=self.snap,
-                                 status="running", first_seq=self.seq + 1, events=[stored], tokens={})
+                                 status="running", first_seq=self.seq + 1, events=[stored], tokens={},
+                                 chat_from=0, chat=[])
         self.seq += 1
         self.acked.append((stored, time.time()))
         return time.perf_counter() - started

@@ -35,7 +35,7 @@ async def subscriptions(redis, prefix, rstore):
 
 async def write(rstore, first_seq: int, count: int) -> None:
     await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="lobby", first_seq=first_seq,
-                         events=[encode_event(first_seq + i, {"kind": "chat", "to": None, "n": i})
+                         chat_from=0, chat=[], events=[encode_event(first_seq + i, {"kind": "chat", "to": None, "n": i})
                                  for i in range(count)], tokens={})
 
 
@@ -59,7 +59,7 @@ async def test_a_seat_listens_only_to_the_events_it_may_see(subscriptions, rstor
     async with subscriptions.listen(CODE, 3) as seat3, subscriptions.listen(CODE, 1) as seat1, \
             subscriptions.listen(CODE) as everything:
         await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="lobby",
-                             first_seq=1, events=events, tokens={})
+                             first_seq=1, events=events, tokens={}, chat_from=0, chat=[])
         assert await take(seat3, 3) == [1, 2, 4]
         assert await take(seat1, 3) == [1, 3, 4]
         assert await take(everything, 4) == [1, 2, 3, 4]

@@ -415,7 +415,25 @@ async def test_a_snapshot_round_trips(store, clock):
     room = await new_room(store, clock)
     await seat(room, 6)
     await room.command(0, {"type": "start", "id": 0})
-    assert RoomData.from_json(store.snapshots[CODE]) == room.data
+    assert RoomData.from_stored(await store.load(CODE)) == room.data
+
+
+async def test_each_persist_stores_only_the_new_chat_lines_and_a_reload_has_them_all(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 8)
+    await room.command(0, {"type": "start", "id": 0})
+    wolf = room.data.game.roles.index("werewolf")
+    for i in range(3):
+        assert (await room.command(wolf, {"type": "chat", "id": i, "text": f"line {i}"}))["type"] == "ack"
+    assert [orjson.loads(line)["text"] for line in store.chats[CODE]] == ["line 0", "line 1", "line 2"]
+    assert orjson.loads(store.snapshots[CODE])["game"]["chat"] == 3  # the lines are not in it
+    written = []
+    store.persist = lambda code, _persist=store.persist, **kw: written.append(kw["chat"]) or _persist(code, **kw)
+    reloaded = await Room.load(CODE, host="h1", store=store, clock=clock)
+    assert reloaded.data == room.data
+    await reloaded.command(wolf, {"type": "chat", "id": 3, "text": "line 3"})
+    assert [[orjson.loads(line)["text"] for line in chat] for chat in written] == [["line 3"]]
+    assert len(store.chats[CODE]) == 4
 
 
 def presence_frames(store: MemoryStore) -> list[tuple[int, bool]]:
@@ -432,7 +450,7 @@ async def test_a_seat_on_two_gateways_stays_connected_until_both_let_go(store, c
     assert room.data.players[1].connected and presence_frames(store) == [(1, True)]
     await room.presence(1, "gw-b", False)
     assert presence_frames(store) == [(1, True), (1, False)]
-    assert RoomData.from_json(store.snapshots[CODE]) == room.data
+    assert RoomData.from_stored(await store.load(CODE)) == room.data
 
 
 async def test_the_seats_of_a_dead_gateway_go_and_the_others_stay(store, clock):

@@ -26,8 +26,7 @@ class Room:
         self.presence_calls: list[tuple[int, bool]] = []
 
     @asynccontextmanager
-    async def listen(self, room, seat):
-        queue = asyncio.Queue()
+    async def listen(self, room, seat, queue):
         self.listeners.append((queue, seat))
         yield queue
 
@@ -110,14 +109,26 @@ async def test_a_socket_that_stops_reading_is_dropped_and_the_others_keep_up():
                 for seat, s in enumerate((stuck, fine))]
     await stuck.until(lambda sent: sent)
     await fine.until(lambda sent: sent)
-    for seq in range(1, SEND_QUEUE_FRAMES + 3):
+    for seq in range(1, SEND_QUEUE_FRAMES + 3):  # the reading socket keeps up with each one
         room.publish(stored(seq))
-    await fine.until(lambda sent: sent[-1].get("seq") == SEND_QUEUE_FRAMES + 2)
+        await fine.until(lambda sent: sent[-1].get("seq") == seq)
 
-    for session in list(gw.sessions):
-        session.drop_if_behind()
-    await asyncio.wait_for(sessions[0], 5)
+    await asyncio.wait_for(sessions[0], 5)  # dropped by the frame that took it past the bound
     assert stuck.closed_with == CLOSE_OVERFLOW
     assert not sessions[1].done()
     await fine.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(sessions[1], 5)
+
+
+async def test_a_socket_that_falls_too_far_behind_during_its_welcome_is_dropped_after_it():
+    class BusyRoom(Room):
+        async def welcome(self, room, seat):  # the room moves on while the welcome is taken
+            welcome = await super().welcome(room, seat)
+            for seq in range(len(self.log) + 1, len(self.log) + SEND_QUEUE_FRAMES + 2):
+                self.publish(stored(seq))
+            return welcome
+
+    socket = Socket()
+    await asyncio.wait_for(Session(socket, "ROOMAA", 1, gateway(BusyRoom([]))).run(since=None), 5)
+    assert [f["type"] for f in socket.sent] == ["welcome"]
+    assert socket.closed_with == CLOSE_OVERFLOW
