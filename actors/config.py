@@ -43,6 +43,9 @@ class Config:
     # A custom Ray resource that game hosts require, so that on a cluster they land only on the
     # nodes that offer it (never on a gateway's zero-CPU node: 0-CPU actors fit anywhere).
     host_resource: str | None = None
+    # Replicas that must have a room's write (Redis WAIT) before it is acknowledged: with 1, a
+    # Sentinel failover to that replica loses no acknowledged command (docs/architecture.md).
+    redis_wait: int = 0
 
     def __post_init__(self) -> None:
         if self.games_per_actor < 1:
@@ -57,6 +60,8 @@ class Config:
                 raise ValueError(f"{name} must be >= 0")
         if self.sockets_per_seat < 1:
             raise ValueError("sockets_per_seat must be >= 1")
+        if self.redis_wait < 0:
+            raise ValueError("redis_wait must be >= 0")
         try:  # refuse bad durations here, not later inside every host actor that starts
             self.room_settings()
         except rules.RulesError as e:
@@ -89,6 +94,7 @@ class Config:
             ("WW_SOCKETS_PER_SEAT", "sockets_per_seat", int),
             ("WW_PRESENCE_LEASE", "presence_lease", int),
             ("WW_HOST_RESOURCE", "host_resource", str),
+            ("WW_REDIS_WAIT", "redis_wait", int),
         ):
             if key in env:
                 values[name] = kind(env[key])

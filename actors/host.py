@@ -266,7 +266,7 @@ class GameHost:
     async def __init__(self, name: str, config: Config) -> None:
         logging.basicConfig(level=logging.INFO)
         self._redis = connect(config.redis_url)
-        store = RedisStore(self._redis, config.prefix, config.finished_ttl)
+        store = RedisStore(self._redis, config.prefix, config.finished_ttl, config.redis_wait)
         self._host = RoomHost(name, config, store, RealClock())
         await self._host.start()
         self._lag = asyncio.create_task(watch_loop_lag(self._host.metrics.loop_lag.observe))

@@ -50,6 +50,7 @@ ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat
 # Per seat and command kind: (burst, then per second). A vote changed back and forth, or settings
 # sent in a loop, is one broadcast to every seat and one stored event each: none may flood a room.
 RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5)}
+STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 DECLARED = rules.declaration()  # the roles, house rules and presets a host may choose, as data
 WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it gets public events only
@@ -570,6 +571,7 @@ class Room:
         durable with ONE persist (snapshot + all their events) before any is answered. Under load
         a room pays one snapshot write per mailbox drain instead of one per command."""
         if self._resync and not await self._reload():
+            self._retry_later()
             return [on_error("internal", "storage unavailable, retry") for _, _, on_error, _ in group]
         committed = data = self.data
         events: list[bytes] = []
@@ -627,6 +629,7 @@ class Room:
         except Exception as e:  # storage down, or a write we cannot tell landed: reload first
             log.warning("room %s: persist failed (%r); will reload before the next write", old.code, e)
             self._resync = True
+            self._retry_later()
             return lambda on_error: on_error("internal", "storage unavailable, retry")
         finally:
             if self._on_persist is not None:
@@ -639,11 +642,14 @@ class Room:
     async def _reload(self) -> bool:
         try:
             stored = await self._store.load(self.code)
+            data = RoomData.from_stored(stored)
+            if data.seq > self.data.seq:  # a write whose outcome we never learnt did land
+                await self._store.publish_stored(self.code, self.data.seq)
         except Exception as e:
             log.warning("room %s: reload failed (%r)", self.code, e)
             return False
-        self.data = RoomData.from_stored(stored)
-        self._chat_stored = (None if self.data.game is None else self.data.game.seed, len(stored.chat))
+        self.data = data
+        self._chat_stored = (None if data.game is None else data.game.seed, len(stored.chat))
         self._resync = False
         self._arm()
         return True
@@ -665,6 +671,11 @@ class Room:
 
     def _arm(self) -> None:
         self._set_timer(wakeup(self.data, self._idle_close, self._lobby_idle_close))
+
+    def _retry_later(self) -> None:
+        """After a failed write or reload, tick again soon: a deadline whose write failed must
+        still fire once storage is back, even if no seat sends anything (the tick reloads first)."""
+        self._set_timer(self._clock.now() + STORAGE_RETRY_MS)
 
     def _set_timer(self, deadline: int | None) -> None:
         if deadline == self._armed:

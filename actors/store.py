@@ -2,8 +2,14 @@
 
 One `persist` is atomic (one Lua script on Redis): check the writer's epoch is still the room's,
 check the log (and the chat list) is exactly as long as the writer thinks, SET the snapshot, RPUSH
-the new chat lines and the events, PUBLISH each event, and, when the room reaches a final status, release it from its host and give its keys a
-TTL. A room acknowledges a command only after `persist` returned.
+the new chat lines and the events, PUBLISH each event, and, when the room reaches a final status,
+release it from its host and give its keys a TTL. A room acknowledges a command only after
+`persist` returned; with `wait_replicas`, only after `WAIT` saw that many replicas take the write
+(and only then are its events published, so no socket sees an event that a failover could still
+take back).
+
+`connect` takes a plain `redis://` URL or a Sentinel one, `redis+sentinel://h1:p1,h2:p2/SERVICE[/DB]`
+(every user of Redis in the project connects through it, so all follow a failover).
 """
 from __future__ import annotations
 
@@ -13,7 +19,10 @@ from collections.abc import Awaitable, Callable
 from typing import NamedTuple, Protocol, TypeVar
 
 import orjson
+from urllib.parse import unquote, urlsplit
+
 import redis.asyncio as aioredis
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.exceptions import (ConnectionError as RedisConnectionError, NoScriptError,
                               TimeoutError as RedisTimeoutError)
 
@@ -25,14 +34,63 @@ FINAL = ("finished", "broken")
 
 REDIS_CONNECTIONS = 64  # per process; more concurrent commands wait for a free connection
 INBOX_TAKE = 512  # requests a host takes from its inbox at once
+WAIT_TIMEOUT_MS = 1000  # how long a persist waits for its replicas before it counts as failed
+SENTINEL_SCHEME = "redis+sentinel"
+
+
+class _BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
+    """Sentinel's pool (asks the sentinels where the primary is at each new connection) that
+    waits for a free connection like `connect`'s plain pool."""
 
 
 def connect(url: str) -> aioredis.Redis:
     """A client whose pool makes callers wait for a connection instead of failing: redis-py's
     default pool raises MaxConnectionsError past 100 concurrent commands, which a busy host or
-    gateway reaches."""
+    gateway reaches. A `redis+sentinel://` URL gives a client of the service's current primary."""
+    if urlsplit(url).scheme == SENTINEL_SCHEME:
+        sentinels, service, options = parse_sentinel_url(url)
+        sentinel = Sentinel(sentinels, socket_timeout=1.0, password=options.get("password"))
+        return sentinel.master_for(service, connection_pool_class=_BlockingSentinelPool,
+                                   max_connections=REDIS_CONNECTIONS, timeout=30,
+                                   socket_timeout=None, **options)
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=30)
     return aioredis.Redis.from_pool(pool)
+
+
+def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], str, dict]:
+    """`redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]` -> (sentinels, service,
+    keyword options of the primary's connections)."""
+    parts = urlsplit(url)
+    credentials, _, hosts = parts.netloc.rpartition("@")
+    sentinels = []
+    for item in hosts.split(","):
+        host, _, port = item.rpartition(":")
+        sentinels.append((host or item, int(port) if host else 26379))
+    service, _, db = parts.path.strip("/").partition("/")
+    if not service:
+        raise ValueError(f"{url}: no Sentinel service name (redis+sentinel://HOST:PORT/SERVICE)")
+    options: dict = {"db": int(db or 0)}
+    if credentials:
+        options["password"] = unquote(credentials.partition(":")[2])
+    return sentinels, service, options
+
+
+async def persistence(redis: aioredis.Redis) -> str | None:
+    """None if this Redis keeps its writes on disk (an append-only file), else what it keeps."""
+    info = await redis.info("persistence")
+    if info.get("aof_enabled"):
+        return None
+    try:
+        save = (await redis.config_get("save")).get("save", "")
+    except Exception:  # CONFIG refused (a managed Redis): only INFO can tell
+        save = ""
+    if save:
+        return f"RDB snapshots only (save {save!r}): a restart loses every write since the last one"
+    return "nothing on disk (no append-only file, no snapshots): a restart loses every room"
+
+
+class NotReplicated(Exception):
+    """WAIT saw fewer replicas take a write than asked: it may not survive a failover."""
 
 
 async def patiently(op: Callable[[], Awaitable[T]], what: str) -> T:
@@ -82,6 +140,12 @@ class Store(Protocol):
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """The requests waiting in the host's inbox, in order (waits up to `wait` s for one)."""
+
+    async def publish_stored(self, code: str, after_seq: int) -> None:
+        """Make sure the stored events after `after_seq` reached the room's channel: a persist
+        whose outcome the writer never learnt (a lost reply, or too few replicas in time) may
+        have stored events nobody was told about. Raises NotReplicated if they still are not
+        on `wait_replicas` replicas (then they must not be shown yet)."""
 
     async def reply(self, gateway: str, message: bytes) -> None:
         """Deliver `message` (replies to requests of that gateway process) to the gateway."""
@@ -164,7 +228,7 @@ for _ = 1, tonumber(ARGV[10]) do
 end
 for j = i, #ARGV do
   redis.call('RPUSH', KEYS[3], ARGV[j])
-  redis.call('PUBLISH', ARGV[5], ARGV[j])
+  if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[j]) end
 end
 if ARGV[3] == 'finished' or ARGV[3] == 'broken' then
   redis.call('SREM', KEYS[5], ARGV[8])
@@ -179,18 +243,23 @@ class Coalescer:
     """Writes issued in one turn of the event loop reach Redis as one pipeline. One redis-py
     call costs its caller ~80-130 µs of CPU (pool, retry, timeouts, two syscalls), eight in one
     pipeline ~20-25 µs each: a host persisting and answering for hundreds of rooms pays that per
-    command otherwise (`python -m actors.callcost --redis`)."""
+    command otherwise (`python -m actors.callcost --redis`).
 
-    def __init__(self, redis: aioredis.Redis) -> None:
+    With `wait_replicas`, a pipeline holding a `durable` write ends with one `WAIT`: it counts
+    the replicas that have every write of the pipeline (one connection), and a durable write
+    they do not all have fails with NotReplicated."""
+
+    def __init__(self, redis: aioredis.Redis, wait_replicas: int = 0) -> None:
         self._redis = redis
-        self._pending: list[tuple[Callable, asyncio.Future]] = []
+        self._wait = wait_replicas
+        self._pending: list[tuple[Callable, asyncio.Future, bool]] = []
         self._flushing: set[asyncio.Task] = set()
 
-    def submit(self, add: Callable) -> asyncio.Future:
+    def submit(self, add: Callable, durable: bool = False) -> asyncio.Future:
         """`add(pipeline)` queues one command; the future gets its reply (or its error)."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._pending.append((add, future))
+        self._pending.append((add, future, durable))
         if len(self._pending) == 1:  # the first of this turn: flush once the turn is over
             loop.call_soon(self._flush)
         return future
@@ -201,17 +270,24 @@ class Coalescer:
         self._flushing.add(task)
         task.add_done_callback(self._flushing.discard)
 
-    async def _execute(self, batch: list[tuple[Callable, asyncio.Future]]) -> None:
+    async def _execute(self, batch: list[tuple[Callable, asyncio.Future, bool]]) -> None:
         pipe = self._redis.pipeline(transaction=False)
-        for add, _ in batch:
+        for add, _, _ in batch:
             add(pipe)
+        wait = self._wait and any(durable for _, _, durable in batch)
+        if wait:
+            pipe.execute_command("WAIT", self._wait, WAIT_TIMEOUT_MS)
         try:
             results = await pipe.execute(raise_on_error=False)
         except Exception as e:  # the connection failed: none of them is known to have landed
-            results = [e] * len(batch)
-        for (_, future), result in zip(batch, results):
+            results = [e] * (len(batch) + bool(wait))
+        replicas = results.pop() if wait else 0
+        short = wait and (isinstance(replicas, Exception) or replicas < self._wait)
+        for (_, future, durable), result in zip(batch, results):
             if future.done():
                 continue
+            if durable and short and not isinstance(result, Exception):
+                result = NotReplicated(f"{replicas} of {self._wait} replicas took the write")
             if isinstance(result, Exception):
                 future.set_exception(result)
             else:
@@ -219,13 +295,15 @@ class Coalescer:
 
 
 class RedisStore:
-    def __init__(self, redis: aioredis.Redis, prefix: str, finished_ttl: int) -> None:
+    def __init__(self, redis: aioredis.Redis, prefix: str, finished_ttl: int,
+                 wait_replicas: int = 0) -> None:
         self.redis = redis
         self.keys = Keys(prefix)
         self.finished_ttl = finished_ttl
+        self.wait_replicas = wait_replicas
         self._claim = redis.register_script(_CLAIM)
         self._persist = redis.register_script(_PERSIST)
-        self._writes = Coalescer(redis)
+        self._writes = Coalescer(redis, wait_replicas)
 
     async def claim(self, code: str, host: str) -> int:
         k = self.keys
@@ -269,12 +347,24 @@ class RedisStore:
         args += events
         keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts(),
                 k.chat(code)]
+        if self.wait_replicas:
+            # The script publishes nothing (empty channel): the events go out once the replicas
+            # have them, in order (a room persists one group at a time).
+            args[4] = ""
         sha = self._persist.sha
+        durable = bool(self.wait_replicas)
         try:
-            result = await self._writes.submit(lambda pipe: pipe.evalsha(sha, len(keys), *keys, *args))
+            result = await self._writes.submit(lambda pipe: pipe.evalsha(sha, len(keys), *keys, *args),
+                                               durable=durable)
         except NoScriptError:  # Redis restarted or flushed its scripts; nothing ran: load and retry
-            result = await self._persist(keys=keys, args=args)
+            await self.redis.script_load(_PERSIST)
+            result = await self._writes.submit(lambda pipe: pipe.evalsha(sha, len(keys), *keys, *args),
+                                               durable=durable)
         _check(result)
+        if durable and events:
+            channel = k.room(code)
+            await asyncio.gather(*(self._writes.submit(lambda pipe, e=e: pipe.publish(channel, e))
+                                   for e in events))
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """What the inbox holds (up to INBOX_TAKE), else the first to arrive within `wait`. Under
@@ -289,6 +379,18 @@ class RedisStore:
     async def reply(self, gateway: str, message: bytes) -> None:
         channel = self.keys.replies(gateway)
         await self._writes.submit(lambda pipe: pipe.publish(channel, message))
+
+    async def publish_stored(self, code: str, after_seq: int) -> None:
+        if not self.wait_replicas:
+            return  # the persist script published them with the write, atomically
+        # A no-op write, durable: its WAIT confirms every earlier write of the room too
+        # (replication is in order).
+        await self._writes.submit(lambda pipe: pipe.hincrby(self.keys.room(code), "confirmed", 0),
+                                  durable=True)
+        events = await self.redis.lrange(self.keys.log(code), after_seq, -1)
+        channel = self.keys.room(code)
+        await asyncio.gather(*(self._writes.submit(lambda pipe, e=e: pipe.publish(channel, e))
+                               for e in events))
 
 
 def _check(result: int) -> None:
@@ -338,6 +440,9 @@ class MemoryStore:
         while not inbox.empty():
             rest.append(inbox.get_nowait())
         return [first, *rest]
+
+    async def publish_stored(self, code: str, after_seq: int) -> None:
+        """Nothing to do: a persist here is atomic, so nothing is stored unannounced."""
 
     async def reply(self, gateway: str, message: bytes) -> None:
         self.replies.setdefault(gateway, []).append(message)

@@ -41,6 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--workers", type=int, default=1, help="gateway processes")
     serve.add_argument("--redis-url", help="default: $REDIS_URL, else 127.0.0.1:6379 if it "
                                            "answers, else a private redis-server")
+    serve.add_argument("--redis-dir", type=Path, default=_state_dir() / "redis",
+                       help="where the private redis-server keeps its append-only file "
+                            "(default: %(default)s); a restart of it resumes every room")
+    serve.add_argument("--redis-wait", type=int,
+                       help="acknowledge a command only once this many Redis replicas have it "
+                            "(WW_REDIS_WAIT, default 0; see docs/architecture.md, Durability)")
     serve.add_argument("--ray-address", help="default: $RAY_ADDRESS, else a local Ray head")
     serve.add_argument("--games-per-actor", type=int,
                        help="rooms per Ray host actor (default 200; 1 = one actor, one process, "
@@ -83,7 +89,8 @@ def _env_from_flags(args, rest: list[str], parser: argparse.ArgumentParser) -> d
                       ("games_per_actor", "WW_GAMES_PER_ACTOR"), ("warm_actors", "WW_WARM_ACTORS"),
                       ("prefix", "WW_PREFIX"), ("presence_lease", "WW_PRESENCE_LEASE"),
                       ("request_timeout", "WW_HTTP_REQUEST_TIMEOUT"),
-                      ("max_connections", "WW_MAX_CONNECTIONS")):
+                      ("max_connections", "WW_MAX_CONNECTIONS"),
+                      ("redis_wait", "WW_REDIS_WAIT")):
         value = getattr(args, flag, None)
         if value is not None:
             env[var] = str(value)
@@ -106,7 +113,8 @@ def _serve(args) -> int:
 
     with ExitStack() as stack:
         if not os.environ.get("REDIS_URL") and not _answers(*DEFAULT_REDIS):
-            os.environ["REDIS_URL"] = stack.enter_context(_private_redis())
+            os.environ["REDIS_URL"] = stack.enter_context(_private_redis(args.redis_dir))
+        _warn_if_volatile(os.environ.get("REDIS_URL") or "redis://%s:%d/0" % DEFAULT_REDIS)
         if not os.environ.get("RAY_ADDRESS"):
             config = Config.from_env()
             # A new Ray cluster: if another live one owns the prefix, serving it would take
@@ -171,23 +179,67 @@ def _free_port(start: int | None = None) -> int:
     raise RuntimeError(f"no free port from {start}")
 
 
+def _state_dir() -> Path:
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "werewolf"
+
+
+def _warn_if_volatile(url: str) -> None:
+    """An ack promises the command survives; a Redis that keeps nothing on disk breaks that
+    promise at its first restart. Say so at start (not fatal: a test box may not care)."""
+    import asyncio
+
+    from actors.store import connect, persistence
+
+    async def ask() -> str | None:
+        redis = connect(url)
+        try:
+            return await asyncio.wait_for(persistence(redis), 10)
+        finally:
+            await redis.aclose()
+
+    try:
+        kept = asyncio.run(ask())
+    except Exception as e:  # unreachable now: the gateway's /readyz will tell
+        print(f"WARNING: could not ask Redis at {url} what it keeps on disk ({e!r})",
+              file=sys.stderr, flush=True)
+        return
+    if kept is not None:
+        print(f"WARNING: the Redis at {url} keeps {kept}. Turn on its append-only file "
+              "(appendonly yes) or let `werewolf serve` start its own (see docs/architecture.md, "
+              "Durability).", file=sys.stderr, flush=True)
+
+
 @contextmanager
-def _private_redis():
+def _private_redis(data_dir: Path):
+    """A redis-server keeping an append-only file (fsync every second) in `data_dir`: started
+    again on the same directory, it has every room that was acknowledged before it stopped."""
+    import fcntl
+
     exe = shutil.which("redis-server")
     if exe is None:
         sys.exit("No Redis answers at 127.0.0.1:6379 and redis-server is not installed "
                  "(apt-get install redis-server, or set REDIS_URL).")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock = open(data_dir / "werewolf.lock", "w")
+    try:  # two redis-servers appending to one file would corrupt it
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        sys.exit(f"Another `werewolf serve` keeps its Redis in {data_dir}: stop it, or pass "
+                 "--redis-dir or --redis-url.")
     port = _free_port()
     proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL,
+                             "--appendonly", "yes", "--appendfsync", "everysec",
+                             "--dir", str(data_dir)], stdout=subprocess.DEVNULL,
                             start_new_session=True)
     try:
         _wait(lambda: _answers("127.0.0.1", port), proc, "redis-server")
-        print(f"Started redis-server on 127.0.0.1:{port}", flush=True)
+        print(f"Started redis-server on 127.0.0.1:{port} (append-only file in {data_dir})",
+              flush=True)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        lock.close()
 
 
 def _refuse_owned_prefix(config) -> None:

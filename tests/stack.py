@@ -16,7 +16,7 @@ Plain helpers (no pytest needed; the load tests and browser tests use them too):
 
     start_gateway(*, ray_address, redis_url, prefix, durations=TEST_DURATIONS,
                   games_per_actor=1, warm_actors=1, workers=1, port=None, env=None) -> Gateway
-        waits until GET /readyz answers 200; `env` adds environment variables (WW_* limits).
+        waits until GET /readyz answers 200; `env` adds environment variables (WW_* limits, WW_REDIS_WAIT).
     Gateway(url, ws_url, process, port, prefix, log_path): .url "http://127.0.0.1:P", .ws_url "ws://127.0.0.1:P",
         .kill() (SIGKILL the gateway and its children: a crash), .stop() (SIGTERM, then wait).
     await create_room(url, name) -> {"room", "seat", "token"}

@@ -7,8 +7,10 @@ import pytest
 import rules
 from actors.clock import FakeClock
 from actors.room import Room, encode_event
-from actors.store import OutOfSync, RedisStore, StaleEpoch, connect
+from actors.store import Keys, NotReplicated, OutOfSync, RedisStore, StaleEpoch, connect
 from tests.actors.conftest import REDIS_URL
+from tests.ray_head import free_port
+from tests.redis_servers import RedisServer, redis_server, wait_replica_online
 
 CODE = "ABCDEF"
 
@@ -144,3 +146,31 @@ async def test_hundreds_of_concurrent_writes_wait_for_a_connection(prefix, redis
                            for code in codes))
     assert len(await many.host_rooms("h1")) == 300
     await client.aclose()
+
+
+async def test_with_wait_events_are_announced_only_once_a_replica_has_them(prefix, tmp_path):
+    with redis_server() as primary:
+        redis = connect(primary.url)
+        store = RedisStore(redis, prefix, finished_ttl=3600, wait_replicas=1)
+        pubsub = redis.pubsub()
+        await pubsub.subscribe(Keys(prefix).room(CODE))
+        assert (await pubsub.get_message(timeout=5))["type"] == "subscribe"
+        await store.claim(CODE, "h1")
+        with pytest.raises(NotReplicated):  # no replica: stored on the primary, not acknowledged
+            await write(store, epoch=1, first_seq=1, texts=["a"])
+        assert [e["seq"] for e in await store.events_after(CODE, 0)] == [1]
+        with pytest.raises(NotReplicated):  # and not announced while only one copy exists
+            await store.publish_stored(CODE, 0)
+        assert await pubsub.get_message(timeout=0.2) is None
+        replica = RedisServer(free_port(), tmp_path, ["--replicaof", "127.0.0.1", str(primary.port)])
+        try:
+            replica.start()
+            wait_replica_online(primary)
+            await store.publish_stored(CODE, 0)  # what a room's reload does
+            await write(store, epoch=1, first_seq=2, texts=["b"])
+            got = [await pubsub.get_message(timeout=5) for _ in range(2)]
+            assert [orjson.loads(m["data"])["seq"] for m in got] == [1, 2]
+        finally:
+            replica.kill()
+            await pubsub.aclose()
+            await redis.aclose()

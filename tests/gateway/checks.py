@@ -7,7 +7,8 @@ from pathlib import Path
 
 import orjson
 from jsonschema import Draft202012Validator
-from redis.asyncio import Redis
+
+from actors.store import connect
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schema"
 ROLE_OF_ACTION = {"seer": "seer", "witch": "witch", "wolves": "werewolf", "cupid": "cupid",
@@ -16,11 +17,24 @@ ROLE_OF_ACTION = {"seer": "seer", "witch": "witch", "wolves": "werewolf", "cupid
 
 async def stored_log(redis_url: str, prefix: str, room: str) -> list[dict]:
     """The room's stored events (the ground truth): [{"seq", "to", "frame"}], seq from 1."""
-    redis = Redis.from_url(redis_url)
+    redis = connect(redis_url)  # a redis+sentinel:// URL too
     try:
         return [orjson.loads(raw) for raw in await redis.lrange(f"{prefix}:room:{room}:log", 0, -1)]
     finally:
         await redis.aclose()
+
+
+def lost_acks(clients, log: list[dict]) -> list[dict]:
+    """The chat lines the room acknowledged to a client that the stored log does not hold. An
+    ack promises durability: after any failure this must stay empty."""
+    stored = {(f["seat"], f["text"]) for f in (orjson.loads(e["frame"]) for e in log)
+              if f["kind"] == "chat"}
+    lost = []
+    for client in clients:
+        acked = {f["id"] for f in client.frames if f.get("type") == "ack"}
+        lost += [frame for frame in client.sent if frame.get("type") == "chat"
+                 and frame.get("id") in acked and (client.seat, frame["text"]) not in stored]
+    return lost
 
 
 def assert_exact_stream(client, log: list[dict], first: int | None = None,
