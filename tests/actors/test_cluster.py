@@ -87,6 +87,8 @@ async def test_a_game_runs_from_lobby_to_game_over(cluster):
     log = await rc.events_after(room, 0)
     assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
     assert kinds(log)[-1] == "game_over"
+    # game_over is published by the write that stores it, a moment before the room takes it as done
+    await until(lambda: rc.welcome(room, 3), lambda w: w["seq"] == len(log))
     assert (await rc.welcome(room, 3))["view"]["status"] == "finished"
     assert (await rc.command(room, 0, {"type": "chat", "id": 1, "text": "gg"}))["code"] == "room_closed"
 
@@ -213,6 +215,14 @@ async def test_games_outlive_the_gateway_that_created_them(cluster):
     assert (await rc.host_stats(created["room"]))["pid"] == created["pid"]
     welcome = await rc.welcome(created["room"], 0)
     assert welcome["view"]["status"] == "running"
+
+
+async def until(fetch, done, timeout: float = 10.0):
+    """Ask again until `done(answer)`: for a state that follows an event the test already saw."""
+    async with asyncio.timeout(timeout):
+        while not done(answer := await fetch()):
+            await asyncio.sleep(0.01)
+    return answer
 
 
 @pytest.mark.parametrize("cluster", [1], indirect=True, ids=["actor-per-game"])

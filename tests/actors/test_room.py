@@ -595,7 +595,7 @@ async def test_spectators_are_counted_by_gateway_and_leave_with_a_dead_one(store
     await room.gateways_gone(frozenset({"gw-a"}))
     await room.watch("gw-b", 0)
     assert spectator_counts(store) == [2, 3, 1, 0] and room.data.watchers == {}
-    assert RoomData.from_json(store.snapshots[CODE]) == room.data
+    assert RoomData.from_stored(await store.load(CODE)) == room.data
 
 
 async def test_a_spectator_s_view_is_the_public_table(store, clock):
