@@ -19,11 +19,11 @@ from fastapi import Depends, FastAPI, HTTPException, Response
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, StringConstraints
 
 from actors.client import AgainRefused, NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
 from actors.config import Config
 from actors.metrics import watch_loop_lag
+from gateway.frames import HttpName, HttpSeat, HttpToken
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState, gateway_state
@@ -34,25 +34,8 @@ log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).with_name("static")
 READY_TIMEOUT = 2.0
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=24)]
-
-
-class NameBody(BaseModel):
-    name: Name
-
-
-class TokenBody(BaseModel):
-    token: str
-
-
 # The HTTP status of each `again` refusal.
 AGAIN_STATUS = {"not_authenticated": 401, "not_host": 403, "not_your_turn": 409}
-
-
-class Seat(BaseModel):
-    room: str
-    seat: int
-    token: str
 
 
 Gateway = Annotated[GatewayState, Depends(gateway_state)]
@@ -114,14 +97,14 @@ def create_app(config: Config) -> FastAPI:
     app = FastAPI(title="Werewolf gateway", lifespan=lifespan)
     app.add_middleware(TimeRequests, metrics=metrics)
 
-    @app.post("/api/rooms", status_code=201, response_model=Seat)
-    async def create_room(body: NameBody, gw: Gateway):
+    @app.post("/api/rooms", status_code=201, response_model=HttpSeat)
+    async def create_room(body: HttpName, gw: Gateway):
         return await gw.rooms.create_room(body.name)
 
-    @app.post("/api/rooms/{room}/join", response_model=Seat,
+    @app.post("/api/rooms/{room}/join", response_model=HttpSeat,
               responses={404: {"description": "no such room"},
                          409: {"description": "room_full, room_started or name_taken"}})
-    async def join_room(room: str, body: NameBody, gw: Gateway):
+    async def join_room(room: str, body: HttpName, gw: Gateway):
         try:
             return await gw.rooms.join(room, body.name)
         except RoomNotFound:
@@ -133,11 +116,11 @@ def create_app(config: Config) -> FastAPI:
         except NameTaken:
             raise HTTPException(409, {"code": "name_taken"}) from None
 
-    @app.post("/api/rooms/{room}/again", response_model=Seat,
+    @app.post("/api/rooms/{room}/again", response_model=HttpSeat,
               responses={401: {"description": "not_authenticated"}, 403: {"description": "not_host"},
                          404: {"description": "no such room"},
                          409: {"description": "not_your_turn: the game is not over"}})
-    async def play_again(room: str, body: TokenBody, gw: Gateway):
+    async def play_again(room: str, body: HttpToken, gw: Gateway):
         try:
             return await gw.rooms.again(room, body.token)
         except RoomNotFound:
