@@ -18,7 +18,7 @@ import ray
 from fastapi import Depends, FastAPI, HTTPException, Response
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from actors.client import AgainRefused, NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
 from actors.config import Config
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).with_name("static")
 READY_TIMEOUT = 2.0
+GAUGE_INTERVAL = 1.0
 
 # The HTTP status of each `again` refusal.
 AGAIN_STATUS = {"not_authenticated": 401, "not_host": 403, "not_your_turn": 409}
@@ -67,6 +68,15 @@ class TimeRequests:
             ).observe(time.perf_counter() - started)
 
 
+async def sample_gauges(metrics: Metrics, seats: LocalSeats, rooms: RoomClient) -> None:
+    """Lifespan task: gauges read from this process's state, set every second (prometheus_client's
+    multiprocess mode reads values from its files, so a gauge cannot be a callback)."""
+    while True:
+        metrics.rooms.set(seats.room_count)
+        metrics.requests_waiting.set(rooms.pending_requests())
+        await asyncio.sleep(GAUGE_INTERVAL)
+
+
 def create_app(config: Config) -> FastAPI:
     metrics = Metrics()
 
@@ -79,20 +89,20 @@ def create_app(config: Config) -> FastAPI:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_sigterm)
         seats = LocalSeats()
-        metrics.rooms.set_function(lambda: seats.room_count)
-        metrics.requests_waiting.set_function(rooms.pending_requests)
         rooms.observe_push = metrics.inbox_push.observe
         app.state.gateway = gw = GatewayState(config=config, rooms=rooms, seats=seats,
                                               metrics=metrics)
         watchdogs = [asyncio.create_task(drop_slow_sockets(gw.sessions, metrics)),
                      asyncio.create_task(keep_presence_lease(gw)),
-                     asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe))]
+                     asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe)),
+                     asyncio.create_task(sample_gauges(metrics, seats, rooms))]
         try:
             yield
         finally:
             for task in watchdogs:
                 task.cancel()
             await rooms.close()
+            metrics.process_exited()
 
     app = FastAPI(title="Werewolf gateway", lifespan=lifespan)
     app.add_middleware(TimeRequests, metrics=metrics)
@@ -157,7 +167,7 @@ def create_app(config: Config) -> FastAPI:
 
     @app.get("/metrics")
     async def prometheus():
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
 
     app.add_api_websocket_route("/ws/{room}", websocket_endpoint)
     # Last, so the API routes win; html=True serves index.html at "/".

@@ -99,6 +99,10 @@ def _serve(args) -> int:
             os.environ["REDIS_URL"] = stack.enter_context(_private_redis())
         if not os.environ.get("RAY_ADDRESS"):
             os.environ["RAY_ADDRESS"] = stack.enter_context(_local_ray())
+        if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            # Before any worker imports prometheus_client: the workers share this directory.
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="werewolf-metrics-"))
         import uvicorn
 
         shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
