@@ -67,14 +67,15 @@ def cluster():
 
 
 def start_cluster(net: Network, image: str) -> dict:
-    env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+    # A loaded machine starts a node's agents slowly: give them longer than Ray's default.
+    env = {"RAY_agent_register_timeout_ms": "120000", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
            "REDIS_URL": "redis://redis:6379/0", "WW_HOST_RESOURCE": "werewolf_host",
            "WW_WARM_ACTORS": "1", "WW_PRESENCE_LEASE": "5",
            **{f"WW_DURATION_{k.upper()}": str(v) for k, v in TEST_DURATIONS.items()}}
     net.run("redis", "redis-server", "--bind", "0.0.0.0", "--protected-mode", "no", "--save", "",
             "--appendonly", "no", "--maxmemory-policy", "noeviction")
     net.run("head", "ray", "start", "--head", "--block", "--port=6380", "--num-cpus=0",
-            *RAY_FLAGS, env=env)
+            "--include-dashboard=false", *RAY_FLAGS, env=env)
     wait_until(lambda: net.exec("head", "ray", "status", check=False), READY_TIMEOUT,
                "the Ray head answers")
     for host in ("host1", "host2"):
