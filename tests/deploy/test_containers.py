@@ -74,18 +74,21 @@ def start_cluster(net: Network, image: str) -> dict:
            **{f"WW_DURATION_{k.upper()}": str(v) for k, v in TEST_DURATIONS.items()}}
     net.run("redis", "redis-server", "--bind", "0.0.0.0", "--protected-mode", "no", "--save", "",
             "--appendonly", "no", "--maxmemory-policy", "noeviction")
+    # On a loaded machine `ray start` may give up waiting for its own raylet (a fixed 30 s): like
+    # systemd's Restart=, Docker starts a Ray node that failed again, and it joins anew.
+    ray_options = ("--restart", "on-failure:5")
     net.run("head", "ray", "start", "--head", "--block", "--port=6380", "--num-cpus=0",
-            "--include-dashboard=false", *RAY_FLAGS, env=env)
-    wait_until(lambda: net.exec("head", "ray", "status", check=False), READY_TIMEOUT,
-               "the Ray head answers")
+            "--include-dashboard=false", *RAY_FLAGS, env=env, options=ray_options)
+    wait_until(lambda: "Ray runtime started" in net.logs("head"), READY_TIMEOUT,
+               "the Ray head starts")
     for host in ("host1", "host2"):
         net.run(host, "ray", "start", "--block", "--address=head:6380", "--num-cpus=1",
-                '--resources={"werewolf_host": 1000}', *RAY_FLAGS, env=env)
+                '--resources={"werewolf_host": 1000}', *RAY_FLAGS, env=env, options=ray_options)
     for gateway in ("gateway1", "gateway2"):
         net.run(gateway, "sh", "-c",
                 f"ray start --address=head:6380 --num-cpus=0 {' '.join(RAY_FLAGS)} && exec "
                 "werewolf serve --host 0.0.0.0 --port 8000 --workers 2 --ray-address auto",
-                env=env)
+                env=env, options=ray_options)
     net.run("lb", "haproxy", "-W", "-db", "-f", "/etc/haproxy/werewolf.cfg",
             publish="127.0.0.1::80",
             options=("-v", f"{ROOT / 'deploy/haproxy/haproxy.cfg'}:/etc/haproxy/werewolf.cfg:ro"))
