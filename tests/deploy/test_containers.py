@@ -131,13 +131,13 @@ async def play_resuming(bot: Bot, room: str, token: str, ws_url: str) -> list:
 
 def host_node_of(net: Network, room: str) -> str:
     """The container (host1 or host2) whose Ray node runs the actor holding `room`."""
+    # Through the GCS (the head runs no dashboard, so no state API).
     script = (
         "import sys, ray, redis\n"
-        "from ray.util.state import list_actors\n"
         "name = redis.Redis(host='redis').hget(f'ww:room:{sys.argv[1]}', 'host').decode()\n"
         "ray.init(address='auto', namespace='werewolf', log_to_driver=False)\n"
-        "(actor,) = list_actors(filters=[('name', '=', name), ('state', '=', 'ALIVE')])\n"
-        "print([n['NodeManagerAddress'] for n in ray.nodes() if n['NodeID'] == actor.node_id][0])\n"
+        "actor_id = ray.get_actor(name)._actor_id.hex()\n"
+        "print(ray._private.state.actors(actor_id)['Address']['IPAddress'])\n"
     )
     ip = net.exec("gateway2", "python", "-c", script, room).split()[-1]
     (alias,) = [a for a in ("host1", "host2") if net.ip(a) == ip]
