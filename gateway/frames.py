@@ -18,7 +18,6 @@ from pydantic import (BaseModel, ConfigDict, Field, StrictInt, StrictStr, String
                       TypeAdapter)
 from pydantic.json_schema import GenerateJsonSchema
 
-from rules.settings import FIELDS as SETTINGS_FIELDS
 from rules.settings import settings_schema
 
 MAX_ID_CHARS = 64
