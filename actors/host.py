@@ -24,7 +24,7 @@ import ray
 
 from actors.clock import Clock, RealClock
 from actors.config import Config
-from actors.metrics import HostMetrics, watch_loop_lag
+from actors.metrics import HostMetrics, export_gauges, watch_loop_lag
 from actors.room import BadName, Room, RoomData, clean_name, error_frame
 from actors.store import RedisStore, Store, connect, patiently
 
@@ -46,6 +46,8 @@ class RoomHost:
         self.rooms: dict[str, Room] = {}
         self.metrics = metrics = metrics or HostMetrics()
         metrics.rooms.set_function(lambda: len(self.rooms))
+        metrics.players.set_function(
+            lambda: sum(len(room.data.players) for room in self.rooms.values()))
         metrics.mailbox.set_function(lambda: sum(room.backlog for room in self.rooms.values()))
         metrics.mailbox_max.set_function(
             lambda: max((room.backlog for room in self.rooms.values()), default=0))
@@ -268,8 +270,13 @@ class GameHost:
         self._redis = connect(config.redis_url)
         store = RedisStore(self._redis, config.prefix, config.finished_ttl, config.redis_wait)
         self._host = RoomHost(name, config, store, RealClock())
+        metrics = self._host.metrics
+        if ray.get_runtime_context().was_current_actor_reconstructed:
+            metrics.restarts.inc()
+        metrics.export_to_ray(name)
         await self._host.start()
-        self._lag = asyncio.create_task(watch_loop_lag(self._host.metrics.loop_lag.observe))
+        self._lag = asyncio.create_task(watch_loop_lag(metrics.observe_lag))
+        self._export = asyncio.create_task(export_gauges(metrics))
 
     async def create_room(self, code: str, name: str, token_hash: str) -> dict:
         return await self._host.create_room(code, name, token_hash)

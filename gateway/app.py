@@ -20,14 +20,13 @@ from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import AfterValidator, BaseModel
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from actors.client import (AgainRefused, NameTaken, RoomClient, RoomFull, RoomNotFound,
                            RoomStarted, ServerFull)
 from actors.config import Config
 from actors.metrics import watch_loop_lag
-from actors.room import clean_name
+from gateway.frames import HttpName, HttpSeat, HttpToken
 from gateway.limits import AddressLimits, client_address
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats
@@ -39,8 +38,6 @@ log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).with_name("static")
 READY_TIMEOUT = 2.0
 
-# The room's own rules for a name (actors.room.clean_name): a bad one is a 422 here, never a 500.
-Name = Annotated[str, AfterValidator(clean_name)]
 MAX_BODY_BYTES = 8192  # every body is a name or a token; a larger one is refused unread (413)
 # Every response: no framing by other sites, no MIME sniffing, scripts and styles from here only.
 SECURITY_HEADERS = [
@@ -53,23 +50,10 @@ SECURITY_HEADERS = [
     (b"referrer-policy", b"no-referrer"),
 ]
 
-
-class NameBody(BaseModel):
-    name: Name
-
-
-class TokenBody(BaseModel):
-    token: str
-
+GAUGE_INTERVAL = 1.0
 
 # The HTTP status of each `again` refusal.
 AGAIN_STATUS = {"not_authenticated": 401, "not_host": 403, "not_your_turn": 409}
-
-
-class Seat(BaseModel):
-    room: str
-    seat: int
-    token: str
 
 
 Gateway = Annotated[GatewayState, Depends(gateway_state)]
@@ -153,6 +137,15 @@ def _refusal(status: int, code: str, message: str, retry_after: int | None = Non
     return HTTPException(status, {"code": code, "message": message}, headers=headers)
 
 
+async def sample_gauges(metrics: Metrics, seats: LocalSeats, rooms: RoomClient) -> None:
+    """Lifespan task: gauges read from this process's state, set every second (prometheus_client's
+    multiprocess mode reads values from its files, so a gauge cannot be a callback)."""
+    while True:
+        metrics.rooms.set(seats.room_count)
+        metrics.requests_waiting.set(rooms.pending_requests())
+        await asyncio.sleep(GAUGE_INTERVAL)
+
+
 def create_app(config: Config) -> FastAPI:
     metrics = Metrics()
 
@@ -165,20 +158,20 @@ def create_app(config: Config) -> FastAPI:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_sigterm)
         seats = LocalSeats()
-        metrics.rooms.set_function(lambda: seats.room_count)
-        metrics.requests_waiting.set_function(rooms.pending_requests)
         rooms.observe_push = metrics.inbox_push.observe
         app.state.gateway = gw = GatewayState(config=config, rooms=rooms, seats=seats,
                                               metrics=metrics,
                                               limits=AddressLimits(rooms.redis, rooms.keys))
         watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
-                     asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe))]
+                     asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe)),
+                     asyncio.create_task(sample_gauges(metrics, seats, rooms))]
         try:
             yield
         finally:
             for task in watchdogs:
                 task.cancel()
             await rooms.close()
+            metrics.process_exited()
 
     # The OpenAPI document stays at /openapi.json; the /docs and /redoc pages would load
     # scripts from a CDN on this origin.
@@ -207,10 +200,10 @@ def create_app(config: Config) -> FastAPI:
             await gw.limits.spend("lookups", address)
         return HTTPException(404, {"code": "room_not_found"})
 
-    @app.post("/api/rooms", status_code=201, response_model=Seat,
+    @app.post("/api/rooms", status_code=201, response_model=HttpSeat,
               responses={429: {"description": "rate_limited: too many rooms from this address"},
                          503: {"description": "server_full: every host slot is taken"}})
-    async def create_room(body: NameBody, request: Request, gw: Gateway):
+    async def create_room(body: HttpName, request: Request, gw: Gateway):
         address = client_address(request.client and request.client.host)
         limit = gw.config.rooms_per_address
         if limit and await gw.limits.spend("rooms", address) > limit:
@@ -222,11 +215,11 @@ def create_app(config: Config) -> FastAPI:
             raise _refusal(503, "server_full", "no room can be opened now, try again later",
                            60) from None
 
-    @app.post("/api/rooms/{room}/join", response_model=Seat,
+    @app.post("/api/rooms/{room}/join", response_model=HttpSeat,
               responses={404: {"description": "no such room"},
                          409: {"description": "room_full, room_started or name_taken"},
                          429: {"description": "rate_limited: too many unknown room codes"}})
-    async def join_room(room: str, body: NameBody, request: Request, gw: Gateway):
+    async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
         address = await not_guessing(request, gw)
         try:
             return await gw.rooms.join(room, body.name)
@@ -239,11 +232,11 @@ def create_app(config: Config) -> FastAPI:
         except NameTaken:
             raise HTTPException(409, {"code": "name_taken"}) from None
 
-    @app.post("/api/rooms/{room}/again", response_model=Seat,
+    @app.post("/api/rooms/{room}/again", response_model=HttpSeat,
               responses={401: {"description": "not_authenticated"}, 403: {"description": "not_host"},
                          404: {"description": "no such room"},
                          409: {"description": "not_your_turn: the game is not over"}})
-    async def play_again(room: str, body: TokenBody, request: Request, gw: Gateway):
+    async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
         address = await not_guessing(request, gw)
         try:
             return await gw.rooms.again(room, body.token)
@@ -307,7 +300,7 @@ def create_app(config: Config) -> FastAPI:
 
     @app.get("/metrics")
     async def prometheus():
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
 
     app.add_api_websocket_route("/ws/{room}", websocket_endpoint)
     # Last, so the API routes win; html=True serves index.html at "/".

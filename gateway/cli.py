@@ -123,6 +123,10 @@ def _serve(args) -> int:
             session: list[str] = []
             stack.callback(_release_prefix, config, session)  # once our Ray head is gone
             os.environ["RAY_ADDRESS"] = stack.enter_context(_local_ray(session))
+        if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            # Before any worker imports prometheus_client: the workers share this directory.
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="werewolf-metrics-"))
         import uvicorn
 
         shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host

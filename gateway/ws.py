@@ -14,13 +14,15 @@ from dataclasses import dataclass
 
 import orjson
 from fastapi import Depends, WebSocket, WebSocketDisconnect, status
+from pydantic import ValidationError
 from starlette.websockets import WebSocketState
 
 from actors.client import RoomNotFound
 from actors.room import WATCHER
 from actors.ratelimit import TokenBucket
+from gateway import frames
+from gateway.frames import MAX_ID_CHARS
 from gateway.state import GatewayState, gateway_state
-from rules import SETTINGS_FIELDS
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +35,6 @@ REPLAY_PAGE = 256  # stored events a replay reads from the log at once
 REPLAY_STALL_SECONDS = 2.0
 WATCHERS_PER_ROOM = 100  # spectator sockets of one room on one gateway process
 CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
-MAX_ID_CHARS = 64
-MAX_TARGETS = 32
 # Commands of one socket awaiting their reply. The receive loop reads on while they travel (a seat's
 # next frame never waits for the previous reply); past this, it stops reading that socket.
 COMMANDS_IN_FLIGHT = 8
@@ -60,7 +60,8 @@ class Hello:
 
 
 def parse_frame(raw: str | bytes | None) -> dict:
-    """Decode and type-check a client frame; returns the command with only the known fields."""
+    """Decode a client frame and validate it against its model (gateway/frames.py); returns the
+    command with only the known fields."""
     if raw is None:
         raise BadFrame("empty frame")
     size = len(raw.encode()) if isinstance(raw, str) else len(raw)
@@ -73,64 +74,19 @@ def parse_frame(raw: str | bytes | None) -> dict:
     if not isinstance(frame, dict):
         raise BadFrame("frame is not a JSON object")
     frame_id = frame.get("id")
-    if frame_id is not None and not (
-        (isinstance(frame_id, str) and len(frame_id) <= MAX_ID_CHARS)
-        or (isinstance(frame_id, int) and not isinstance(frame_id, bool))
-    ):
-        raise BadFrame(f"id must be a string of at most {MAX_ID_CHARS} characters or an integer")
-    kind = frame.get("type")
-    check = _CHECKS.get(kind) if isinstance(kind, str) else None
-    if check is None:
-        raise BadFrame(f"unknown frame type {kind!r}", frame_id)
-    command = {"type": kind, "id": frame_id}
     try:
-        check(frame, command)
-    except BadFrame as e:
-        e.frame_id = frame_id
-        raise
-    return command
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _check_act(frame: dict, command: dict) -> None:
-    action, targets = frame.get("action"), frame.get("targets", [])
-    if not isinstance(action, str) or not action:
-        raise BadFrame("act needs an action name")
-    if not isinstance(targets, list) or len(targets) > MAX_TARGETS or not all(map(_is_int, targets)):
-        raise BadFrame("targets must be a list of seat numbers")
-    command.update(action=action, targets=targets)
-
-
-def _check_chat(frame: dict, command: dict) -> None:
-    text = frame.get("text")
-    if not isinstance(text, str) or not text.strip():
-        raise BadFrame("chat needs a non-empty text")
-    command["text"] = text
-    if "channel" in frame:  # the channel the writer was shown; the rules refuse a line meant for another
-        if not isinstance(frame["channel"], str):
-            raise BadFrame("channel must be a channel name")
-        command["channel"] = frame["channel"]
-
-
-def _check_settings(frame: dict, command: dict) -> None:
-    # What a setting may be is declared once, in rules/; the room checks the change against it.
-    command.update({k: frame[k] for k in SETTINGS_FIELDS if k in frame})
-
-
-def _check_nothing(frame: dict, command: dict) -> None:
-    pass
-
-
-_CHECKS = {
-    "act": _check_act,
-    "chat": _check_chat,
-    "settings": _check_settings,
-    "start": _check_nothing,
-    "ping": _check_nothing,
-}
+        frames.FRAME_ID.validate_python(frame_id)
+    except ValidationError:
+        raise BadFrame(f"id must be a string of at most {MAX_ID_CHARS} characters or an integer") \
+            from None
+    try:
+        return frames.command_dict(frames.COMMAND.validate_python(frame))
+    except ValidationError as e:
+        first = e.errors()[0]
+        model = frames.COMMANDS.get(first["loc"][0]) if len(first["loc"]) > 1 else None
+        if model is None:
+            raise BadFrame(f"unknown frame type {frame.get('type')!r}", frame_id) from None
+        raise BadFrame(model.messages[first["loc"][1]], frame_id) from None
 
 
 async def hello(websocket: WebSocket, room: str,
@@ -150,16 +106,16 @@ async def hello(websocket: WebSocket, room: str,
         frame = orjson.loads(raw) if raw and len(raw) <= MAX_FRAME_BYTES else None
     except orjson.JSONDecodeError:
         frame = None
-    if not (isinstance(frame, dict) and frame.get("type") == "hello"
-            and (isinstance(frame.get("token"), str) or frame.get("watch") is True)
-            and (frame.get("since") is None or (_is_int(frame["since"]) and frame["since"] >= 0))):
+    try:
+        first = frames.HELLO.validate_python(frame)
+    except ValidationError:
         return await _refuse(websocket, "first frame must be hello")
-    if frame.get("watch") is True:
-        return await _watcher(websocket, room, frame.get("since"), gw)
-    seat = await gw.rooms.authenticate(room, frame["token"])
+    if first.watch:
+        return await _watcher(websocket, room, first.since, gw)
+    seat = await gw.rooms.authenticate(room, first.token)
     if seat is None:
         return await _refuse(websocket, "not_authenticated")
-    return Hello(seat=seat, since=frame.get("since"))
+    return Hello(seat=seat, since=first.since)
 
 
 async def _watcher(websocket: WebSocket, room: str, since: int | None,
