@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 import rules
-from rules import MAX_PLAYERS, roles_in_play
+from rules import roles_in_play
 from actors.clock import Clock
 from actors.ratelimit import TokenBucket
 from actors.store import FINAL, StaleEpoch, Store
@@ -178,8 +178,9 @@ def _join(data: RoomData, now: int, name: str, token_hash: str):
         name = clean_name(name)
     except BadName as e:
         raise Refused(BadName.code, str(e)) from None
-    if len(data.players) >= MAX_PLAYERS:
-        raise Refused("room_full", f"the room has {MAX_PLAYERS} players")
+    most = rules.max_players(data.settings)  # 18, or 20 for seed 004's range
+    if len(data.players) >= most:
+        raise Refused("room_full", f"the room has {most} players")
     if any(p.name.casefold() == name.casefold() for p in data.players):
         raise Refused("name_taken", f"{name!r} is taken in this room")
     seat = len(data.players)

@@ -5,12 +5,15 @@ module, its line here, its tests and its catalogue keys in the client.
 
 from rules.roles import (cupid, day, elder, guard, hunter, idiot, little_girl, mayor, piper,
                          scapegoat, seer, thief, trickster_wolf, villager, werewolf, witch)
+from rules.roles import baker, fox, house, lover, medium, nekomata, psycho, traitor
 
 # In deal order: the public list of roles in play follows it.
 UNITS = (
     werewolf.ROLE, seer.ROLE, witch.ROLE, hunter.ROLE, cupid.ROLE,
     guard.ROLE, elder.ROLE, idiot.ROLE, scapegoat.ROLE, little_girl.ROLE, trickster_wolf.ROLE,
     piper.ROLE, thief.ROLE,
+    # seed 004's cards
+    medium.ROLE, traitor.ROLE, fox.ROLE, lover.ROLE, nekomata.ROLE, psycho.ROLE, baker.ROLE,
     villager.ROLE,
-    day.UNIT, mayor.UNIT,
+    day.UNIT, mayor.UNIT, house.UNIT,
 )

@@ -30,6 +30,13 @@ TABLES = [
                                              "little_girl_caught_chance": 50}}, 1),
     # seed 001's preset: the Thief steals, candidacy and a runoff for the mayor
     ("ten_seed_001", 10, {"preset": "seed_001"}, 1),
+    # seed 004's preset at its smallest table (recommendedSetup: a wolf, the Seer, 2 Villagers)
+    ("four_seed_004", 4, {"preset": "seed_004"}, 1),
+    # seed 004's rules with every card it names: Medium, Traitor (knows the pack), Fox, the
+    # Lover pair, Nekomata, Psycho Killer, Baker, Hunter, Guard; hidden cards
+    ("eighteen_seed_004_cards", 18, {"preset": "seed_004", "roles": [
+        "seer", "guard", "medium", "traitor", "fox", "lover", "nekomata", "psycho", "baker",
+        "hunter"], "rules": {"traitor_knows_pack": "yes"}}, 13),
 ]
 
 
@@ -105,7 +112,8 @@ def test_the_golden_games_cover_every_event_kind_the_engine_emits():
                      "prompt_closed", "seer_result", "pointed", "witch_victim", "death", "mayor",
                      "vote_requested", "voted", "vote_result", "chat", "game_over",
                      "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer",
-                     "peeked", "little_girl_caught", "charmed", "candidate"}
+                     "peeked", "little_girl_caught", "charmed", "candidate",
+                     "medium_result", "traitor_pack", "lover_pair", "bread"}
 
 
 if __name__ == "__main__":
