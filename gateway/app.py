@@ -25,9 +25,12 @@ from actors.client import AgainRefused, NameTaken, RoomClient, RoomFull, RoomNot
 from actors.config import Config
 from actors.metrics import watch_loop_lag
 from gateway.metrics import Metrics
+from rules import declaration
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState, gateway_state
 from gateway.ws import drop_slow_sockets, keep_presence_lease, websocket_endpoint
+
+DECLARATION = declaration()  # the rules never change while a gateway runs
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +154,12 @@ def create_app(config: Config) -> FastAPI:
             return await gw.rooms.lobby(room)
         except RoomNotFound:
             raise HTTPException(404, {"code": "room_not_found"}) from None
+
+    @app.get("/api/rules")
+    async def declared_rules():
+        """The roles, rules and presets as data (rules.declaration()), for the help page's
+        generated tables and the rules shown during a game; the lobby view carries it too."""
+        return DECLARATION
 
     @app.get("/healthz")
     async def healthz():
