@@ -108,7 +108,12 @@ class Settings:
                 value = frame[name]
                 wanted[name] = {**wanted[name], **value} if (
                     name != "roles" and isinstance(value, dict)) else value
-        return Settings.from_json(wanted)
+        changed = Settings.from_json(wanted)
+        if preset is None and self.preset is not None and "preset" not in frame \
+                and changed.roles == self.roles and changed.rules == self.rules:
+            # the host's form sends every field: unchanged roles and rules keep the preset
+            changed = Settings.from_json({**wanted, "preset": self.preset})
+        return changed
 
     def to_json(self) -> dict:
         return {"roles": list(self.roles), "durations": dict(self.durations),

@@ -424,6 +424,7 @@ function renderLobby(v) {
   rebuild($("#lobby-roles"), roleChips(rip));
   const preset = v.settings?.preset;
   if (v.declared) app.declared = v.declared;
+  $("#lobby-preset").dataset.preset = preset || "";
   $("#lobby-preset").textContent = t("lobby.preset", { name: preset ? t(`preset.${preset}`) : t("lobby.preset.custom") });
   rebuild($("#lobby-rules"), shownRules(v).flatMap((r) =>
     [el("dt", { "data-key": r.id, text: t(`rule.${r.id}`) }), el("dd", { text: ruleValue(r.id, v.settings.rules[r.id]) })]));

@@ -541,3 +541,11 @@ def test_random_004_tables_end_with_a_winner_the_parity_arithmetic_allows_and_le
         if event["kind"] == "death":
             rule = "reveal_exile" if event["cause"] == "vote" else "reveal_night_deaths"
             assert (event["role"] is None) == (rules[rule] == "no")
+
+
+def test_the_host_form_resending_the_same_roles_and_rules_keeps_the_preset():
+    table = Settings.from_json({"preset": "seed_004"})
+    again = table.change({"roles": list(table.roles), "rules": dict(table.rules),
+                          "durations": {"seer": 5}})
+    assert again.preset == "seed_004" and again.durations["seer"] == 5
+    assert table.change({"rules": {"fox_counted": "yes"}}).preset is None
