@@ -13,8 +13,7 @@ from tests.client.table import DOCS, LAPTOP, PHONE, THE_END, chromium, play_all,
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 # The role steps always last their full time with hidden cards (RULES.md O1): a few seconds each.
-SHORT_004 = {"seer": 4, "guard": 4, "medium": 2, "wolves": 30, "discussion": 30, "vote": 30,
-             "hunter": 30}
+SHORT_004 = {"seer": 4, "guard": 4, "medium": 2, "wolves": 30, "discussion": 30, "vote": 30}
 FEED = """() => [...document.querySelectorAll("#feed li")].map((li) => li.textContent)"""
 
 
