@@ -515,3 +515,13 @@ async def test_a_write_that_landed_unacknowledged_is_not_applied_twice(clock):
     assert await room.command(0, {"type": "start", "id": "go"}) == {"type": "ack", "id": "go"}
     seqs = [e["seq"] for e in stored(store)]
     assert seqs == list(range(1, len(seqs) + 1))
+
+
+async def test_a_seed_004_room_seats_four_to_twenty_and_starts_with_four(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 4)
+    ack = await room.command(0, {"type": "settings", "id": 1, "preset": "seed_004"})
+    assert ack == {"type": "ack", "id": 1}
+    assert room.data.lobby()["roles_in_play"] == {"werewolf": 1, "seer": 1, "villager": 2}
+    assert await room.command(0, {"type": "start", "id": 2}) == {"type": "ack", "id": 2}
+    assert room.data.status == "running"

@@ -168,7 +168,15 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
         await before_start(players)
     await host.page.click("#start:not([disabled])")
     for p in players:
-        await p.page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")
+        try:
+            await p.page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")
+        except PlaywrightTimeout:
+            screen = await p.page.evaluate(
+                "() => [document.querySelector('.screen:not([hidden])')?.id,"
+                " document.querySelector('#card')?.dataset.role, document.body.dataset.phase,"
+                " document.querySelector('#lobby-need')?.textContent]")
+            raise AssertionError(f"{p.name}'s game never showed a card: {screen}, errors "
+                                 f"{p.errors}, refused {p.refused[-3:]}") from None
         p.seat = int(await p.page.get_attribute("#players li.me", "data-seat"))
         p.role = await p.page.get_attribute("#card", "data-role")
     return room, players

@@ -651,6 +651,11 @@ function renderCard(v) {
   for (const r of v.seer_results || []) {
     facts.push(el("li", { "data-fact": "seen", text: t("card.seen", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
   }
+  for (const r of v.medium_results || []) {
+    facts.push(el("li", { "data-fact": "medium", text: t("card.medium", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
+  }
+  if (v.pack) facts.push(el("li", { "data-fact": "pack", text: t("card.pack", { names: v.pack.map(nameOf).join(", ") }) }));
+  if (v.lover_pair) facts.push(el("li", { "data-fact": "lover_pair", text: t("card.lover", { name: nameOf(v.lover_pair.find((s) => s !== app.seat)) }) }));
   rebuild($("#card-facts"), facts);
 }
 
