@@ -525,3 +525,14 @@ async def test_a_seed_004_room_seats_four_to_twenty_and_starts_with_four(store, 
     assert room.data.lobby()["roles_in_play"] == {"werewolf": 1, "seer": 1, "villager": 2}
     assert await room.command(0, {"type": "start", "id": 2}) == {"type": "ack", "id": 2}
     assert room.data.status == "running"
+
+
+async def test_a_seed_004_room_s_views_after_the_start(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 4)
+    await room.command(0, {"type": "settings", "id": 1, "preset": "seed_004",
+                           "durations": {"seer": 4}})
+    assert await room.command(0, {"type": "start", "id": 2}) == {"type": "ack", "id": 2}
+    for s in range(4):
+        view = room.data.view(s)
+        assert view["status"] == "running" and view["me"]["role"] is not None

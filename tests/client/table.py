@@ -176,7 +176,7 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
                 " document.querySelector('#card')?.dataset.role, document.body.dataset.phase,"
                 " document.querySelector('#lobby-need')?.textContent]")
             raise AssertionError(f"{p.name}'s game never showed a card: {screen}, errors "
-                                 f"{p.errors}, refused {p.refused[-3:]}") from None
+                                 f"{p.errors}, refused {p.refused[-3:]}, replies {list(p.replies.values())[-3:]}") from None
         p.seat = int(await p.page.get_attribute("#players li.me", "data-seat"))
         p.role = await p.page.get_attribute("#card", "data-role")
     return room, players
