@@ -89,7 +89,9 @@ async def bench(config: Config, rooms: int, commands: int) -> None:
             uss = psutil.Process(pid).memory_full_info().uss / 2**20
             print(f"host pid {pid}: {held} rooms, unique memory {uss:.0f} MB")
         snapshot = await rc.redis.get(rc.keys.state(room))
-        print(f"snapshot of a room after {200 + commands} chat lines: {len(snapshot)} bytes")
+        chat = await rc.redis.lrange(rc.keys.chat(room), 0, -1)
+        print(f"a room after {200 + commands} chat commands: snapshot {len(snapshot)} bytes "
+              f"(rewritten by each command), chat list {len(chat)} lines {sum(map(len, chat))} bytes")
 
         pid = (await rc.host_stats(room))["pid"]
         os.kill(pid, signal.SIGKILL)

@@ -21,6 +21,7 @@ import ray
 import redis.asyncio as aioredis
 from ray.exceptions import ActorUnavailableError, RayActorError
 
+from actors import ownership
 from actors.config import Config
 from actors.host import REPLY_UNAVAILABLE, RoomUnavailable
 from actors.placement import PlacementActor
@@ -64,6 +65,10 @@ class AgainRefused(Exception):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class ServerFull(Exception):
+    """Every host slot is taken and no more hosts may start (WW_MAX_HOSTS)."""
 
 
 class HostRetired(Exception):
@@ -114,6 +119,9 @@ class RoomClient:
                      log_to_driver=False)
         self.redis = connect(self.config.redis_url)
         self.store = RedisStore(self.redis, self.config.prefix, self.config.finished_ttl)
+        # This Ray cluster owns the prefix, or this gateway must not serve it (PrefixTaken).
+        await ownership.claim(self.redis, self.config.prefix,
+                              ray.get_runtime_context().get_session_name())
         placement = PlacementActor.options(
             name=self._placement_name, namespace=self.config.namespace, lifetime="detached",
             get_if_exists=True, max_restarts=-1).remote(self.config)
@@ -154,14 +162,21 @@ class RoomClient:
     # -- rooms -----------------------------------------------------------------------------
 
     async def create_room(self, name: str) -> dict:
-        """Open a room seating `name` as its host: {"room", "seat": 0, "token"}. Raises BadName."""
+        """Open a room seating `name` as its host: {"room", "seat": 0, "token"}. Raises BadName
+        or ServerFull."""
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
-        host = await self._call(self._placement_name, "place")
+        host = await self._place()
         code = await self._claim_code(host)
         reply = await self._call(host, "create_room", code, name, token_hash(token))
         _raise_refusal(reply)
         return {"room": code, "seat": reply["seat"], "token": token}
+
+    async def _place(self) -> str:
+        host = await self._call(self._placement_name, "place")
+        if host is None:
+            raise ServerFull("every host slot is taken")
+        return host
 
     async def _claim_code(self, host: str) -> str:
         while True:
@@ -188,7 +203,7 @@ class RoomClient:
             raise AgainRefused("not_your_turn", "the game is not over")
         hashes = {int(s): h.decode() for h, s in (await self.redis.hgetall(self.keys.tokens(code))).items()}
         names = [p["name"] for p in facts["players"]]
-        host = await self._call(self._placement_name, "place")
+        host = await self._place()
         new = await self._claim_code(host)
         _raise_refusal(await self._call(host, "create_room", new, names[0], hashes[0]))
         for s, name in enumerate(names[1:], start=1):
@@ -272,18 +287,26 @@ class RoomClient:
         except HostRetired:
             pass  # the room has ended; nobody's presence matters any more
 
+    async def watch(self, room: str, count: int) -> None:
+        """This process now holds `count` spectator sockets of `room` (the lobby counts them)."""
+        code = normal_code(room)
+        try:
+            await self._send(await self._host_of(code), ("watch", code, None, (self.gateway_id, count)))
+        except HostRetired:
+            pass  # the room has ended
+
     async def events_after(self, room: str, since: int, upto: int | None = None) -> list[dict]:
         """Stored events with since < seq <= upto (to the end if upto is None), in order."""
         return await self.store.events_after(normal_code(room), since, upto)
 
-    def listen(self, room: str, seat: int | None = None):
+    def listen(self, room: str, seat: int | None = None, queue: asyncio.Queue | None = None):
         """`async with rc.listen(room, seat) as queue:` every event stored from now on that `seat`
-        may see (every event if seat is None), in seq order.
+        may see (every event if seat is None), in seq order, put into `queue` (a new one if None).
 
         Subscribed once the context is entered, so a welcome fetched inside it misses nothing:
         skip the queued events with seq <= the welcome's seq.
         """
-        return self.subscriptions.listen(normal_code(room), seat)
+        return self.subscriptions.listen(normal_code(room), seat, queue)
 
     async def host_stats(self, room: str) -> dict:
         """The room's host actor: its name, process id and room count (for tests and ops)."""
@@ -321,8 +344,8 @@ class RoomClient:
             self._hosts.popitem(last=False)
 
     async def _stored(self, code: str) -> RoomData | None:
-        raw = await self.store.load(code)
-        return None if raw is None else RoomData.from_json(raw)
+        stored = await self.store.load(code)
+        return None if stored is None else RoomData.from_stored(stored)
 
     async def _handle(self, name: str) -> ray.actor.ActorHandle:
         handle = self._handles.get(name)
@@ -482,8 +505,9 @@ class Subscriptions:
         await self._pubsub.aclose()
 
     @asynccontextmanager
-    async def listen(self, code: str, seat: int | None = None) -> AsyncIterator[asyncio.Queue]:
-        queue: asyncio.Queue = asyncio.Queue()
+    async def listen(self, code: str, seat: int | None = None,
+                     queue: asyncio.Queue | None = None) -> AsyncIterator[asyncio.Queue]:
+        queue = asyncio.Queue() if queue is None else queue
         channel = self._channels.get(code)
         if channel is None:
             channel = self._channels[code] = _Channel(asyncio.get_running_loop())

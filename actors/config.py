@@ -27,12 +27,25 @@ class Config:
     durations: Mapping[str, int] = field(default_factory=dict)  # phase name -> seconds, room defaults
     finished_ttl: int = 3600  # seconds a finished or broken room's state and log stay readable
     idle_close: int = 1800  # seconds a room with nobody connected stays open
+    # Seconds a lobby with nobody connected stays open (0: idle_close): a room made and never
+    # used (a script creating rooms) must not hold a host slot for idle_close.
+    lobby_idle_close: int = 300
+    # Abuse limits (docs/architecture.md, "Abuse limits"); 0 turns a per-address limit off.
+    rooms_per_address: int = 20  # rooms one client address may create per 10 minutes
+    lookup_failures_per_address: int = 30  # unknown room codes one address may try per 10 minutes
+    # Host actors (processes) this prefix may run at once; past it room creation answers 503.
+    # 0: as many as the Ray cluster's memory holds at HOST_MEMORY_BYTES each.
+    max_hosts: int = 0
+    sockets_per_seat: int = 4  # sockets one seat may hold on one gateway process
     # Seconds a gateway process's presence lease lasts unless renewed (every third of it): a
     # gateway that dies unannounced shows its seats disconnected within about 1.3 leases.
     presence_lease: int = 15
     # A custom Ray resource that game hosts require, so that on a cluster they land only on the
     # nodes that offer it (never on a gateway's zero-CPU node: 0-CPU actors fit anywhere).
     host_resource: str | None = None
+    # Replicas that must have a room's write (Redis WAIT) before it is acknowledged: with 1, a
+    # Sentinel failover to that replica loses no acknowledged command (docs/architecture.md).
+    redis_wait: int = 0
 
     def __post_init__(self) -> None:
         if self.games_per_actor < 1:
@@ -41,6 +54,14 @@ class Config:
             raise ValueError("presence_lease must be >= 1")
         if self.warm_actors < 0:
             raise ValueError("warm_actors must be >= 0")
+        for name in ("lobby_idle_close", "rooms_per_address", "lookup_failures_per_address",
+                     "max_hosts"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
+        if self.sockets_per_seat < 1:
+            raise ValueError("sockets_per_seat must be >= 1")
+        if self.redis_wait < 0:
+            raise ValueError("redis_wait must be >= 0")
         try:  # refuse bad durations here, not later inside every host actor that starts
             self.room_settings()
         except rules.RulesError as e:
@@ -66,8 +87,14 @@ class Config:
             ("WW_NAMESPACE", "namespace", str),
             ("WW_FINISHED_TTL", "finished_ttl", int),
             ("WW_IDLE_CLOSE", "idle_close", int),
+            ("WW_LOBBY_IDLE_CLOSE", "lobby_idle_close", int),
+            ("WW_ROOMS_PER_ADDRESS", "rooms_per_address", int),
+            ("WW_LOOKUP_FAILURES_PER_ADDRESS", "lookup_failures_per_address", int),
+            ("WW_MAX_HOSTS", "max_hosts", int),
+            ("WW_SOCKETS_PER_SEAT", "sockets_per_seat", int),
             ("WW_PRESENCE_LEASE", "presence_lease", int),
             ("WW_HOST_RESOURCE", "host_resource", str),
+            ("WW_REDIS_WAIT", "redis_wait", int),
         ):
             if key in env:
                 values[name] = kind(env[key])

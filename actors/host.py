@@ -24,7 +24,7 @@ import ray
 
 from actors.clock import Clock, RealClock
 from actors.config import Config
-from actors.metrics import HostMetrics, watch_loop_lag
+from actors.metrics import HostMetrics, export_gauges, watch_loop_lag
 from actors.room import BadName, Room, RoomData, clean_name, error_frame
 from actors.store import RedisStore, Store, connect, patiently
 
@@ -46,6 +46,8 @@ class RoomHost:
         self.rooms: dict[str, Room] = {}
         self.metrics = metrics = metrics or HostMetrics()
         metrics.rooms.set_function(lambda: len(self.rooms))
+        metrics.players.set_function(
+            lambda: sum(len(room.data.players) for room in self.rooms.values()))
         metrics.mailbox.set_function(lambda: sum(room.backlog for room in self.rooms.values()))
         metrics.mailbox_max.set_function(
             lambda: max((room.backlog for room in self.rooms.values()), default=0))
@@ -53,6 +55,7 @@ class RoomHost:
         self._clock = clock
         self._settings = config.room_settings()
         self._idle_close = config.idle_close * 1000
+        self._lobby_idle_close = (config.lobby_idle_close or config.idle_close) * 1000
         self._sweep_every = config.presence_lease * 1000 // 3
         self._loading: dict[str, asyncio.Task] = {}
         self._sweeper: asyncio.Task | None = None
@@ -162,6 +165,7 @@ class RoomHost:
             room = await Room.create(code, settings=self._settings, host=self.name, store=self._store,
                                      clock=self._clock, on_close=self._forget,
                                      idle_close=self._idle_close,
+                               lobby_idle_close=self._lobby_idle_close,
                                      on_persist=self.metrics.observe_persist)
             self.rooms[code] = room
         return await room.join(name, token_hash)
@@ -175,13 +179,17 @@ class RoomHost:
 
     async def request(self, kind: str, code: str, seat: int, arg):
         """One request of a gateway: ("command", code, seat, frame) -> ack/error frame;
-        ("presence", code, seat, (gateway, connected)) -> None; ("welcome", code, seat, None)
+        ("presence", code, seat, (gateway, connected)) -> None; ("watch", code, None,
+        (gateway, count)) -> None (spectator sockets); ("welcome", code, seat, None)
         -> welcome or None; RoomUnavailable (returned) when the room could not be loaded."""
         try:
             if kind == "command":
                 return await self.command(code, seat, arg)
             if kind == "welcome":
                 return await self.welcome(code, seat)
+            if kind == "watch":
+                await self.watch(code, *arg)
+                return None
             await self.presence(code, seat, *arg)
         except Exception:  # e.g. the room could not be loaded: this request fails, no other
             log.exception("host %s: %s for room %s failed", self.name, kind, code)
@@ -204,6 +212,11 @@ class RoomHost:
         if room is not None:
             await room.presence(seat, gateway, connected)
 
+    async def watch(self, code: str, gateway: str, count: int) -> None:
+        room = await self._room(code)
+        if room is not None:  # a finished room counts nobody any more
+            await room.watch(gateway, count)
+
     async def welcome(self, code: str, seat: int) -> dict | None:
         room = await self._room(code)
         if room is not None:
@@ -220,8 +233,8 @@ class RoomHost:
         return {"name": self.name, "pid": os.getpid(), "rooms": len(self.rooms)}
 
     async def _stored(self, code: str) -> RoomData | None:
-        raw = await self._store.load(code)
-        return None if raw is None else RoomData.from_json(raw)
+        stored = await self._store.load(code)
+        return None if stored is None else RoomData.from_stored(stored)
 
     async def _room(self, code: str) -> Room | None:
         room = self.rooms.get(code)
@@ -238,6 +251,7 @@ class RoomHost:
             return None
         room = await Room.load(code, host=self.name, store=self._store, clock=self._clock,
                                on_close=self._forget, idle_close=self._idle_close,
+                               lobby_idle_close=self._lobby_idle_close,
                                on_persist=self.metrics.observe_persist)
         if room is not None:
             self.rooms[code] = room
@@ -254,10 +268,15 @@ class GameHost:
     async def __init__(self, name: str, config: Config) -> None:
         logging.basicConfig(level=logging.INFO)
         self._redis = connect(config.redis_url)
-        store = RedisStore(self._redis, config.prefix, config.finished_ttl)
+        store = RedisStore(self._redis, config.prefix, config.finished_ttl, config.redis_wait)
         self._host = RoomHost(name, config, store, RealClock())
+        metrics = self._host.metrics
+        if ray.get_runtime_context().was_current_actor_reconstructed:
+            metrics.restarts.inc()
+        metrics.export_to_ray(name)
         await self._host.start()
-        self._lag = asyncio.create_task(watch_loop_lag(self._host.metrics.loop_lag.observe))
+        self._lag = asyncio.create_task(watch_loop_lag(metrics.observe_lag))
+        self._export = asyncio.create_task(export_gauges(metrics))
 
     async def create_room(self, code: str, name: str, token_hash: str) -> dict:
         return await self._host.create_room(code, name, token_hash)

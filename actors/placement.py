@@ -6,7 +6,9 @@ fullest host still below `games_per_actor` and counts the room in, so hosts fill
 other and empty ones stay spare. `Placement` keeps `warm_actors` empty hosts started, so a new room
 only waits for a process start when rooms arrive faster than hosts start, and every
 `MAINTAIN_EVERY` seconds stops the empty hosts beyond those spares (hosts whose rooms all ended).
-`games_per_actor=1` is the same code: every host is full with one room.
+`games_per_actor=1` is the same code: every host is full with one room. Hosts are processes, so
+their number is capped (`max_hosts`; by default what the Ray cluster's memory holds at
+HOST_MEMORY_BYTES each): past it `place` answers None and the room is refused (server_full).
 
 One named, detached `PlacementActor` per cluster runs it, so host starts are decided in one place.
 """
@@ -19,6 +21,7 @@ from collections.abc import Awaitable, Callable
 import ray
 import redis.asyncio as aioredis
 
+from actors import ownership
 from actors.config import Config
 from actors.host import GameHost
 from actors.store import Keys, connect, patiently
@@ -44,13 +47,22 @@ return gone
 """
 
 MAINTAIN_EVERY = 30.0
+# What one host process is budgeted (measured: 50-110 MB RSS, docs/architecture.md), with room
+# for its rooms' state: the default cap on hosts is the cluster's memory divided by this.
+HOST_MEMORY_BYTES = 384 << 20
+
+
+class AtCapacity(Exception):
+    """Every host this prefix may run is started."""
 
 
 class Placement:
     def __init__(self, config: Config, redis: aioredis.Redis,
                  start_host: Callable[[str], Awaitable[None]],
-                 stop_host: Callable[[str], Awaitable[None]]) -> None:
+                 stop_host: Callable[[str], Awaitable[None]],
+                 host_cap: Callable[[], int] | None = None) -> None:
         self._config = config
+        self._host_cap = host_cap  # hosts this prefix may run at once; None: no cap
         self._redis = redis
         self._keys = Keys(config.prefix)
         self._start_host = start_host  # starts (or finds) the named host; returns once it serves
@@ -60,8 +72,9 @@ class Placement:
         self._top_up_lock = asyncio.Lock()
         self._top_up_task: asyncio.Task | None = None
         self._recount = False  # a room was placed since top_up last counted the spares
-        self._waiting = 0  # rooms in place() waiting for a slot
+        self._waiting = 0  # rooms in place() that found no slot, until they try again
         self._starting = 0  # host starts those rooms are waiting for
+        self._growing = 0  # host starts in progress (not in P:hosts yet)
         self._started = asyncio.Condition()  # notified when one of those starts ends
 
     async def restore(self) -> None:
@@ -70,18 +83,23 @@ class Placement:
         await asyncio.gather(*(self._start_host(name) for name in names))
         await self.top_up()
 
-    async def place(self) -> str:
-        """Reserve a slot for one new room and return its host's actor name."""
-        self._waiting += 1
-        try:
-            while (name := await self._take()) is None:
-                # No warm capacity left: this room waits for a host start. Rooms waiting together
-                # start hosts side by side, as many as they fill: one host takes games_per_actor
-                # of them (one start per waiting room overshot: 26 processes for 2,000 rooms).
+    async def place(self) -> str | None:
+        """Reserve a slot for one new room and return its host's actor name; None when every
+        slot is taken and no more hosts may start."""
+        while (name := await self._take()) is None:
+            # No warm capacity left: this room waits for a host start. Rooms waiting together
+            # start hosts side by side, as many as they fill: one host takes games_per_actor
+            # of them (one start per waiting room overshot: 26 processes for 2,000 rooms). A room
+            # counts as waiting only from a failed take to its next one: counted while it takes,
+            # a room about to get a slot made others start a host too many.
+            self._waiting += 1
+            try:
                 if self._starting * self._config.games_per_actor < self._waiting:
                     self._starting += 1
                     try:
                         await self._grow()
+                    except AtCapacity:
+                        return None
                     finally:
                         self._starting -= 1
                         async with self._started:
@@ -89,8 +107,8 @@ class Placement:
                 else:
                     async with self._started:
                         await self._started.wait()
-        finally:
-            self._waiting -= 1
+            finally:
+                self._waiting -= 1
         self._recount = True
         if self._top_up_task is None or self._top_up_task.done():
             self._top_up_task = asyncio.create_task(self.top_up())
@@ -107,7 +125,10 @@ class Placement:
             self._recount = False
             async with self._top_up_lock:
                 if await self._redis.zcount(self._keys.hosts(), 0, 0) < self._config.warm_actors:
-                    await self._grow()
+                    try:
+                        await self._grow()
+                    except AtCapacity:
+                        return
                     continue
             if not self._recount:  # no room was placed while we counted
                 return
@@ -128,9 +149,18 @@ class Placement:
         return None if name is None else name.decode()
 
     async def _grow(self) -> None:
-        name = f"{self._config.prefix}-host-{await self._redis.incr(self._keys.host_seq()):06d}"
-        await self._start_host(name)
-        await self._redis.zadd(self._keys.hosts(), {name: 0}, nx=True)
+        if self._host_cap is not None:
+            cap = self._host_cap()
+            if await self._redis.zcard(self._keys.hosts()) + self._growing >= cap:
+                log.warning("not starting a host: %d hosts is the cap (WW_MAX_HOSTS)", cap)
+                raise AtCapacity
+        self._growing += 1
+        try:
+            name = f"{self._config.prefix}-host-{await self._redis.incr(self._keys.host_seq()):06d}"
+            await self._start_host(name)
+            await self._redis.zadd(self._keys.hosts(), {name: 0}, nx=True)
+        finally:
+            self._growing -= 1
         log.info("started host %s", name)
 
 
@@ -148,9 +178,36 @@ class PlacementActor:
     async def __init__(self, config: Config) -> None:
         self._redis = connect(config.redis_url)
         self._config = config
-        self._placement = Placement(config, self._redis, self._start_host, self._stop_host)
+        self._session = ray.get_runtime_context().get_session_name()
+        self._placement = Placement(config, self._redis, self._start_host, self._stop_host,
+                                    self._host_cap)
+        # Never restore (restart) hosts of a prefix another cluster owns: they are its hosts.
+        await self._claim_prefix()
         await patiently(self._placement.restore, "placement restore")
         self._maintenance = asyncio.create_task(self._maintain_forever())
+        self._lease = asyncio.create_task(self._keep_prefix())
+
+    def _host_cap(self) -> int:
+        if self._config.max_hosts:
+            return self._config.max_hosts
+        return max(1, int(ray.cluster_resources().get("memory", 0) // HOST_MEMORY_BYTES))
+
+    async def _claim_prefix(self) -> None:
+        while True:
+            try:
+                return await patiently(lambda: ownership.claim(self._redis, self._config.prefix,
+                                                               self._session), "prefix claim")
+            except ownership.PrefixTaken as e:
+                log.error("%s", e)
+            await asyncio.sleep(ownership.STACK_LEASE / 3)
+
+    async def _keep_prefix(self) -> None:
+        while True:
+            await asyncio.sleep(ownership.STACK_LEASE / 3)
+            try:
+                await ownership.claim(self._redis, self._config.prefix, self._session)
+            except Exception as e:  # Redis away for a whole lease, then another cluster took it
+                log.error("prefix lease not renewed: %s", e)
 
     async def _maintain_forever(self) -> None:
         while True:
@@ -171,7 +228,7 @@ class PlacementActor:
             return
         ray.kill(host)
 
-    async def place(self) -> str:
+    async def place(self) -> str | None:
         return await self._placement.place()
 
     async def maintain(self) -> list[str]:

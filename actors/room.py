@@ -9,7 +9,8 @@ lobby     players join (seat = arrival order, seat 0 is the host); the host edit
 running   the rules game: commands (`act`, `chat`) and deadlines (one timer task sleeping until
           `rules.next_deadline`) go through the mailbox and apply one at a time, in order.
 finished  the rules report an outcome, or nobody has been connected for `idle_close` (an abandoned
-          lobby or game must not hold its host slot forever). The final persist releases the room from its host and gives
+          lobby or game must not hold its host slot forever; an empty lobby: `lobby_idle_close`).
+          The final persist releases the room from its host and gives
           its keys a TTL; the room then closes.
 broken    an unexpected exception while applying a command: the room stops answering (errors
           `internal`, then `room_closed`) and is released like a finished room. Its neighbours in
@@ -28,6 +29,7 @@ import hashlib
 import logging
 import secrets
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -37,27 +39,47 @@ import orjson
 import rules
 from rules import roles_in_play
 from actors.clock import Clock
+from actors.names import name_skeleton
 from actors.ratelimit import TokenBucket
-from actors.store import FINAL, StaleEpoch, Store
+from actors.store import FINAL, StaleEpoch, Store, Stored
 
 log = logging.getLogger(__name__)
 
 NAME_MAX = 24
 ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
-CHAT_BURST, CHAT_RATE = 5, 1.0  # per seat: 5 lines at once, then one a second
+# Per seat and command kind: (burst, then per second). A vote changed back and forth, or settings
+# sent in a loop, is one broadcast to every seat and one stored event each: none may flood a room.
+RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5)}
+STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 DECLARED = rules.declaration()  # the roles, house rules and presets a host may choose, as data
+WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it gets public events only
 
 
 class BadName(ValueError):
     code = "bad_name"
 
 
+# Characters no name may hold: controls (NUL...), format characters (zero-width, bidi overrides),
+# lone surrogates, private use and unassigned code points. NFKC has already folded the odd
+# spaces and the fullwidth forms.
+_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+
+
 def clean_name(name: object) -> str:
-    """A player name: 1-24 characters once trimmed."""
-    if not isinstance(name, str) or not 1 <= len(name.strip()) <= NAME_MAX:
+    """A player name: NFKC-normalised, inner whitespace runs made one space, 1-24 characters,
+    at least one letter or digit, and nothing invisible (docs/protocol.md)."""
+    if not isinstance(name, str):
+        raise BadName("a name is a string")
+    name = " ".join(unicodedata.normalize("NFKC", name).split())
+    if not 1 <= len(name) <= NAME_MAX:
         raise BadName(f"a name has 1 to {NAME_MAX} characters")
-    return name.strip()
+    categories = [unicodedata.category(c) for c in name]
+    if _INVISIBLE.intersection(categories):
+        raise BadName("a name may not hold control, invisible or direction characters")
+    if not any(c[0] in "LN" for c in categories):
+        raise BadName("a name needs a letter or a digit")
+    return name
 
 
 @dataclass(frozen=True)
@@ -86,6 +108,7 @@ class RoomData:
     game: rules.GameState | None = None
     acked: dict[int, tuple] = field(default_factory=dict)  # seat -> keys of its latest acked frames
     idle_since: int | None = None  # when the last connected seat left (or the room was created)
+    watchers: dict[str, int] = field(default_factory=dict)  # gateway process -> spectator sockets there
 
     def to_json(self) -> bytes:
         return orjson.dumps({
@@ -95,23 +118,29 @@ class RoomData:
             "players": [{"name": p.name, "token_hash": p.token_hash, "gateways": p.gateways}
                         for p in self.players],
             "settings": self.settings.to_json(),
-            "game": self.game,  # orjson writes the dataclass as GameState.to_json() would, without copying
+            # The chat lines are stored apart (Store.persist's `chat`): here only their count.
+            "game": None if self.game is None else {**vars(self.game), "chat": len(self.game.chat)},
             "acked": [[seat, list(ids)] for seat, ids in self.acked.items()],
             "idle_since": self.idle_since,
+            "watchers": self.watchers,
         })
 
     @classmethod
-    def from_json(cls, raw: bytes) -> RoomData:
-        d = orjson.loads(raw)
+    def from_stored(cls, stored: Stored) -> RoomData:
+        d = orjson.loads(stored.snapshot)
+        game = d["game"]
+        if game is not None and type(game["chat"]) is int:  # else a snapshot that held its chat
+            game["chat"] = [orjson.loads(line) for line in stored.chat]
         return cls(
             code=d["code"],
             status=d["status"],
             seq=d["seq"],
             players=tuple(Player(p["name"], p["token_hash"], tuple(p["gateways"])) for p in d["players"]),
             settings=rules.Settings.from_json(d["settings"]),
-            game=None if d["game"] is None else rules.GameState.from_json(d["game"]),
+            game=None if game is None else rules.GameState.from_json(game),
             acked={seat: tuple(ids) for seat, ids in d["acked"]},
             idle_since=d["idle_since"],
+            watchers=d.get("watchers", {}),  # a snapshot stored before spectators: none
         )
 
     def lobby(self) -> dict:
@@ -124,14 +153,16 @@ class RoomData:
                         for seat, p in enumerate(self.players)],
             "settings": self.settings.to_json(),
             "roles_in_play": roles_in_play(len(self.players), self.settings),
+            "spectators": sum(self.watchers.values()),
             # for the host's form and the rules shown in the lobby; a game's views need none
             **({"declared": DECLARED} if self.status == "lobby" else {}),
         }
 
     def view(self, seat: int) -> dict:
+        """What `seat` may know; a spectator (WATCHER) gets the public table only."""
         view = self.lobby()
         if self.game is not None and self.status != "broken":  # a broken game may not even render
-            view.update(rules.view(self.game, seat))
+            view.update(rules.public_view(self.game) if seat == WATCHER else rules.view(self.game, seat))
         return view
 
 
@@ -164,7 +195,7 @@ def encode_event(seq: int, event: dict) -> bytes:
     return orjson.dumps({"seq": seq, "to": None if to is None else sorted(to), "frame": frame.decode()})
 
 
-# Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the chat rate limit
+# Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the rate limits
 # `_command` is handed (kept in memory, not room state). They raise Refused or rules.RulesError
 # to refuse, anything else is a bug that breaks the room.
 
@@ -181,8 +212,9 @@ def _join(data: RoomData, now: int, name: str, token_hash: str):
     most = rules.max_players(data.settings)  # 18, or 20 for seed 004's range
     if len(data.players) >= most:
         raise Refused("room_full", f"the room has {most} players")
-    if any(p.name.casefold() == name.casefold() for p in data.players):
-        raise Refused("name_taken", f"{name!r} is taken in this room")
+    skeleton = name_skeleton(name)  # a look-alike of a seated name is taken too
+    if any(name_skeleton(p.name) == skeleton for p in data.players):
+        raise Refused("name_taken", f"{name!r} is taken in this room (or looks like a name that is)")
     seat = len(data.players)
     players = data.players + (Player(name=name, token_hash=token_hash),)
     # The deal depends on how many are seated: every page's lobby shows the new one.
@@ -208,7 +240,31 @@ def _presence(data: RoomData, now: int, seat: int, gateway: str, connected: bool
 def _gateways_gone(data: RoomData, now: int, gone: frozenset):
     changed = {seat: tuple(g for g in p.gateways if g not in gone)
                for seat, p in enumerate(data.players) if gone.intersection(p.gateways)}
-    return None, _with_gateways(data, now, changed) if changed else None
+    change = _with_gateways(data, now, changed) if changed else None
+    if gone.intersection(data.watchers):
+        change = _with_watchers(change.data if change else data, change.events if change else [],
+                                {g: n for g, n in data.watchers.items() if g not in gone})
+    return None, change
+
+
+def _watch(data: RoomData, now: int, gateway: str, count: int):
+    """Gateway process `gateway` now holds `count` spectator sockets of this room."""
+    if type(count) is not int or count < 0:
+        raise Refused("bad_frame", "a spectator count is a non-negative integer")
+    if data.watchers.get(gateway, 0) == count:
+        return None, None
+    watchers = {g: n for g, n in data.watchers.items() if g != gateway}
+    if count:
+        watchers[gateway] = count
+    return None, _with_watchers(data, [], watchers)
+
+
+def _with_watchers(data: RoomData, events: list, watchers: dict[str, int]) -> Change:
+    """New spectator counts; a `spectators` event when the room's total changes."""
+    total = sum(watchers.values())
+    if total != sum(data.watchers.values()):
+        events = [*events, {"kind": "spectators", "to": None, "count": total}]
+    return Change(replace(data, watchers=watchers), events)
 
 
 def _with_gateways(data: RoomData, now: int, gateways: dict[int, tuple[str, ...]]) -> Change:
@@ -226,17 +282,27 @@ def _with_gateways(data: RoomData, now: int, gateways: dict[int, tuple[str, ...]
     return Change(replace(data, players=tuple(players), idle_since=idle_since), events)
 
 
-def wakeup(data: RoomData, idle_close: int | None) -> int | None:
-    """When the room's timer must fire: the game's next deadline, or the end of an empty table."""
+def _idle_limit(data: RoomData, idle_close: int | None, lobby_idle_close: int | None) -> int | None:
+    if data.status == "lobby" and lobby_idle_close is not None:
+        return lobby_idle_close if idle_close is None else min(idle_close, lobby_idle_close)
+    return idle_close
+
+
+def wakeup(data: RoomData, idle_close: int | None,
+           lobby_idle_close: int | None = None) -> int | None:
+    """When the room's timer must fire: the game's next deadline, or the end of an empty table
+    (an empty lobby closes after `lobby_idle_close`, sooner than an abandoned game)."""
     times = []
     if data.status == "running" and (deadline := rules.next_deadline(data.game)) is not None:
         times.append(deadline)
+    idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and data.status not in FINAL:
         times.append(data.idle_since + idle_close)
     return min(times, default=None)
 
 
-def _tick(data: RoomData, now: int, idle_close: int | None):
+def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: int | None):
+    idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and now >= data.idle_since + idle_close:
         # Nobody has been at the table for idle_close: close it, so it frees its host slot.
         return None, Change(replace(data, status="finished"), [])
@@ -256,20 +322,20 @@ def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
 
 
 def _command(data: RoomData, now: int, seat: int, frame: dict,
-             take_chat_token: Callable[[int, int], bool]):
+             take_token: Callable[[int, str, int], bool]):
     _check_seat(data, seat)
     frame_id = frame.get("id")
     kind = frame.get("type")
     key = None if frame_id is None else frame_key(frame)
     if key is not None and key in data.acked.get(seat, ()):
         return {"type": "ack", "id": frame_id}, None
-    # After the retry check, so a line already posted is acked again; before the rules, so every
-    # line sent counts, refused or not.
-    if kind == "chat" and not take_chat_token(seat, now):
-        raise Refused("rate_limited", "too many chat lines, slow down")
     handler = _COMMANDS.get(kind)
     if handler is None:
         raise Refused("bad_frame", f"unknown command type {kind!r}")
+    # After the retry check, so a command already applied is acked again; before the rules, so
+    # every command sent counts, refused or not.
+    if not take_token(seat, kind, now):
+        raise Refused("rate_limited", f"too many {kind} commands, slow down")
     change = handler(data, now, seat, frame)
     if key is not None:
         keys = (data.acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]
@@ -346,10 +412,14 @@ _COMMANDS: dict[str, Callable[..., Change]] = {
 class Room:
     def __init__(self, data: RoomData, *, epoch: int, host: str, store: Store, clock: Clock,
                  on_close: Callable[[str], None] | None = None, idle_close: int | None = None,
-                 on_persist: Callable[[float, int], None] | None = None) -> None:
+                 lobby_idle_close: int | None = None,
+                 on_persist: Callable[[float, int], None] | None = None, chat_stored: int = 0) -> None:
         self.data = data  # committed: durable in the store
+        # The store's chat list: which game's lines it holds and how many (each persist adds the new ones).
+        self._chat_stored = (None if data.game is None else data.game.seed, chat_stored)
         self._on_persist = on_persist  # (seconds, requests) of every persist: the host's metrics
         self._idle_close = idle_close  # ms an empty table stays open; None: forever
+        self._lobby_idle_close = lobby_idle_close  # the same for a lobby (shorter)
         self.epoch = epoch
         self.host = host
         self._store = store
@@ -359,7 +429,7 @@ class Room:
         self._closed = False
         self._resync = False  # a write failed ambiguously: reload the snapshot before the next one
         self._armed: int | None = None
-        self._chat_limits: dict[int, TokenBucket] = {}  # in memory: a restart refills them
+        self._limits: dict[tuple[int, str], TokenBucket] = {}  # in memory: a restart refills them
         self._timer: asyncio.Task | None = None
         self._worker = asyncio.create_task(self._run(), name=f"room {data.code}")
         self._arm()
@@ -380,28 +450,30 @@ class Room:
     @classmethod
     async def create(cls, code: str, *, settings: rules.Settings, host: str, store: Store,
                      clock: Clock, on_close: Callable[[str], None] | None = None,
-                     idle_close: int | None = None,
+                     idle_close: int | None = None, lobby_idle_close: int | None = None,
                      on_persist: Callable[[float, int], None] | None = None) -> Room:
         epoch = await store.claim(code, host)
         data = RoomData(code=code, settings=settings, idle_since=clock.now())
         return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
-                   idle_close=idle_close, on_persist=on_persist)
+                   idle_close=idle_close, lobby_idle_close=lobby_idle_close,
+                   on_persist=on_persist)
 
     @classmethod
     async def load(cls, code: str, *, host: str, store: Store, clock: Clock,
                    on_close: Callable[[str], None] | None = None,
-                   idle_close: int | None = None,
+                   idle_close: int | None = None, lobby_idle_close: int | None = None,
                    on_persist: Callable[[float, int], None] | None = None) -> Room | None:
         """Take the room over from its snapshot (None if there is nothing live to take over)."""
-        raw = await store.load(code)
-        if raw is None:
+        stored = await store.load(code)
+        if stored is None:
             return None
-        data = RoomData.from_json(raw)
+        data = RoomData.from_stored(stored)
         if data.status in FINAL:
             return None
         epoch = await store.claim(code, host)
         return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
-                   idle_close=idle_close, on_persist=on_persist)
+                   idle_close=idle_close, lobby_idle_close=lobby_idle_close,
+                   on_persist=on_persist, chat_stored=len(stored.chat))
 
     # -- the API a host calls --------------------------------------------------------------
 
@@ -415,14 +487,15 @@ class Room:
         if not isinstance(frame, dict):
             return error_frame(None, "bad_frame", "a command is a JSON object")
         frame_id = frame.get("id")
-        return await self._submit(_command, (seat, frame, self._take_chat_token),
+        return await self._submit(_command, (seat, frame, self._take_token),
                                   lambda code, message: error_frame(frame_id, code, message))
 
-    def _take_chat_token(self, seat: int, now: int) -> bool:
-        """The chat rate limit of a seat, whichever gateways its sockets use."""
-        bucket = self._chat_limits.get(seat)
+    def _take_token(self, seat: int, kind: str, now: int) -> bool:
+        """The rate limit of a seat's commands of one kind, whichever gateways its sockets use."""
+        bucket = self._limits.get((seat, kind))
         if bucket is None:
-            bucket = self._chat_limits[seat] = TokenBucket(CHAT_RATE, CHAT_BURST, now / 1000)
+            burst, rate = RATE_LIMITS[kind]
+            bucket = self._limits[(seat, kind)] = TokenBucket(rate, burst, now / 1000)
         return bucket.take(now / 1000)
 
     async def presence(self, seat: int, gateway: str, connected: bool) -> None:
@@ -430,7 +503,11 @@ class Room:
         await self._submit(_presence, (seat, gateway, connected), lambda code, message: None)
 
     def gateways(self) -> set[str]:
-        return {g for p in self.data.players for g in p.gateways}
+        return {g for p in self.data.players for g in p.gateways} | set(self.data.watchers)
+
+    async def watch(self, gateway: str, count: int) -> None:
+        """Gateway process `gateway` now holds `count` spectator sockets of this room."""
+        await self._submit(_watch, (gateway, count), lambda code, message: None)
 
     async def gateways_gone(self, gone: frozenset) -> None:
         """These gateway processes are dead: none of their sockets is here any more."""
@@ -495,6 +572,7 @@ class Room:
         durable with ONE persist (snapshot + all their events) before any is answered. Under load
         a room pays one snapshot write per mailbox drain instead of one per command."""
         if self._resync and not await self._reload():
+            self._retry_later()
             return [on_error("internal", "storage unavailable, retry") for _, _, on_error, _ in group]
         committed = data = self.data
         events: list[bytes] = []
@@ -534,11 +612,17 @@ class Room:
     async def _persist(self, old: RoomData, new: RoomData, events: list[bytes], requests: int):
         """Store `new`; None once durable, else how to answer every request of the group."""
         started = time.perf_counter()
+        lines = [] if new.game is None else new.game.chat
+        game = None if new.game is None else new.game.seed
+        stored_game, chat_from = self._chat_stored
+        if game != stored_game or len(lines) < chat_from:  # another game: its chat starts afresh
+            chat_from = 0
         try:
             await self._store.persist(old.code, epoch=self.epoch, host=self.host,
                                       snapshot=new.to_json(), status=new.status,
                                       first_seq=old.seq + 1, events=events,
-                                      tokens=_new_tokens(old, new))
+                                      tokens=_new_tokens(old, new), chat_from=chat_from,
+                                      chat=[orjson.dumps(line) for line in lines[chat_from:]])
         except StaleEpoch:
             log.warning("room %s: epoch %d fenced by a newer owner; stopping", old.code, self.epoch)
             self.close()
@@ -546,21 +630,27 @@ class Room:
         except Exception as e:  # storage down, or a write we cannot tell landed: reload first
             log.warning("room %s: persist failed (%r); will reload before the next write", old.code, e)
             self._resync = True
+            self._retry_later()
             return lambda on_error: on_error("internal", "storage unavailable, retry")
         finally:
             if self._on_persist is not None:
                 self._on_persist(time.perf_counter() - started, requests)
         self.data = new
+        self._chat_stored = (game, len(lines))
         self._arm()
         return None
 
     async def _reload(self) -> bool:
         try:
-            raw = await self._store.load(self.code)
+            stored = await self._store.load(self.code)
+            data = RoomData.from_stored(stored)
+            if data.seq > self.data.seq:  # a write whose outcome we never learnt did land
+                await self._store.publish_stored(self.code, self.data.seq)
         except Exception as e:
             log.warning("room %s: reload failed (%r)", self.code, e)
             return False
-        self.data = RoomData.from_json(raw)
+        self.data = data
+        self._chat_stored = (None if data.game is None else data.game.seed, len(stored.chat))
         self._resync = False
         self._arm()
         return True
@@ -571,7 +661,8 @@ class Room:
         try:
             await self._store.persist(self.code, epoch=self.epoch, host=self.host,
                                       snapshot=broken.to_json(), status="broken",
-                                      first_seq=broken.seq + 1, events=[], tokens={})
+                                      first_seq=broken.seq + 1, events=[], tokens={},
+                                      chat_from=self._chat_stored[1], chat=[])
         except Exception:
             log.exception("room %s: could not store its broken status", self.code)
         self.data = broken
@@ -580,7 +671,12 @@ class Room:
     # -- the timer -------------------------------------------------------------------------
 
     def _arm(self) -> None:
-        self._set_timer(wakeup(self.data, self._idle_close))
+        self._set_timer(wakeup(self.data, self._idle_close, self._lobby_idle_close))
+
+    def _retry_later(self) -> None:
+        """After a failed write or reload, tick again soon: a deadline whose write failed must
+        still fire once storage is back, even if no seat sends anything (the tick reloads first)."""
+        self._set_timer(self._clock.now() + STORAGE_RETRY_MS)
 
     def _set_timer(self, deadline: int | None) -> None:
         if deadline == self._armed:
@@ -594,7 +690,7 @@ class Room:
         await self._clock.sleep_until(deadline)
         self._armed = None
         self._timer = None
-        self._submit(_tick, (self._idle_close,), lambda code, message: None)
+        self._submit(_tick, (self._idle_close, self._lobby_idle_close), lambda code, message: None)
 
 
 def _new_tokens(old: RoomData, new: RoomData) -> dict[str, int]:

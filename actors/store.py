@@ -1,20 +1,30 @@
 """Room persistence: the Redis layout of docs/architecture.md, and an in-memory twin for tests.
 
 One `persist` is atomic (one Lua script on Redis): check the writer's epoch is still the room's,
-check the log is exactly as long as the writer thinks, SET the snapshot, RPUSH the events, PUBLISH
-each one, and, when the room reaches a final status, release it from its host and give its keys a
-TTL. A room acknowledges a command only after `persist` returned.
+check the log (and the chat list) is exactly as long as the writer thinks, SET the snapshot, RPUSH
+the new chat lines and the events, PUBLISH each event, and, when the room reaches a final status,
+release it from its host and give its keys a TTL. A room acknowledges a command only after
+`persist` returned; with `wait_replicas`, only after `WAIT` saw that many replicas take the write
+(and only then are its events published, so no socket sees an event that a failover could still
+take back).
+
+`connect` takes a plain `redis://` URL or a Sentinel one, `redis+sentinel://h1:p1,h2:p2/SERVICE[/DB]`
+(every user of Redis in the project connects through it, so all follow a failover).
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 import orjson
+from urllib.parse import unquote, urlsplit
+
 import redis.asyncio as aioredis
-from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.exceptions import (ConnectionError as RedisConnectionError, NoScriptError,
+                              TimeoutError as RedisTimeoutError)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -24,14 +34,63 @@ FINAL = ("finished", "broken")
 
 REDIS_CONNECTIONS = 64  # per process; more concurrent commands wait for a free connection
 INBOX_TAKE = 512  # requests a host takes from its inbox at once
+WAIT_TIMEOUT_MS = 1000  # how long a persist waits for its replicas before it counts as failed
+SENTINEL_SCHEME = "redis+sentinel"
+
+
+class _BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
+    """Sentinel's pool (asks the sentinels where the primary is at each new connection) that
+    waits for a free connection like `connect`'s plain pool."""
 
 
 def connect(url: str) -> aioredis.Redis:
     """A client whose pool makes callers wait for a connection instead of failing: redis-py's
     default pool raises MaxConnectionsError past 100 concurrent commands, which a busy host or
-    gateway reaches."""
+    gateway reaches. A `redis+sentinel://` URL gives a client of the service's current primary."""
+    if urlsplit(url).scheme == SENTINEL_SCHEME:
+        sentinels, service, options = parse_sentinel_url(url)
+        sentinel = Sentinel(sentinels, socket_timeout=1.0, password=options.get("password"))
+        return sentinel.master_for(service, connection_pool_class=_BlockingSentinelPool,
+                                   max_connections=REDIS_CONNECTIONS, timeout=30,
+                                   socket_timeout=None, **options)
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=30)
     return aioredis.Redis.from_pool(pool)
+
+
+def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], str, dict]:
+    """`redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]` -> (sentinels, service,
+    keyword options of the primary's connections)."""
+    parts = urlsplit(url)
+    credentials, _, hosts = parts.netloc.rpartition("@")
+    sentinels = []
+    for item in hosts.split(","):
+        host, _, port = item.rpartition(":")
+        sentinels.append((host or item, int(port) if host else 26379))
+    service, _, db = parts.path.strip("/").partition("/")
+    if not service:
+        raise ValueError(f"{url}: no Sentinel service name (redis+sentinel://HOST:PORT/SERVICE)")
+    options: dict = {"db": int(db or 0)}
+    if credentials:
+        options["password"] = unquote(credentials.partition(":")[2])
+    return sentinels, service, options
+
+
+async def persistence(redis: aioredis.Redis) -> str | None:
+    """None if this Redis keeps its writes on disk (an append-only file), else what it keeps."""
+    info = await redis.info("persistence")
+    if info.get("aof_enabled"):
+        return None
+    try:
+        save = (await redis.config_get("save")).get("save", "")
+    except Exception:  # CONFIG refused (a managed Redis): only INFO can tell
+        save = ""
+    if save:
+        return f"RDB snapshots only (save {save!r}): a restart loses every write since the last one"
+    return "nothing on disk (no append-only file, no snapshots): a restart loses every room"
+
+
+class NotReplicated(Exception):
+    """WAIT saw fewer replicas take a write than asked: it may not survive a failover."""
 
 
 async def patiently(op: Callable[[], Awaitable[T]], what: str) -> T:
@@ -47,6 +106,14 @@ async def patiently(op: Callable[[], Awaitable[T]], what: str) -> T:
         pause = min(pause * 2, 5.0)
 
 
+class Stored(NamedTuple):
+    """A room as stored: its snapshot, and its game's chat lines, kept apart because they are
+    the one part that grows all game long: a snapshot written after every command stays a few KB
+    instead of carrying every line so far (87 KB at 600 lines)."""
+    snapshot: bytes
+    chat: list[bytes]
+
+
 class StaleEpoch(Exception):
     """A newer epoch owns the room: this writer is a leftover and must stop."""
 
@@ -59,7 +126,7 @@ class Store(Protocol):
     async def claim(self, code: str, host: str) -> int:
         """Make `host` the room's owner with a new epoch (which fences every older writer)."""
 
-    async def load(self, code: str) -> bytes | None: ...
+    async def load(self, code: str) -> Stored | None: ...
 
     async def status(self, code: str) -> dict[str, str]: ...
 
@@ -68,10 +135,17 @@ class Store(Protocol):
     async def live_gateways(self, ids: list[str]) -> set[str]: ...
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
-                      first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None: ...
+                      first_seq: int, events: list[bytes], tokens: dict[str, int],
+                      chat_from: int, chat: list[bytes]) -> None: ...
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """The requests waiting in the host's inbox, in order (waits up to `wait` s for one)."""
+
+    async def publish_stored(self, code: str, after_seq: int) -> None:
+        """Make sure the stored events after `after_seq` reached the room's channel: a persist
+        whose outcome the writer never learnt (a lost reply, or too few replicas in time) may
+        have stored events nobody was told about. Raises NotReplicated if they still are not
+        on `wait_replicas` replicas (then they must not be shown yet)."""
 
     async def reply(self, gateway: str, message: bytes) -> None:
         """Deliver `message` (replies to requests of that gateway process) to the gateway."""
@@ -93,6 +167,9 @@ class Keys:
     def tokens(self, code: str) -> str:
         return f"{self.prefix}:room:{code}:tokens"
 
+    def chat(self, code: str) -> str:  # list: the chat lines of the room's current game
+        return f"{self.prefix}:room:{code}:chat"
+
     def host_rooms(self, host: str) -> str:
         return f"{self.prefix}:host:{host}:rooms"
 
@@ -111,6 +188,12 @@ class Keys:
     def replies(self, gateway_id: str) -> str:  # pub/sub channel: replies to a gateway process
         return f"{self.prefix}:replies:{gateway_id}"
 
+    def limit(self, what: str, address: str, window: int) -> str:  # counter, TTL: one window
+        return f"{self.prefix}:limit:{what}:{address}:{window}"
+
+    def stack(self) -> str:  # the Ray session that owns this prefix (a lease, see actors.ownership)
+        return f"{self.prefix}:stack"
+
 
 _CLAIM = """
 local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
@@ -119,46 +202,119 @@ redis.call('SADD', KEYS[2], ARGV[2])
 return epoch
 """
 
-# KEYS: room, state, log, tokens, host_rooms, hosts
-# ARGV: epoch, snapshot, status, first_seq, channel, ttl, host, code, ntokens, (hash, seat)*, events*
+# KEYS: room, state, log, tokens, host_rooms, hosts, chat
+# ARGV: epoch, snapshot, status, first_seq, channel, ttl, host, code, chat_from, nchat, ntokens,
+#       (hash, seat)*, chat lines*, events*
+# chat_from: the chat lines already stored (0: the chat list starts again, e.g. a new game).
 _PERSIST = """
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return -1 end
 if redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[4]) - 1 then return -2 end
+local chat_from = tonumber(ARGV[9])
+if chat_from == 0 then
+  redis.call('DEL', KEYS[7])
+elseif redis.call('LLEN', KEYS[7]) ~= chat_from then
+  return -2
+end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[1], 'status', ARGV[3])
-local ntokens = tonumber(ARGV[9])
-local i = 10
-for _ = 1, ntokens do
+local i = 12
+for _ = 1, tonumber(ARGV[11]) do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   i = i + 2
 end
+for _ = 1, tonumber(ARGV[10]) do
+  redis.call('RPUSH', KEYS[7], ARGV[i])
+  i = i + 1
+end
 for j = i, #ARGV do
   redis.call('RPUSH', KEYS[3], ARGV[j])
-  redis.call('PUBLISH', ARGV[5], ARGV[j])
+  if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[j]) end
 end
 if ARGV[3] == 'finished' or ARGV[3] == 'broken' then
   redis.call('SREM', KEYS[5], ARGV[8])
   redis.call('ZINCRBY', KEYS[6], -1, ARGV[7])
-  for k = 1, 4 do redis.call('EXPIRE', KEYS[k], ARGV[6]) end
+  for _, k in ipairs({1, 2, 3, 4, 7}) do redis.call('EXPIRE', KEYS[k], ARGV[6]) end
 end
 return 1
 """
 
 
+class Coalescer:
+    """Writes issued in one turn of the event loop reach Redis as one pipeline. One redis-py
+    call costs its caller ~80-130 µs of CPU (pool, retry, timeouts, two syscalls), eight in one
+    pipeline ~20-25 µs each: a host persisting and answering for hundreds of rooms pays that per
+    command otherwise (`python -m actors.callcost --redis`).
+
+    With `wait_replicas`, a pipeline holding a `durable` write ends with one `WAIT`: it counts
+    the replicas that have every write of the pipeline (one connection), and a durable write
+    they do not all have fails with NotReplicated."""
+
+    def __init__(self, redis: aioredis.Redis, wait_replicas: int = 0) -> None:
+        self._redis = redis
+        self._wait = wait_replicas
+        self._pending: list[tuple[Callable, asyncio.Future, bool]] = []
+        self._flushing: set[asyncio.Task] = set()
+
+    def submit(self, add: Callable, durable: bool = False) -> asyncio.Future:
+        """`add(pipeline)` queues one command; the future gets its reply (or its error)."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._pending.append((add, future, durable))
+        if len(self._pending) == 1:  # the first of this turn: flush once the turn is over
+            loop.call_soon(self._flush)
+        return future
+
+    def _flush(self) -> None:
+        batch, self._pending = self._pending, []
+        task = asyncio.create_task(self._execute(batch))
+        self._flushing.add(task)
+        task.add_done_callback(self._flushing.discard)
+
+    async def _execute(self, batch: list[tuple[Callable, asyncio.Future, bool]]) -> None:
+        pipe = self._redis.pipeline(transaction=False)
+        for add, _, _ in batch:
+            add(pipe)
+        wait = self._wait and any(durable for _, _, durable in batch)
+        if wait:
+            pipe.execute_command("WAIT", self._wait, WAIT_TIMEOUT_MS)
+        try:
+            results = await pipe.execute(raise_on_error=False)
+        except Exception as e:  # the connection failed: none of them is known to have landed
+            results = [e] * (len(batch) + bool(wait))
+        replicas = results.pop() if wait else 0
+        short = wait and (isinstance(replicas, Exception) or replicas < self._wait)
+        for (_, future, durable), result in zip(batch, results):
+            if future.done():
+                continue
+            if durable and short and not isinstance(result, Exception):
+                result = NotReplicated(f"{replicas} of {self._wait} replicas took the write")
+            if isinstance(result, Exception):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+
+
 class RedisStore:
-    def __init__(self, redis: aioredis.Redis, prefix: str, finished_ttl: int) -> None:
+    def __init__(self, redis: aioredis.Redis, prefix: str, finished_ttl: int,
+                 wait_replicas: int = 0) -> None:
         self.redis = redis
         self.keys = Keys(prefix)
         self.finished_ttl = finished_ttl
+        self.wait_replicas = wait_replicas
         self._claim = redis.register_script(_CLAIM)
         self._persist = redis.register_script(_PERSIST)
+        self._writes = Coalescer(redis, wait_replicas)
 
     async def claim(self, code: str, host: str) -> int:
         k = self.keys
         return int(await self._claim(keys=[k.room(code), k.host_rooms(host)], args=[host, code]))
 
-    async def load(self, code: str) -> bytes | None:
-        return await self.redis.get(self.keys.state(code))
+    async def load(self, code: str) -> Stored | None:
+        pipe = self.redis.pipeline(transaction=True)  # both as of one moment
+        pipe.get(self.keys.state(code))
+        pipe.lrange(self.keys.chat(code), 0, -1)
+        snapshot, chat = await pipe.execute()
+        return None if snapshot is None else Stored(snapshot, chat)
 
     async def status(self, code: str) -> dict[str, str]:
         raw = await self.redis.hgetall(self.keys.room(code))
@@ -180,28 +336,61 @@ class RedisStore:
         return [orjson.loads(item) for item in raw]
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
-                      first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None:
+                      first_seq: int, events: list[bytes], tokens: dict[str, int],
+                      chat_from: int, chat: list[bytes]) -> None:
         k = self.keys
         args: list = [epoch, snapshot, status, first_seq, k.room(code), self.finished_ttl, host, code,
-                      len(tokens)]
+                      chat_from, len(chat), len(tokens)]
         for token_hash, seat in tokens.items():
             args += [token_hash, seat]
+        args += chat
         args += events
-        result = await self._persist(
-            keys=[k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts()],
-            args=args)
+        keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts(),
+                k.chat(code)]
+        if self.wait_replicas:
+            # The script publishes nothing (empty channel): the events go out once the replicas
+            # have them, in order (a room persists one group at a time).
+            args[4] = ""
+        sha = self._persist.sha
+        durable = bool(self.wait_replicas)
+        try:
+            result = await self._writes.submit(lambda pipe: pipe.evalsha(sha, len(keys), *keys, *args),
+                                               durable=durable)
+        except NoScriptError:  # Redis restarted or flushed its scripts; nothing ran: load and retry
+            await self.redis.script_load(_PERSIST)
+            result = await self._writes.submit(lambda pipe: pipe.evalsha(sha, len(keys), *keys, *args),
+                                               durable=durable)
         _check(result)
+        if durable and events:
+            channel = k.room(code)
+            await asyncio.gather(*(self._writes.submit(lambda pipe, e=e: pipe.publish(channel, e))
+                                   for e in events))
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
+        """What the inbox holds (up to INBOX_TAKE), else the first to arrive within `wait`. Under
+        load one LPOP takes a batch; a blocking pop only when there is nothing to take."""
         inbox = self.keys.inbox(host)
+        taken = await self.redis.lpop(inbox, INBOX_TAKE)
+        if taken:
+            return taken
         first = await self.redis.blpop([inbox], timeout=wait)
-        if first is None:
-            return []
-        rest = await self.redis.lpop(inbox, INBOX_TAKE - 1)
-        return [first[1], *(rest or [])]
+        return [] if first is None else [first[1]]
 
     async def reply(self, gateway: str, message: bytes) -> None:
-        await self.redis.publish(self.keys.replies(gateway), message)
+        channel = self.keys.replies(gateway)
+        await self._writes.submit(lambda pipe: pipe.publish(channel, message))
+
+    async def publish_stored(self, code: str, after_seq: int) -> None:
+        if not self.wait_replicas:
+            return  # the persist script published them with the write, atomically
+        # A no-op write, durable: its WAIT confirms every earlier write of the room too
+        # (replication is in order).
+        await self._writes.submit(lambda pipe: pipe.hincrby(self.keys.room(code), "confirmed", 0),
+                                  durable=True)
+        events = await self.redis.lrange(self.keys.log(code), after_seq, -1)
+        channel = self.keys.room(code)
+        await asyncio.gather(*(self._writes.submit(lambda pipe, e=e: pipe.publish(channel, e))
+                               for e in events))
 
 
 def _check(result: int) -> None:
@@ -222,6 +411,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self.rooms: dict[str, dict[str, str]] = {}
         self.snapshots: dict[str, bytes] = {}
+        self.chats: dict[str, list[bytes]] = {}
         self.logs: dict[str, list[bytes]] = {}
         self.tokens: dict[str, dict[str, int]] = {}
         self.hosted: dict[str, set[str]] = {}
@@ -251,6 +441,9 @@ class MemoryStore:
             rest.append(inbox.get_nowait())
         return [first, *rest]
 
+    async def publish_stored(self, code: str, after_seq: int) -> None:
+        """Nothing to do: a persist here is atomic, so nothing is stored unannounced."""
+
     async def reply(self, gateway: str, message: bytes) -> None:
         self.replies.setdefault(gateway, []).append(message)
         async with self._changed:
@@ -263,8 +456,9 @@ class MemoryStore:
         self.hosted.setdefault(host, set()).add(code)
         return int(room["epoch"])
 
-    async def load(self, code: str) -> bytes | None:
-        return self.snapshots.get(code)
+    async def load(self, code: str) -> Stored | None:
+        snapshot = self.snapshots.get(code)
+        return None if snapshot is None else Stored(snapshot, list(self.chats.get(code, ())))
 
     async def status(self, code: str) -> dict[str, str]:
         return dict(self.rooms.get(code, {}))
@@ -276,7 +470,8 @@ class MemoryStore:
         return self.gateways.intersection(ids)
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
-                      first_seq: int, events: list[bytes], tokens: dict[str, int]) -> None:
+                      first_seq: int, events: list[bytes], tokens: dict[str, int],
+                      chat_from: int, chat: list[bytes]) -> None:
         if self.gate is not None:
             self.held.set()
             await self.gate.wait()
@@ -286,8 +481,9 @@ class MemoryStore:
         log = self.logs.setdefault(code, [])
         if room.get("epoch") != str(epoch):
             raise StaleEpoch()
-        if len(log) != first_seq - 1:
+        if len(log) != first_seq - 1 or (chat_from and len(self.chats.get(code, ())) != chat_from):
             raise OutOfSync()
+        self.chats[code] = self.chats.get(code, [])[:chat_from] + list(chat)
         self.snapshots[code] = snapshot
         room["status"] = status
         self.tokens.setdefault(code, {}).update(tokens)

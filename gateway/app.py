@@ -14,21 +14,25 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated
 
+import orjson
 import ray
-from fastapi import Depends, FastAPI, HTTPException, Response
+from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, StringConstraints
+from prometheus_client import CONTENT_TYPE_LATEST
 
-from actors.client import AgainRefused, NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
+from actors.client import (AgainRefused, NameTaken, RoomClient, RoomFull, RoomNotFound,
+                           RoomStarted, ServerFull)
 from actors.config import Config
 from actors.metrics import watch_loop_lag
+from gateway.frames import HttpName, HttpSeat, HttpToken
+from gateway.limits import AddressLimits, client_address
 from gateway.metrics import Metrics
 from rules import declaration
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState, gateway_state
-from gateway.ws import drop_slow_sockets, keep_presence_lease, websocket_endpoint
+from gateway.ws import keep_presence_lease, websocket_endpoint
 
 DECLARATION = declaration()  # the rules never change while a gateway runs
 
@@ -37,25 +41,22 @@ log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).with_name("static")
 READY_TIMEOUT = 2.0
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=24)]
+MAX_BODY_BYTES = 8192  # every body is a name or a token; a larger one is refused unread (413)
+# Every response: no framing by other sites, no MIME sniffing, scripts and styles from here only.
+SECURITY_HEADERS = [
+    (b"content-security-policy",
+     b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+     b"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+     b"frame-ancestors 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+]
 
-
-class NameBody(BaseModel):
-    name: Name
-
-
-class TokenBody(BaseModel):
-    token: str
-
+GAUGE_INTERVAL = 1.0
 
 # The HTTP status of each `again` refusal.
 AGAIN_STATUS = {"not_authenticated": 401, "not_host": 403, "not_your_turn": 409}
-
-
-class Seat(BaseModel):
-    room: str
-    seat: int
-    token: str
 
 
 Gateway = Annotated[GatewayState, Depends(gateway_state)]
@@ -87,6 +88,67 @@ class TimeRequests:
             ).observe(time.perf_counter() - started)
 
 
+class GuardRequests:
+    """Plain ASGI, outermost: refuses a body past MAX_BODY_BYTES with 413 before the app sees it
+    (a declared Content-Length at once; a chunked body as soon as it grows past the limit, so
+    at most that much is ever held), and adds SECURITY_HEADERS to every HTTP response."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > MAX_BODY_BYTES:
+            return await _too_large(send)
+        body, message = b"", {"more_body": True}
+        while message.get("more_body"):
+            message = await receive()
+            if message["type"] != "http.request":  # the client left
+                return
+            body += message.get("body", b"")
+            if len(body) > MAX_BODY_BYTES:
+                return await _too_large(send)
+        replayed = False
+
+        async def receive_body():
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def secured_send(message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+            await send(message)
+        await self.app(scope, receive_body, secured_send)
+
+
+async def _too_large(send) -> None:
+    body = b'{"detail":{"code":"too_large","message":"a request body is at most %d bytes"}}' % (
+        MAX_BODY_BYTES)
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"connection", b"close"),
+                            (b"content-length", str(len(body)).encode()), *SECURITY_HEADERS]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _refusal(status: int, code: str, message: str, retry_after: int | None = None) -> HTTPException:
+    headers = None if retry_after is None else {"Retry-After": str(retry_after)}
+    return HTTPException(status, {"code": code, "message": message}, headers=headers)
+
+
+async def sample_gauges(metrics: Metrics, seats: LocalSeats, rooms: RoomClient) -> None:
+    """Lifespan task: gauges read from this process's state, set every second (prometheus_client's
+    multiprocess mode reads values from its files, so a gauge cannot be a callback)."""
+    while True:
+        metrics.rooms.set(seats.room_count)
+        metrics.requests_waiting.set(rooms.pending_requests())
+        await asyncio.sleep(GAUGE_INTERVAL)
+
+
 def create_app(config: Config) -> FastAPI:
     metrics = Metrics()
 
@@ -99,36 +161,73 @@ def create_app(config: Config) -> FastAPI:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_sigterm)
         seats = LocalSeats()
-        metrics.rooms.set_function(lambda: seats.room_count)
-        metrics.requests_waiting.set_function(rooms.pending_requests)
         rooms.observe_push = metrics.inbox_push.observe
         app.state.gateway = gw = GatewayState(config=config, rooms=rooms, seats=seats,
-                                              metrics=metrics)
-        watchdogs = [asyncio.create_task(drop_slow_sockets(gw.sessions, metrics)),
-                     asyncio.create_task(keep_presence_lease(gw)),
-                     asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe))]
+                                              metrics=metrics,
+                                              limits=AddressLimits(rooms.redis, rooms.keys))
+        watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
+                     asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe)),
+                     asyncio.create_task(sample_gauges(metrics, seats, rooms))]
         try:
             yield
         finally:
             for task in watchdogs:
                 task.cancel()
             await rooms.close()
+            metrics.process_exited()
 
-    app = FastAPI(title="Werewolf gateway", lifespan=lifespan)
+    # The OpenAPI document stays at /openapi.json; the /docs and /redoc pages would load
+    # scripts from a CDN on this origin.
+    app = FastAPI(title="Werewolf gateway", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.add_middleware(TimeRequests, metrics=metrics)
+    app.add_middleware(GuardRequests)
 
-    @app.post("/api/rooms", status_code=201, response_model=Seat)
-    async def create_room(body: NameBody, gw: Gateway):
-        return await gw.rooms.create_room(body.name)
+    @app.exception_handler(RequestValidationError)
+    async def unprocessable(request: Request, exc: RequestValidationError):
+        # Where and why only: echoing the input sends a large body back, and a lone surrogate
+        # in it cannot even be encoded.
+        errors = [{"loc": e["loc"], "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+        return JSONResponse({"detail": errors}, status_code=422)
 
-    @app.post("/api/rooms/{room}/join", response_model=Seat,
+    async def not_guessing(request: Request, gw: GatewayState) -> str:
+        """Refuse an address that tried too many unknown room codes (429); returns the address."""
+        address = client_address(request.client and request.client.host)
+        limit = gw.config.lookup_failures_per_address
+        if limit and await gw.limits.spent("lookups", address) >= limit:
+            raise _refusal(429, "rate_limited", "too many unknown room codes from this address",
+                           gw.limits.retry_after())
+        return address
+
+    async def not_found(gw: GatewayState, address: str) -> HTTPException:
+        if gw.config.lookup_failures_per_address:
+            await gw.limits.spend("lookups", address)
+        return HTTPException(404, {"code": "room_not_found"})
+
+    @app.post("/api/rooms", status_code=201, response_model=HttpSeat,
+              responses={429: {"description": "rate_limited: too many rooms from this address"},
+                         503: {"description": "server_full: every host slot is taken"}})
+    async def create_room(body: HttpName, request: Request, gw: Gateway):
+        address = client_address(request.client and request.client.host)
+        limit = gw.config.rooms_per_address
+        if limit and await gw.limits.spend("rooms", address) > limit:
+            raise _refusal(429, "rate_limited", f"at most {limit} new rooms per address in "
+                           f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+        try:
+            return await gw.rooms.create_room(body.name)
+        except ServerFull:
+            raise _refusal(503, "server_full", "no room can be opened now, try again later",
+                           60) from None
+
+    @app.post("/api/rooms/{room}/join", response_model=HttpSeat,
               responses={404: {"description": "no such room"},
-                         409: {"description": "room_full, room_started or name_taken"}})
-    async def join_room(room: str, body: NameBody, gw: Gateway):
+                         409: {"description": "room_full, room_started or name_taken"},
+                         429: {"description": "rate_limited: too many unknown room codes"}})
+    async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
+        address = await not_guessing(request, gw)
         try:
             return await gw.rooms.join(room, body.name)
         except RoomNotFound:
-            raise HTTPException(404, {"code": "room_not_found"}) from None
+            raise await not_found(gw, address) from None
         except RoomFull:
             raise HTTPException(409, {"code": "room_full"}) from None
         except RoomStarted:
@@ -136,24 +235,51 @@ def create_app(config: Config) -> FastAPI:
         except NameTaken:
             raise HTTPException(409, {"code": "name_taken"}) from None
 
-    @app.post("/api/rooms/{room}/again", response_model=Seat,
+    @app.post("/api/rooms/{room}/again", response_model=HttpSeat,
               responses={401: {"description": "not_authenticated"}, 403: {"description": "not_host"},
                          404: {"description": "no such room"},
                          409: {"description": "not_your_turn: the game is not over"}})
-    async def play_again(room: str, body: TokenBody, gw: Gateway):
+    async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
+        address = await not_guessing(request, gw)
         try:
             return await gw.rooms.again(room, body.token)
         except RoomNotFound:
-            raise HTTPException(404, {"code": "room_not_found"}) from None
+            raise await not_found(gw, address) from None
+        except ServerFull:
+            raise _refusal(503, "server_full", "no room can be opened now, try again later",
+                           60) from None
         except AgainRefused as e:
             raise HTTPException(AGAIN_STATUS.get(e.code, 409), {"code": e.code}) from None
 
-    @app.get("/api/rooms/{room}")
-    async def room_facts(room: str, gw: Gateway):
+    @app.get("/api/rooms/{room}", responses={404: {"description": "no such room"},
+                                             429: {"description": "rate_limited"}})
+    async def room_facts(room: str, request: Request, gw: Gateway):
+        address = await not_guessing(request, gw)
         try:
             return await gw.rooms.lobby(room)
         except RoomNotFound:
+            raise await not_found(gw, address) from None
+
+    @app.get("/api/rooms/{room}/review",
+             responses={404: {"description": "no such room (or past its TTL)"},
+                        409: {"description": "not_your_turn: the game is not over"}})
+    async def review(room: str, gw: Gateway):
+        """A finished game's whole stored log, every audience's events (after the end nothing is
+        secret any more): what the review page replays. Kept as long as the room (finished_ttl)."""
+        try:
+            facts = await gw.rooms.lobby(room)
+        except RoomNotFound:
             raise HTTPException(404, {"code": "room_not_found"}) from None
+        if facts["status"] != "finished":
+            raise HTTPException(409, {"code": "not_your_turn"})
+        events = await gw.rooms.events_after(facts["room"], 0)
+        # The stored frames are JSON text already: joined, not parsed and written again. Each
+        # keeps its audience (`to`: null = everybody), which the review shows as what was secret.
+        head = orjson.dumps({k: facts[k] for k in ("room", "players", "settings", "next")})
+        items = b",".join(b'{"to":%s,"event":%s}' % (orjson.dumps(e["to"]), e["frame"].encode())
+                          for e in events)
+        body = head[:-1] + b',"events":[' + items + b"]}"
+        return Response(body, media_type="application/json")
 
     @app.get("/api/rules")
     async def declared_rules():
@@ -183,7 +309,7 @@ def create_app(config: Config) -> FastAPI:
 
     @app.get("/metrics")
     async def prometheus():
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
 
     app.add_api_websocket_route("/ws/{room}", websocket_endpoint)
     # Last, so the API routes win; html=True serves index.html at "/".

@@ -41,6 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--workers", type=int, default=1, help="gateway processes")
     serve.add_argument("--redis-url", help="default: $REDIS_URL, else 127.0.0.1:6379 if it "
                                            "answers, else a private redis-server")
+    serve.add_argument("--redis-dir", type=Path, default=_state_dir() / "redis",
+                       help="where the private redis-server keeps its append-only file "
+                            "(default: %(default)s); a restart of it resumes every room")
+    serve.add_argument("--redis-wait", type=int,
+                       help="acknowledge a command only once this many Redis replicas have it "
+                            "(WW_REDIS_WAIT, default 0; see docs/architecture.md, Durability)")
     serve.add_argument("--ray-address", help="default: $RAY_ADDRESS, else a local Ray head")
     serve.add_argument("--games-per-actor", type=int,
                        help="rooms per Ray host actor (default 200; 1 = one actor, one process, "
@@ -50,6 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--presence-lease", type=int,
                        help="seconds before the seats of a gateway that died show disconnected "
                             "(WW_PRESENCE_LEASE, default 15)")
+    serve.add_argument("--request-timeout", type=float,
+                       help="seconds an HTTP request may take to arrive before its connection is "
+                            "closed (WW_HTTP_REQUEST_TIMEOUT, default 10)")
+    serve.add_argument("--max-connections", type=int,
+                       help="connections (HTTP and WebSocket) per gateway process; past it, 503 "
+                            "(WW_MAX_CONNECTIONS; default: the open-file limit less 1024)")
     serve.add_argument("--ws", default=WS_IMPLEMENTATIONS[0], choices=WS_IMPLEMENTATIONS,
                        help="uvicorn's WebSocket implementation (default: %(default)s, the "
                             "cheapest per frame measured)")
@@ -75,8 +87,11 @@ def _env_from_flags(args, rest: list[str], parser: argparse.ArgumentParser) -> d
     env: dict[str, str] = {}
     for flag, var in (("redis_url", "REDIS_URL"), ("ray_address", "RAY_ADDRESS"),
                       ("games_per_actor", "WW_GAMES_PER_ACTOR"), ("warm_actors", "WW_WARM_ACTORS"),
-                      ("prefix", "WW_PREFIX"), ("presence_lease", "WW_PRESENCE_LEASE")):
-        value = getattr(args, flag)
+                      ("prefix", "WW_PREFIX"), ("presence_lease", "WW_PRESENCE_LEASE"),
+                      ("request_timeout", "WW_HTTP_REQUEST_TIMEOUT"),
+                      ("max_connections", "WW_MAX_CONNECTIONS"),
+                      ("redis_wait", "WW_REDIS_WAIT")):
+        value = getattr(args, flag, None)
         if value is not None:
             env[var] = str(value)
     it = iter(rest)
@@ -94,11 +109,24 @@ def _env_from_flags(args, rest: list[str], parser: argparse.ArgumentParser) -> d
 
 
 def _serve(args) -> int:
+    from actors.config import Config
+
     with ExitStack() as stack:
         if not os.environ.get("REDIS_URL") and not _answers(*DEFAULT_REDIS):
-            os.environ["REDIS_URL"] = stack.enter_context(_private_redis())
+            os.environ["REDIS_URL"] = stack.enter_context(_private_redis(args.redis_dir))
+        _warn_if_volatile(os.environ.get("REDIS_URL") or "redis://%s:%d/0" % DEFAULT_REDIS)
         if not os.environ.get("RAY_ADDRESS"):
-            os.environ["RAY_ADDRESS"] = stack.enter_context(_local_ray())
+            config = Config.from_env()
+            # A new Ray cluster: if another live one owns the prefix, serving it would take
+            # that cluster's rooms over (actors/ownership.py). Refuse before starting anything.
+            _refuse_owned_prefix(config)
+            session: list[str] = []
+            stack.callback(_release_prefix, config, session)  # once our Ray head is gone
+            os.environ["RAY_ADDRESS"] = stack.enter_context(_local_ray(session))
+        if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            # Before any worker imports prometheus_client: the workers share this directory.
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="werewolf-metrics-"))
         import uvicorn
 
         shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
@@ -106,8 +134,21 @@ def _serve(args) -> int:
                          daemon=True).start()
         uvicorn.run("gateway.app:app_from_env", factory=True, host=args.host, port=args.port,
                     workers=args.workers, loop="uvloop", ws=args.ws, ws_max_size=WS_MAX_BYTES,
+                    http="gateway.http:TimedHttpProtocol", limit_concurrency=_max_connections(),
                     log_level=args.log_level)
     return 0
+
+
+def _max_connections() -> int:
+    """Connections a gateway process takes before answering 503: what its open-file limit
+    holds, less a reserve for Redis, Ray and files (a process out of descriptors fails at
+    everything, its healthy sockets included)."""
+    if os.environ.get("WW_MAX_CONNECTIONS"):
+        return int(os.environ["WW_MAX_CONNECTIONS"])
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(256, soft - 1024)
 
 
 def _announce(url: str) -> None:
@@ -142,27 +183,106 @@ def _free_port(start: int | None = None) -> int:
     raise RuntimeError(f"no free port from {start}")
 
 
+def _state_dir() -> Path:
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "werewolf"
+
+
+def _warn_if_volatile(url: str) -> None:
+    """An ack promises the command survives; a Redis that keeps nothing on disk breaks that
+    promise at its first restart. Say so at start (not fatal: a test box may not care)."""
+    import asyncio
+
+    from actors.store import connect, persistence
+
+    async def ask() -> str | None:
+        redis = connect(url)
+        try:
+            return await asyncio.wait_for(persistence(redis), 10)
+        finally:
+            await redis.aclose()
+
+    try:
+        kept = asyncio.run(ask())
+    except Exception as e:  # unreachable now: the gateway's /readyz will tell
+        print(f"WARNING: could not ask Redis at {url} what it keeps on disk ({e!r})",
+              file=sys.stderr, flush=True)
+        return
+    if kept is not None:
+        print(f"WARNING: the Redis at {url} keeps {kept}. Turn on its append-only file "
+              "(appendonly yes) or let `werewolf serve` start its own (see docs/architecture.md, "
+              "Durability).", file=sys.stderr, flush=True)
+
+
 @contextmanager
-def _private_redis():
+def _private_redis(data_dir: Path):
+    """A redis-server keeping an append-only file (fsync every second) in `data_dir`: started
+    again on the same directory, it has every room that was acknowledged before it stopped."""
+    import fcntl
+
     exe = shutil.which("redis-server")
     if exe is None:
         sys.exit("No Redis answers at 127.0.0.1:6379 and redis-server is not installed "
                  "(apt-get install redis-server, or set REDIS_URL).")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock = open(data_dir / "werewolf.lock", "w")
+    try:  # two redis-servers appending to one file would corrupt it
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        sys.exit(f"Another `werewolf serve` keeps its Redis in {data_dir}: stop it, or pass "
+                 "--redis-dir or --redis-url.")
     port = _free_port()
     proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL,
+                             "--appendonly", "yes", "--appendfsync", "everysec",
+                             "--dir", str(data_dir)], stdout=subprocess.DEVNULL,
                             start_new_session=True)
     try:
         _wait(lambda: _answers("127.0.0.1", port), proc, "redis-server")
-        print(f"Started redis-server on 127.0.0.1:{port}", flush=True)
+        print(f"Started redis-server on 127.0.0.1:{port} (append-only file in {data_dir})",
+              flush=True)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        lock.close()
+
+
+def _refuse_owned_prefix(config) -> None:
+    import redis
+
+    from actors.ownership import PrefixTaken
+    from actors.store import Keys
+
+    key = Keys(config.prefix).stack()
+    with redis.Redis.from_url(config.redis_url) as client:
+        owner, ttl = client.get(key), client.ttl(key)
+    if owner is not None:
+        sys.exit(f"werewolf serve: {PrefixTaken(config.prefix, owner.decode(), max(ttl, 0))}")
+
+
+def _release_prefix(config, session: list[str]) -> None:
+    """Give the prefix back as this stack stops, so the next one need not wait for the lease."""
+    if not session:
+        return
+    import asyncio
+
+    from actors.ownership import release
+    from actors.store import connect
+
+    async def run() -> None:
+        client = connect(config.redis_url)
+        try:
+            await release(client, config.prefix, session[0])
+        finally:
+            await client.aclose()
+    try:
+        asyncio.run(run())
+    except Exception as e:  # Redis gone: the lease lapses by itself
+        print(f"could not release prefix {config.prefix!r}: {e!r}", file=sys.stderr)
 
 
 @contextmanager
-def _local_ray():
+def _local_ray(session: list[str]):
+    """A Ray head of our own; appends its session name (the prefix lease's owner) to `session`."""
     # Only for a head we start ourselves: loopback only, no token file to hand around.
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -181,6 +301,8 @@ def _local_ray():
         start_new_session=True)
     try:
         _wait(lambda: _listening(port), proc, "ray head")
+        _wait(lambda: os.path.exists(os.path.join(temp_dir, "session_latest")), proc, "ray head")
+        session.append(os.path.basename(os.readlink(os.path.join(temp_dir, "session_latest"))))
         print(f"Started a local Ray head on 127.0.0.1:{port}", flush=True)
         yield f"127.0.0.1:{port}"
     finally:

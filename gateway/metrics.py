@@ -1,8 +1,13 @@
 """Prometheus metrics of one gateway process (its own registry, so several apps can live in one
-test process). With `--workers N` each worker answers `/metrics` for itself."""
+test process). `werewolf serve` runs prometheus_client's multiprocess mode
+(PROMETHEUS_MULTIPROC_DIR, one directory per replica shared by its uvicorn workers): whichever
+worker answers `/metrics` reports the sum over all of them, so one scrape per replica is enough."""
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import os
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from actors.metrics import GROUP_BUCKETS, LATENCY_BUCKETS as _LATENCY_BUCKETS
 
@@ -13,9 +18,12 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.sockets = Gauge("ww_ws_open_sockets", "Open WebSocket sessions", registry=r)
+        live = "livesum"  # a gauge is the sum over the replica's living workers
+        self.sockets = Gauge("ww_ws_open_sockets", "Open WebSocket sessions", registry=r,
+                             multiprocess_mode=live)
         self.rooms = Gauge("ww_rooms_with_listeners",
-                           "Rooms with at least one socket in this process", registry=r)
+                           "Rooms with at least one socket in this replica (summed over its "
+                           "workers)", registry=r, multiprocess_mode=live)
         self.messages_in = Counter("ww_ws_messages_in_total", "Client frames received, by type",
                                    ["type"], registry=r)
         self.messages_out = Counter("ww_ws_messages_out_total", "Frames sent to clients, by type",
@@ -40,15 +48,30 @@ class Metrics:
                                          "hello received -> welcome (and replay) sent, by stage",
                                          ["stage"], buckets=_LATENCY_BUCKETS, registry=r)
         self.socket_queue = Histogram("ww_socket_queue_frames",
-                                      "Frames waiting in a socket's send queue (sampled every second)",
+                                      "Frames a socket's writer found queued when it woke (written in one pass)",
                                       buckets=_QUEUE_BUCKETS, registry=r)
         self.inbox_push = Histogram("ww_inbox_push_requests",
                                     "Requests in one pipeline of pushes to hosts' inboxes",
                                     buckets=GROUP_BUCKETS, registry=r)
         self.requests_waiting = Gauge("ww_requests_waiting",
-                                      "Requests to hosts waiting for their reply", registry=r)
+                                      "Requests to hosts waiting for their reply", registry=r,
+                                      multiprocess_mode=live)
         # Hot path: one child per label value, bound once.
         self.out_event = self.messages_out.labels("event")
         self.welcome_stages = {stage: self.welcome_seconds.labels(stage)
                                for stage in ("subscribe", "welcome", "replay", "total")}
 
+
+    def text(self) -> bytes:
+        """The exposition of this process, or in multiprocess mode of every worker of the replica."""
+        if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            return generate_latest(self.registry)
+        merged = CollectorRegistry()
+        MultiProcessCollector(merged)
+        return generate_latest(merged)
+
+    @staticmethod
+    def process_exited() -> None:
+        """A worker that stops drops its live gauges from the replica's sums."""
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            mark_process_dead(os.getpid())

@@ -19,9 +19,18 @@ class LocalSeats:
         """Every (room, seat) with a socket here."""
         return list(self._seats)
 
-    def enter(self, room: str, seat: int) -> None:
-        self._seats[(room, seat)] = self._seats.get((room, seat), 0) + 1
+    def count(self, room: str, seat: int) -> int:
+        """Sockets of this seat here (of spectators, for the WATCHER seat)."""
+        return self._seats.get((room, seat), 0)
+
+    def enter(self, room: str, seat: int, limit: int | None = None) -> bool:
+        """Count one more socket of the seat; False (nothing counted) if it has `limit` here."""
+        held = self._seats.get((room, seat), 0)
+        if limit is not None and held >= limit:
+            return False
+        self._seats[(room, seat)] = held + 1
         self._rooms[room] = self._rooms.get(room, 0) + 1
+        return True
 
     def leave(self, room: str, seat: int) -> bool:
         """Forget one socket; True if it was the seat's last one in this process."""

@@ -1,7 +1,7 @@
 """What the lifespan creates and every request reaches through a dependency (never module state)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from starlette.requests import HTTPConnection
@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from actors.client import RoomClient
     from actors.config import Config
     from gateway.metrics import Metrics
+    from gateway.limits import AddressLimits
     from gateway.seats import LocalSeats
-    from gateway.ws import Session
 
 
 @dataclass
@@ -20,7 +20,7 @@ class GatewayState:
     rooms: RoomClient
     seats: LocalSeats
     metrics: Metrics
-    sessions: set[Session] = field(default_factory=set)  # this process's open sockets
+    limits: AddressLimits
 
 
 def gateway_state(conn: HTTPConnection) -> GatewayState:

@@ -14,10 +14,15 @@ from dataclasses import dataclass
 
 import orjson
 from fastapi import Depends, WebSocket, WebSocketDisconnect, status
+from pydantic import ValidationError
 from starlette.websockets import WebSocketState
 
+from actors.client import RoomNotFound
+from actors.room import WATCHER
+from actors.ratelimit import TokenBucket
+from gateway import frames
+from gateway.frames import MAX_ID_CHARS
 from gateway.state import GatewayState, gateway_state
-from rules import SETTINGS_FIELDS
 
 log = logging.getLogger(__name__)
 
@@ -25,13 +30,15 @@ MAX_FRAME_BYTES = 4096
 HELLO_TIMEOUT = 5.0
 MAX_BAD_FRAMES_IN_A_ROW = 20
 SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with `since`
-SLOW_CHECK_SECONDS = 1.0
+REPLAY_PAGE = 256  # stored events a replay reads from the log at once
+# How often a socket still taking its welcome and replay is checked for having stopped reading.
+REPLAY_STALL_SECONDS = 2.0
+WATCHERS_PER_ROOM = 100  # spectator sockets of one room on one gateway process
 CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
-MAX_ID_CHARS = 64
-MAX_TARGETS = 32
 # Commands of one socket awaiting their reply. The receive loop reads on while they travel (a seat's
 # next frame never waits for the previous reply); past this, it stops reading that socket.
 COMMANDS_IN_FLIGHT = 8
+PING_BURST, PING_RATE = 10, 2.0  # per socket: a client pings to see it is connected, not to load us
 
 CLOSE_OVERFLOW = 1013  # "try again later": the client reconnects with `since`
 # What uvicorn raises when a frame is sent after it answered the client's close frame itself.
@@ -48,12 +55,13 @@ class BadFrame(Exception):
 
 @dataclass(frozen=True)
 class Hello:
-    seat: int
+    seat: int  # WATCHER for a spectator
     since: int | None
 
 
 def parse_frame(raw: str | bytes | None) -> dict:
-    """Decode and type-check a client frame; returns the command with only the known fields."""
+    """Decode a client frame and validate it against its model (gateway/frames.py); returns the
+    command with only the known fields."""
     if raw is None:
         raise BadFrame("empty frame")
     size = len(raw.encode()) if isinstance(raw, str) else len(raw)
@@ -66,64 +74,19 @@ def parse_frame(raw: str | bytes | None) -> dict:
     if not isinstance(frame, dict):
         raise BadFrame("frame is not a JSON object")
     frame_id = frame.get("id")
-    if frame_id is not None and not (
-        (isinstance(frame_id, str) and len(frame_id) <= MAX_ID_CHARS)
-        or (isinstance(frame_id, int) and not isinstance(frame_id, bool))
-    ):
-        raise BadFrame(f"id must be a string of at most {MAX_ID_CHARS} characters or an integer")
-    kind = frame.get("type")
-    check = _CHECKS.get(kind) if isinstance(kind, str) else None
-    if check is None:
-        raise BadFrame(f"unknown frame type {kind!r}", frame_id)
-    command = {"type": kind, "id": frame_id}
     try:
-        check(frame, command)
-    except BadFrame as e:
-        e.frame_id = frame_id
-        raise
-    return command
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _check_act(frame: dict, command: dict) -> None:
-    action, targets = frame.get("action"), frame.get("targets", [])
-    if not isinstance(action, str) or not action:
-        raise BadFrame("act needs an action name")
-    if not isinstance(targets, list) or len(targets) > MAX_TARGETS or not all(map(_is_int, targets)):
-        raise BadFrame("targets must be a list of seat numbers")
-    command.update(action=action, targets=targets)
-
-
-def _check_chat(frame: dict, command: dict) -> None:
-    text = frame.get("text")
-    if not isinstance(text, str) or not text.strip():
-        raise BadFrame("chat needs a non-empty text")
-    command["text"] = text
-    if "channel" in frame:  # the channel the writer was shown; the rules refuse a line meant for another
-        if not isinstance(frame["channel"], str):
-            raise BadFrame("channel must be a channel name")
-        command["channel"] = frame["channel"]
-
-
-def _check_settings(frame: dict, command: dict) -> None:
-    # What a setting may be is declared once, in rules/; the room checks the change against it.
-    command.update({k: frame[k] for k in SETTINGS_FIELDS if k in frame})
-
-
-def _check_nothing(frame: dict, command: dict) -> None:
-    pass
-
-
-_CHECKS = {
-    "act": _check_act,
-    "chat": _check_chat,
-    "settings": _check_settings,
-    "start": _check_nothing,
-    "ping": _check_nothing,
-}
+        frames.FRAME_ID.validate_python(frame_id)
+    except ValidationError:
+        raise BadFrame(f"id must be a string of at most {MAX_ID_CHARS} characters or an integer") \
+            from None
+    try:
+        return frames.command_dict(frames.COMMAND.validate_python(frame))
+    except ValidationError as e:
+        first = e.errors()[0]
+        model = frames.COMMANDS.get(first["loc"][0]) if len(first["loc"]) > 1 else None
+        if model is None:
+            raise BadFrame(f"unknown frame type {frame.get('type')!r}", frame_id) from None
+        raise BadFrame(model.messages[first["loc"][1]], frame_id) from None
 
 
 async def hello(websocket: WebSocket, room: str,
@@ -143,14 +106,29 @@ async def hello(websocket: WebSocket, room: str,
         frame = orjson.loads(raw) if raw and len(raw) <= MAX_FRAME_BYTES else None
     except orjson.JSONDecodeError:
         frame = None
-    if not (isinstance(frame, dict) and frame.get("type") == "hello"
-            and isinstance(frame.get("token"), str)
-            and (frame.get("since") is None or (_is_int(frame["since"]) and frame["since"] >= 0))):
+    try:
+        first = frames.HELLO.validate_python(frame)
+    except ValidationError:
         return await _refuse(websocket, "first frame must be hello")
-    seat = await gw.rooms.authenticate(room, frame["token"])
+    if first.watch:
+        return await _watcher(websocket, room, first.since, gw)
+    seat = await gw.rooms.authenticate(room, first.token)
     if seat is None:
         return await _refuse(websocket, "not_authenticated")
-    return Hello(seat=seat, since=frame.get("since"))
+    return Hello(seat=seat, since=first.since)
+
+
+async def _watcher(websocket: WebSocket, room: str, since: int | None,
+                   gw: GatewayState) -> Hello | None:
+    """A spectator's hello: any room that exists and whose host allows spectators (the house rule
+    `spectators`, read when the socket opens)."""
+    try:
+        facts = await gw.rooms.lobby(room)
+    except RoomNotFound:
+        return await _refuse(websocket, "room_not_found")
+    if facts["settings"]["rules"].get("spectators") == "forbidden":
+        return await _refuse(websocket, "spectators_forbidden")
+    return Hello(seat=WATCHER, since=since)
 
 
 async def _refuse(websocket: WebSocket, reason: str) -> None:
@@ -164,7 +142,28 @@ async def websocket_endpoint(websocket: WebSocket, room: str,
                              who: Hello | None = Depends(hello),
                              gw: GatewayState = Depends(gateway_state)) -> None:
     if who is not None:
-        await Session(websocket, room.upper(), who.seat, gw).run(who.since)
+        kind = WatchSession if who.seat == WATCHER else Session
+        await kind(websocket, room.upper(), who.seat, gw).run(who.since)
+
+
+class SendQueue(asyncio.Queue):
+    """A socket's frames to write. Fan-out never waits for a socket, so one that reads slower than
+    its room writes only grows its queue: the frame that would take it past SEND_QUEUE_FRAMES
+    drops the socket instead (1013; its client resyncs with `since`). Checked as frames arrive, not
+    by scanning every socket: at tens of thousands of sockets a scan each second was a visible
+    share of a gateway's CPU."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self._session = session
+
+    def put_nowait(self, item) -> None:
+        if self._session.overflowed:
+            return
+        if self._session.behind() >= SEND_QUEUE_FRAMES:
+            self._session.overflow()
+            return
+        super().put_nowait(item)
 
 
 class Session:
@@ -178,38 +177,59 @@ class Session:
         self.seat = seat
         self.gw = gw
         self.metrics = gw.metrics
-        self.queue: asyncio.Queue | None = None
+        self.queue = SendQueue(self)
+        self.overflowed = False
         self.sender: asyncio.Task | None = None
         self.last = 0  # the welcome's seq: events up to it are in the view or the replay
         self._unsent = 0  # taken from the queue by the sender, not written yet
         self._in_flight = asyncio.Semaphore(COMMANDS_IN_FLIGHT)
         self._commands: set[asyncio.Task] = set()
+        self._pings = TokenBucket(PING_RATE, PING_BURST)
+        self._welcoming: asyncio.Task | None = None  # the welcome and replay, while they are sent
+        self._replay_left = 0  # events of the replay not written yet (at most)
+        self._written = 0  # welcome-stage frames written (the stall check watches it move)
 
     def behind(self) -> int:
         """Frames waiting to be written to this socket."""
         return self.queue.qsize() + self._unsent
 
-    def drop_if_behind(self) -> None:
-        """Called by the slow-socket watchdog: stop serving a socket that is too far behind."""
-        if (self.sender is not None and not self.sender.done()
-                and self.behind() > SEND_QUEUE_FRAMES):
-            self.metrics.dropped.inc()
+    def overflow(self) -> None:
+        """Too far behind: stop serving this socket (at once if it is past its welcome, else as
+        soon as the welcome is done)."""
+        self.overflowed = True
+        self.metrics.dropped.inc()
+        if self.sender is not None and not self.sender.done():
             self.sender.cancel()
 
     async def run(self, since: int | None) -> None:
         gw, room, seat = self.gw, self.room, self.seat
-        gw.seats.enter(room, seat)
-        gw.sessions.add(self)
+        limit = WATCHERS_PER_ROOM if seat == WATCHER else gw.config.sockets_per_seat
+        if not gw.seats.enter(room, seat, limit):
+            # Each socket multiplies the room's fan-out: a seat has a few tabs, not a thousand.
+            self.metrics.errors.labels("too_many_sockets").inc()
+            return await _refuse(self.ws, "too_many_sockets")
         self.metrics.sockets.inc()
         close_code = status.WS_1000_NORMAL_CLOSURE
         announce: asyncio.Task | None = None
         try:
             started = time.perf_counter()
-            async with gw.rooms.listen(room, seat) as queue:  # subscribed before the welcome is taken
-                self.queue = queue
+            # subscribed before the welcome is taken
+            async with gw.rooms.listen(room, seat, self.queue):
                 self.metrics.welcome_stages["subscribe"].observe(time.perf_counter() - started)
-                if not await self._welcome(since):
+                welcoming = self._welcoming = asyncio.create_task(self._welcome(since))
+                try:
+                    await self._until_welcomed(welcoming)
+                finally:
+                    welcoming.cancel()
+                    self._welcoming = None
+                if welcoming.cancelled():  # it stopped reading its replay
+                    close_code = CLOSE_OVERFLOW
+                    return
+                if not welcoming.result():
                     close_code = status.WS_1011_INTERNAL_ERROR
+                    return
+                if self.overflowed:  # fell behind during its replay
+                    close_code = CLOSE_OVERFLOW
                     return
                 self.metrics.welcome_stages["total"].observe(time.perf_counter() - started)
                 # The seat's frames are read meanwhile: its first command need not wait for a write.
@@ -222,9 +242,9 @@ class Session:
             close_code = status.WS_1011_INTERNAL_ERROR
         finally:
             self.metrics.sockets.dec()
-            gw.sessions.discard(self)
             last_here = gw.seats.leave(room, seat)
-            if announce is not None and await announce and last_here:  # after it, never before
+            # after it, never before; a spectator's count changes with each of its sockets
+            if announce is not None and await announce and (last_here or seat == WATCHER):
                 await self._presence(False)
             if self.ws.application_state == WebSocketState.CONNECTED \
                     and self.ws.client_state == WebSocketState.CONNECTED:
@@ -233,7 +253,22 @@ class Session:
                 except Exception:  # the peer vanished or stopped reading: nothing left to do
                     pass
 
+    async def _until_welcomed(self, welcoming: asyncio.Task) -> None:
+        """Wait for the welcome and replay to be written, dropping the socket (cancelling them)
+        if it took no frame for a whole check while more than SEND_QUEUE_FRAMES are left: a long
+        replay is far behind by nature, but a socket that reads takes it frame by frame."""
+        checked = -1
+        while not (await asyncio.wait((welcoming,), timeout=REPLAY_STALL_SECONDS))[0]:
+            stalled, checked = self._written == checked, self._written
+            if stalled and self.behind() + self._replay_left > SEND_QUEUE_FRAMES:
+                self.metrics.dropped.inc()
+                welcoming.cancel()
+                await asyncio.wait((welcoming,))
+                return
+
     async def _presence(self, connected: bool) -> bool:
+        if self.seat == WATCHER:  # spectators are counted, not seated
+            return await self._count_watchers()
         try:
             await self.gw.rooms.presence(self.room, self.seat, connected)
             return True
@@ -249,21 +284,33 @@ class Session:
             welcome = await self.gw.rooms.welcome(self.room, self.seat)
             stages["welcome"].observe(time.perf_counter() - started)
             upto = welcome["seq"]
-            started = time.perf_counter()
-            replay = (await self.gw.rooms.events_after(self.room, since, upto=upto)
-                      if since is not None else [])
-            stages["replay"].observe(time.perf_counter() - started)
         except Exception:
             log.exception("no welcome in room %s for seat %s", self.room, self.seat)
             error = _error(None, "internal", "the room is unavailable, reconnect later")
             self._count_out(error)
             await self.ws.send_text(orjson.dumps(error).decode())
             return False
+        seat = None if self.seat == WATCHER else self.seat
         await self.ws.send_text(orjson.dumps(
-            {"type": "welcome", "seat": self.seat, "seq": upto, "view": welcome["view"]}).decode())
+            {"type": "welcome", "seat": seat, "seq": upto, "view": welcome["view"]}).decode())
         self.metrics.messages_out.labels("welcome").inc()
-        for event in replay:
-            await self._send_event(event)
+        self._written += 1
+        # The replay is read from the log a page at a time: a socket holds one page, not the log.
+        cursor, reading = (upto if since is None else since), 0.0
+        while cursor < upto:
+            self._replay_left = upto - cursor
+            started = time.perf_counter()
+            page = await self.gw.rooms.events_after(
+                self.room, cursor, upto=min(upto, cursor + REPLAY_PAGE))
+            reading += time.perf_counter() - started
+            for event in page:
+                await self._send_event(event)
+                self._written += 1
+                self._replay_left -= 1
+            cursor += REPLAY_PAGE
+        if since is not None:
+            stages["replay"].observe(reading)
+        self._replay_left = 0
         self.last = upto
         return True
 
@@ -308,11 +355,13 @@ class Session:
         burst), and the frame counter is bumped once per pass: per frame, both are a visible
         share of a gateway's CPU."""
         queue, ack_wait, sent = self.queue, self.metrics.ack_wait, self.metrics.out_event
+        depth = self.metrics.socket_queue
         send = self.ws.send_text
         while True:
             items = [await queue.get()]
             while not queue.empty():
                 items.append(queue.get_nowait())
+            depth.observe(len(items))
             events = 0
             self._unsent = len(items)
             for item in items:
@@ -346,8 +395,9 @@ class Session:
             bad_in_a_row = 0
             kind = command["type"]
             self.metrics.messages_in.labels(kind).inc()
-            if kind == "ping":
-                self._reply({"type": "ack", "id": command["id"]})
+            if kind == "ping":  # answered here, so limited here (commands by their room)
+                self._reply({"type": "ack", "id": command["id"]} if self._pings.take() else
+                            _error(command["id"], "rate_limited", "too many pings, slow down"))
                 continue
             await self._in_flight.acquire()
             task = asyncio.create_task(self._command(command))
@@ -369,20 +419,26 @@ class Session:
         self._reply(reply)
 
 
+class WatchSession(Session):
+    """A spectator's socket: no seat, no commands (everything but `ping` is refused); it gets the
+    public view and the events whose audience is everybody (`listen` with WATCHER), and it is
+    counted in the room's lobby facts (`spectators`)."""
+
+    async def _count_watchers(self) -> bool:
+        try:  # the count held here now: whichever of two updates lands last is the current one
+            await self.gw.rooms.watch(self.room, self.gw.seats.count(self.room, WATCHER))
+            return True
+        except Exception:
+            log.exception("spectator count failed in room %s", self.room)
+            return False
+
+    async def _command(self, command: dict) -> None:
+        self._in_flight.release()
+        self._reply(_error(command["id"], "not_authenticated", "a spectator's socket is read-only"))
+
+
 def _error(frame_id: str | int | None, code: str, message: str) -> dict:
     return {"type": "error", "id": frame_id, "code": code, "message": message}
-
-
-async def drop_slow_sockets(sessions: set[Session], metrics) -> None:
-    """Lifespan task. Fan-out never waits for a socket (each has its own queue), so a socket that
-    reads slower than its room writes only grows its queue; past SEND_QUEUE_FRAMES it is closed
-    (1013) rather than buffered without end, and its client resyncs with `since`."""
-    while True:
-        await asyncio.sleep(SLOW_CHECK_SECONDS)
-        for session in list(sessions):
-            if session.queue is not None:
-                metrics.socket_queue.observe(session.behind())
-            session.drop_if_behind()
 
 
 async def keep_presence_lease(gw: GatewayState) -> None:
@@ -397,6 +453,9 @@ async def keep_presence_lease(gw: GatewayState) -> None:
             held = gw.seats.held()
             log.warning("presence lease had lapsed; announcing %d seats again", len(held))
             for room, seat in held:
-                await gw.rooms.presence(room, seat, True)
+                if seat == WATCHER:
+                    await gw.rooms.watch(room, gw.seats.count(room, seat))
+                else:
+                    await gw.rooms.presence(room, seat, True)
         except Exception as e:
             log.warning("presence lease renewal failed (%r); retrying", e)

@@ -116,6 +116,12 @@ def baseline_stack(n: int = 2, game_seconds: float = 120.0, ws: str = "websocket
             p.wait(timeout=10)
 
 
+# A load run opens every room from 127.0.0.1 and finds its host limit by measuring: the abuse
+# limits meant for one client among many are off (docs/architecture.md, "Abuse limits").
+LOAD_LIMITS = {"WW_ROOMS_PER_ADDRESS": "0", "WW_LOOKUP_FAILURES_PER_ADDRESS": "0",
+               "WW_MAX_HOSTS": "100000"}
+
+
 @contextmanager
 def real_stack(n: int = 2, games_per_actor: int = 200, durations: dict | None = None,
                warm_actors: int = 1, redis_url: str | None = None, ws: str = "websockets-sansio"):
@@ -135,7 +141,7 @@ def real_stack(n: int = 2, games_per_actor: int = 200, durations: dict | None = 
         for _ in range(n):
             gateways.append(start_gateway(ray_address=address, redis_url=redis_url, prefix=prefix,
                                           durations=durations, games_per_actor=games_per_actor,
-                                          warm_actors=warm_actors, ws=ws))
+                                          warm_actors=warm_actors, ws=ws, env=LOAD_LIMITS))
         yield Running(f"games_per_actor={games_per_actor}", [g.url for g in gateways],
                       roots={"gateway": [g.process.pid for g in gateways]}, ray_root=ray_root,
                       prefix=prefix, ray_address=address)

@@ -1,7 +1,7 @@
 """Werewolf rules engine: pure, deterministic, JSON-serialisable state. See RULES.md."""
 
-from rules.engine import (ACTIONS, act, advance, next_deadline, prompts_for, say, start_game,
-                          view)
+from rules.engine import (ACTIONS, act, advance, next_deadline, prompts_for, public_view, say,
+                          start_game, view)
 from rules.errors import (BadFrame, BadSettings, IllegalTarget, NotYourTurn, RoomClosed,
                           RulesError)
 from rules.outcome import Outcome, outcome
@@ -17,6 +17,7 @@ __all__ = [
     "ACTIONS", "BadFrame", "BadSettings", "DEFAULT_DURATIONS", "GameState", "IllegalTarget",
     "MAX_PLAYERS", "MIN_PLAYERS", "NotYourTurn", "Outcome", "PRESETS", "ROLES", "RoomClosed",
     "RulesError", "SETTINGS", "SETTINGS_FIELDS", "SPECIAL_ROLES", "Settings", "act", "advance", "declaration",
-    "max_players", "min_players", "next_deadline", "player_range", "outcome", "prompts_for", "roles_in_play", "say",
+    "max_players", "min_players", "next_deadline", "player_range", "outcome", "prompts_for",
+    "public_view", "roles_in_play", "say",
     "start_game", "view", "wolves_for",
 ]

@@ -4,7 +4,8 @@ import random
 from dataclasses import replace
 
 from rules.errors import BadFrame, IllegalTarget, NotYourTurn, RoomClosed
-from rules.registry import ACTIONS, CARDS, FILLER_CARD, STARTS, STEPS, VIEW_FIELDS, WOLF_CARD
+from rules.registry import (ACTIONS, CARDS, DECKS, FILLER_CARD, OVERHEARS, STARTS, STEPS,
+                            VIEW_FIELDS, WOLF_CARD)
 from rules.role import is_wolf, living_wolves
 from rules.settings import Settings, deal as deal_for, player_range
 from rules.state import GameState
@@ -17,8 +18,9 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
     """Deal the cards from `seed` and open the first night.
 
     `deal` sets the cards in seat order instead of shuffling (a set-up position, like a chess
-    FEN, for tests); it must hold exactly the cards of the table's deal. A table the settings
-    cannot fill is refused (BadSettings).
+    FEN, for tests); it must hold exactly the cards of the table's deal, then the cards a role
+    sets aside (the Thief's extra cards). A table the settings cannot fill is refused
+    (BadSettings).
     """
     lo, hi = player_range(settings)
     if not isinstance(names, list) or not lo <= len(names) <= hi:
@@ -29,12 +31,21 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
         raise BadFrame("start: seed and now must be integers")
     in_play = deal_for(len(names), settings)
     deck = [role for role, count in in_play.items() for _ in range(count)]
+    rules = settings.rules
+    # the roles dealing more cards than seats (their cards set aside are theirs to know)
+    extra = {role: DECKS[role][0](rules) for role in settings.roles if role in DECKS}
+    extra = {role: cards for role, cards in extra.items() if cards}
+    deck += [card for cards in extra.values() for card in cards]
+    aside: list = []
     if deal is None:
-        random.Random(f"{seed}/0").shuffle(deck)
+        rng = random.Random(f"{seed}/0")
+        rng.shuffle(deck)
+        for role in extra:
+            deck, aside = DECKS[role][1](rules, deck, rng)
     elif sorted(deal) != sorted(deck):
         raise BadFrame(f"start: the deal must hold exactly {sorted(deck)}")
     else:
-        deck = list(deal)
+        deck, aside = list(deal[:len(names)]), list(deal[len(names):])
     # The public deal (`in_play`): with `missing_role` one of its special cards is not dealt.
     specials = sorted(r for r in in_play if r not in (WOLF_CARD, FILLER_CARD) and in_play[r])
     if settings.rules["missing_role"] == "on":
@@ -42,7 +53,8 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
     state = GameState(
         seed=seed, draws=0, settings=settings.to_json(), names=list(names), roles=deck,
         alive=[True] * len(names), phase="start", day=1, deadline=None, mayor=None, prompts=[],
-        memo={"vote": {"elected": False, "votes": {}, "requests": []}, "in_play": specials},
+        memo={"vote": {"elected": False, "votes": {}, "requests": []}, "in_play": specials,
+              **{role: {"aside": aside} for role in extra}},
         pending=[], resume=None, chat=[], outcome=None)
     t = Table(state, now)
     t.emit("game_started", None, seats=[{"seat": i, "name": n} for i, n in enumerate(names)],
@@ -131,8 +143,12 @@ def say(state: GameState, seat: int, text: str, now: int, channel: str | None = 
                           f"not to {channel!r}")
     line = {"channel": name, "seat": seat, "name": state.names[seat], "text": text.strip(),
             "ts": now}
-    new = replace(state, chat=state.chat + [{**line, "to": readers}])
-    return new, [{"kind": "chat", "to": readers, **line}]
+    stored = {**line, "to": readers}
+    copies = [copy for overhear in OVERHEARS for copy in overhear(state, stored)]
+    new = replace(state, chat=state.chat + [stored] + copies)
+    return new, [{"kind": "chat", "to": readers, **line}] + [
+        {"kind": "chat", "to": copy["to"], **{k: v for k, v in copy.items() if k != "to"}}
+        for copy in copies]
 
 
 def advance(state: GameState, now: int):
@@ -169,7 +185,9 @@ def view(state: GameState, seat: int) -> dict:
              for i, (name, alive) in enumerate(zip(state.names, state.alive))]
     chat: dict = {}
     for line in state.chat:
-        if over or line["to"] is None or seat in line["to"]:
+        # once over, every line of every channel, without the copies some readers were sent
+        if over and not line.get("overheard") or not over and (
+                line["to"] is None or seat in line["to"]):
             chat.setdefault(line["channel"], []).append(
                 {k: v for k, v in line.items() if k != "to"})
     channel = None if over else channel_of(state, seat)
@@ -188,6 +206,46 @@ def view(state: GameState, seat: int) -> dict:
     }
     for fields in VIEW_FIELDS:
         result.update(fields(state, seat))
+    return result
+
+
+# What a spectator's view keeps of the role-owned fields: the day's public votes and requests.
+PUBLIC_FIELDS = ("votes", "tally", "requests")
+
+
+def public_view(state: GameState) -> dict:
+    """What a spectator (no seat) may know now: the public table only. Shaped like a seat's view,
+    every field present: the cards of the dead and of revealed seats, day chat (every channel once
+    over), the public votes and requests; everything that belongs to a seat is null or empty."""
+    over = state.phase == "over"
+    revealed = state.memo.get("revealed", ())
+    hidden = state.memo.get("hidden", ())  # dead whose card stays hidden until the end (004)
+    fields: dict = {}
+    for role_fields in VIEW_FIELDS:
+        fields.update(role_fields(state, 0))
+    result = {field: fields[field] if field in PUBLIC_FIELDS else None for field in fields}
+    if result.get("requests"):
+        result["requests"] = {**result["requests"], "mine": False}
+    chat: dict = {}
+    for line in state.chat:
+        if over or line["to"] is None:
+            chat.setdefault(line["channel"], []).append({k: v for k, v in line.items() if k != "to"})
+    result.update({
+        "phase": state.phase,
+        "day": state.day,
+        "deadline": state.deadline,
+        "seats": [{"seat": i, "name": name, "alive": alive, "mayor": i == state.mayor,
+                   "role": state.roles[i] if over or i in revealed
+                   or (not alive and i not in hidden) else None}
+                  for i, (name, alive) in enumerate(zip(state.names, state.alive))],
+        "me": None,
+        "waiting": None if over else _waiting(state),
+        "mayor": state.mayor,
+        "chat": chat,
+        "channels": [],
+        "prompts": [],
+        "outcome": state.outcome,
+    })
     return result
 
 

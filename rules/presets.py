@@ -40,12 +40,13 @@ PRESETS = {p.id: p for p in (
     # 001: no card list survives (spec 3.5): seed 000's table with 001's roles and rules
     Preset("seed_001", "001", ("seer", "witch", "hunter", "cupid", "little_girl",
                                "trickster_wolf", "thief"),
-           {"witch_told_after_save": "no", "mayor_candidacy": "candidates",
+           {"thief_mode": "steal", "witch_told_after_save": "no", "mayor_candidacy": "candidates",
             "election_tie": "runoff_then_lot"}),
-    # 002's 24-card box: its Thief (two set-aside cards) is not built (RULES.md, "Presets").
-    Preset("seed_002", "002", ("seer", "witch", "hunter", "cupid", "little_girl"),
+    # 002's 24-card box; its Thief: two extra cards, a wolf among them must be taken
+    Preset("seed_002", "002", ("seer", "witch", "hunter", "cupid", "little_girl", "thief"),
            {"lovers_learn_role": "yes", "lovers_vote_restriction": "not_against_each_other",
-            "little_girl_from_night": 2, "wolves_may_target": "anyone"}),
+            "little_girl_from_night": 2, "wolves_may_target": "anyone",
+            "thief_mode": "extra_cards", "thief_forced_wolf": "if_any_wolf"}),
     Preset("seed_003_7", "003", ("seer", "hunter", "guard"), {**_SEED_003, "wolf_count": 2}, 7),
     Preset("seed_003_9", "003", ("seer", "witch", "hunter", "guard"),
            {**_SEED_003, "wolf_count": 3}, 9),

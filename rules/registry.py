@@ -16,7 +16,8 @@ NIGHT_ORDER = sorted((s for s in STEPS.values() if s.night_order is not None),
 # The day opens with the first of these that runs (the election on day 1, else the discussion).
 DAY_OPENING = sorted((s for s in STEPS.values() if s.opens_day is not None),
                      key=lambda s: s.opens_day)
-# The one dawn order: protect 10, attack 20, save 30, poison 40, night shot 50.
+# The one dawn order: protect 10, attack 20 (second victim 22, devoured wolf 24, infection 25),
+# save 30, poison 40, night shot 50.
 DAWN_ORDER = [d.resolve for d in sorted((d for u in UNITS for d in u.dawn), key=lambda d: d.order)]
 DEATH_REACTIONS = [u.on_death for u in sorted(UNITS, key=lambda u: u.death_order) if u.on_death]
 SPARES = [u.spares for u in UNITS if u.spares]
@@ -26,8 +27,11 @@ VIEW_FIELDS = [u.view for u in UNITS if u.view]
 PROMPT_FILTERS = [u.prompt_filter for u in UNITS if u.prompt_filter]
 STARTS = [u.start for u in UNITS if u.start]
 HIDES = [u.hides for u in UNITS if u.hides]
+OVERHEARS = [u.overhears for u in UNITS if u.overhears]
 SETTINGS = {s.id: s for u in UNITS for s in u.settings}
 DURATIONS = {name: seconds for u in UNITS for name, seconds in u.durations.items()}
+# role -> (extra_cards, set_aside): the roles that deal more cards than there are seats
+DECKS = {u.id: (u.extra_cards, u.set_aside) for u in UNITS if u.extra_cards}
 JOINS: dict = {}  # phase -> the Joins acting in it
 for _join in (j for u in UNITS for j in u.joins):
     JOINS.setdefault(_join.phase, []).append(_join)
@@ -47,3 +51,5 @@ _role.SETTING_DEFAULTS.update({s.id: s.default for s in SETTINGS.values()})
 _role.ALLEGIANCES.extend(u.allegiance for u in UNITS if u.allegiance)
 _role.SIDE_WINS.extend(w for w in WINS if w.side)
 _role.UNCOUNTED.extend(u.uncounted for u in UNITS if u.uncounted)
+_role.TURNED.extend(u.turns_wolf for u in UNITS if u.turns_wolf)
+_role.KILL_ACTIONS.update(a for step in STEPS.values() for a in step.kill_actions)

@@ -91,6 +91,16 @@ class Role:
     tie_order: int = 50
     # fn(state, seat) -> a side, or None: moves a seat off its card's side (Cupid's mixed lovers)
     allegiance: Callable | None = None
+    # fn(state, seat) -> True: this seat is one of the pack although its card is not (infected)
+    turns_wolf: Callable | None = None
+    # fn(state, line) -> copies of a chat line for other readers, each with its "to" and
+    # "overheard": True (the Little Girl reading the wolves under letters)
+    overhears: Callable | None = None
+    # fn(rules) -> cards this role adds to the deck beyond the seats (the Thief's extra cards)
+    extra_cards: Callable | None = None
+    # fn(rules, deck, rng) -> (the seats' cards, the cards set aside): how the shuffled deck
+    # holding the extra cards is dealt
+    set_aside: Callable | None = None
     joins: tuple = ()  # Join entries
     watch: dict = field(default_factory=dict)  # event kind -> fn(table, event), as it is emitted
     settings: tuple = ()  # Setting entries this role owns
@@ -118,6 +128,7 @@ class Step:
     # (they may still change it), "after" ones once the game goes on
     reaction: str | None = None
     names_waiting_seats = True  # False at night: who is awake is secret
+    kill_actions: tuple = ()  # those that kill: a lover may not aim them at his lover (O28)
     # The card whose holder this night step wakes. With hidden cards (`concealed`) the step runs
     # its full time whenever it is `scheduled` and the card is in the public deal, its holder
     # alive, dead or missing, so the night's timing tells nothing (roles-spec 5.1, O1).
@@ -186,6 +197,8 @@ def option(state, setting: str):
 
 SETTING_DEFAULTS: dict = {}  # setting id -> default (filled by rules.registry)
 ALLEGIANCES: list = []  # the roles' allegiance overrides (filled by rules.registry)
+TURNED: list = []  # the roles' turns_wolf (filled by rules.registry)
+KILL_ACTIONS: set = set()  # the actions of steps that kill (filled by rules.registry)
 SIDE_WINS: list = []  # the sides' own win conditions (filled by rules.registry)
 UNCOUNTED: list = []  # the roles' parity exclusions (filled by rules.registry)
 
@@ -233,16 +246,22 @@ def guarded(state, seat: int) -> bool:
 
 
 def is_wolf(state, seat: int) -> bool:
-    return CARDS[state.roles[seat]].wolf
+    """One of the pack: a wolf card, or a seat a role turned (the Infect Father's victim)."""
+    return CARDS[state.roles[seat]].wolf or any(turned(state, seat) for turned in TURNED)
+
+
+def wolves(state) -> list:
+    """The pack's seats, dead or alive."""
+    return [s for s in range(len(state.roles)) if is_wolf(state, s)]
 
 
 def living_wolves(state) -> list:
-    return [s for s, alive in enumerate(state.alive) if alive and CARDS[state.roles[s]].wolf]
+    return [s for s, alive in enumerate(state.alive) if alive and is_wolf(state, s)]
 
 
 def has_power(state, seat: int) -> bool:
     """A card's power works (the Elder's penalty takes every non-wolf power away)."""
-    return not (state.memo.get("powers_lost") and not CARDS[state.roles[seat]].wolf)
+    return not (state.memo.get("powers_lost") and not is_wolf(state, seat))
 
 
 def powered_holder(state, role: str) -> int | None:

@@ -212,5 +212,6 @@ class Table:
         s.outcome = {"winners": result["winners"], "reason": result["reason"]}
         self.emit("game_over", None, winners=result["winners"], alive=living(s),
                   roles={str(seat): role for seat, role in enumerate(s.roles)},
-                  chat=[{k: v for k, v in line.items() if k != "to"} for line in s.chat],
+                  chat=[{k: v for k, v in line.items() if k != "to"} for line in s.chat
+                        if not line.get("overheard")],
                   reason=result["reason"])

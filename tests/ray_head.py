@@ -1,5 +1,7 @@
 """A private Ray head for tests: every port chosen free, bound to 127.0.0.1, never 6379.
 
+Set RAY_HEAD_KEEP_LOGS=DIR to keep the head's logs (DIR/<temp dir name>/) after it stops.
+
 Several test sessions may run at once on one machine, so nothing here uses Ray's fixed default
 ports, and teardown kills only this head's own process group (never `ray stop`, which would kill
 every Ray on the machine).
@@ -58,6 +60,10 @@ def ray_head(num_cpus: int = 2, startup_timeout: float = 90.0, attempts: int = 3
             return
         finally:
             _stop(proc)
+            keep = os.environ.get("RAY_HEAD_KEEP_LOGS")  # a directory: keep the head's logs there
+            if keep:
+                shutil.copytree(os.path.join(temp_dir, "session_latest", "logs"),
+                                os.path.join(keep, os.path.basename(temp_dir)), dirs_exist_ok=True)
             shutil.rmtree(temp_dir, ignore_errors=True)
 
 

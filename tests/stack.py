@@ -15,8 +15,8 @@ shares one Ray head):
 Plain helpers (no pytest needed; the load tests and browser tests use them too):
 
     start_gateway(*, ray_address, redis_url, prefix, durations=TEST_DURATIONS,
-                  games_per_actor=1, warm_actors=1, workers=1, port=None) -> Gateway
-        waits until GET /readyz answers 200.
+                  games_per_actor=1, warm_actors=1, workers=1, port=None, env=None) -> Gateway
+        waits until GET /readyz answers 200; `env` adds environment variables (WW_* limits, WW_REDIS_WAIT).
     Gateway(url, ws_url, process, port, prefix, log_path): .url "http://127.0.0.1:P", .ws_url "ws://127.0.0.1:P",
         .kill() (SIGKILL the gateway and its children: a crash), .stop() (SIGTERM, then wait).
     await create_room(url, name) -> {"room", "seat", "token"}
@@ -98,13 +98,16 @@ class Gateway:
 def start_gateway(*, ray_address: str, redis_url: str, prefix: str,
                   durations: dict[str, int] | None = None, games_per_actor: int = 1,
                   warm_actors: int = 1, workers: int = 1, port: int | None = None,
-                  presence_lease: int | None = None, ws: str | None = None) -> Gateway:
+                  presence_lease: int | None = None, ws: str | None = None,
+                  env: dict[str, str] | None = None) -> Gateway:
+    """`env`: more environment variables for the gateway (e.g. WW_* limits)."""
     port = port or free_port()
     env = {
         **os.environ,
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
         "RAY_AUTH_MODE": "disabled",
         "PYTHONUNBUFFERED": "1",
+        **(env or {}),
     }
     env = {k: v for k, v in env.items() if not k.startswith("WW_DURATION_")}
     for name, seconds in (TEST_DURATIONS if durations is None else durations).items():
@@ -166,11 +169,12 @@ class Stack:
 
     def start_gateway(self, *, durations: dict[str, int] | None = None, games_per_actor: int = 1,
                       warm_actors: int = 1, workers: int = 1,
-                      presence_lease: int | None = None, ws: str | None = None) -> Gateway:
+                      presence_lease: int | None = None, ws: str | None = None,
+                      env: dict[str, str] | None = None) -> Gateway:
         gateway = start_gateway(ray_address=self.ray_address, redis_url=self.redis_url,
                                 prefix=self.prefix, durations=durations,
                                 games_per_actor=games_per_actor, warm_actors=warm_actors,
-                                workers=workers, presence_lease=presence_lease, ws=ws)
+                                workers=workers, presence_lease=presence_lease, ws=ws, env=env)
         self.gateways.append(gateway)
         return gateway
 

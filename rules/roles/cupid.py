@@ -1,7 +1,7 @@
 """Cupid: on the first night links two players (himself allowed); lovers die of grief together.
 Lovers of two sides (one a wolf, the other not) leave them and win as the last two alive."""
 
-from rules.role import Role, Setting, Step, Win, card_team, holder, living, option
+from rules.role import KILL_ACTIONS, Role, Setting, Step, Win, card_team, holder, living, option
 
 
 class CupidStep(Step):
@@ -22,7 +22,10 @@ class CupidStep(Step):
         return self.scheduled(t) and cupid is not None and t.s.alive[cupid]
 
     def open(self, t) -> None:
-        t.open_prompt(holder(t.s, "cupid"), "cupid.link", living(t.s), 2, 2)
+        cupid = holder(t.s, "cupid")
+        # "himself too if he wishes" (000, 001, 003); `forbidden`: a table's own rule
+        choices = [s for s in living(t.s) if s != cupid or option(t.s, "cupid_self") == "allowed"]
+        t.open_prompt(cupid, "cupid.link", choices, 2, 2)
 
     def act(self, t, seat: int, action: str, targets: list) -> None:
         lovers = sorted(targets)
@@ -54,9 +57,12 @@ def grief(t, seat: int, cause: str) -> None:
 
 
 def mixed(state) -> list:
-    """The lovers when their cards play for two sides: a team of their own. Else []."""
+    """The lovers when they leave their sides for a team of their own, else []: when their cards
+    play for two sides (`lovers_team = mixed_only`, D10), or any pair (`every_pair`: a reading
+    of 001's "they must play together as a team and leave their two other teams")."""
     lovers = lovers_of(state)
-    if lovers and card_team(state, lovers[0]) != card_team(state, lovers[1]):
+    if lovers and (card_team(state, lovers[0]) != card_team(state, lovers[1])
+                   or option(state, "lovers_team") == "every_pair"):
         return lovers
     return []
 
@@ -72,18 +78,15 @@ def last_two_alive(state) -> list | None:
     return None
 
 
-KILLS = ("wolves.point", "witch.poison")
-
-
 def restrict(state, seat: int, action: str, choices: list) -> list:
-    """Lovers may not vote against each other (002, 003), nor kill each other (003: a wolf lover
-    does not point at his lover, a Witch lover does not poison hers; the rest of the pack is not
-    bound: it does not know the link, O28). The actor knows his lover, so taking the lover off
-    his own menu tells him nothing."""
+    """Lovers may not vote against each other (002, 003), nor kill each other (003: no step's
+    `kill_actions` (the pack's pointing, the poison, the other wolves' own kills) aims at his
+    lover; the rest of the pack is not bound: it does not know the link, O28). The actor knows
+    his lover, so taking the lover off his own menu tells him nothing."""
     other = other_lover(state, seat)
     if other is not None and (
             (action == "vote" and option(state, "lovers_vote_restriction") == "not_against_each_other")
-            or (action in KILLS and option(state, "lovers_kill_restriction") == "never")):
+            or (action in KILL_ACTIONS and option(state, "lovers_kill_restriction") == "never")):
         return [s for s in choices if s != other]
     return choices
 
@@ -104,10 +107,12 @@ ROLE = Role(
     view=view_fields,
     prompt_filter=restrict,
     settings=(
+        Setting("cupid_self", ("allowed", "forbidden"), "allowed", "cupid", "000, 001, 003"),
         Setting("lovers_learn_role", ("no", "yes"), "no", "cupid", "002"),
         Setting("lovers_vote_restriction", ("none", "not_against_each_other"), "none", "cupid",
                 "002"),
         Setting("lovers_kill_restriction", ("none", "never"), "none", "cupid", "003"),
+        Setting("lovers_team", ("mixed_only", "every_pair"), "mixed_only", "cupid", "000, 001"),
     ),
     durations={"cupid": 30},
 )

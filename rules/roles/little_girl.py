@@ -1,6 +1,6 @@
-"""Little Girl (001, 002, 003): peeks while the wolves choose. Online (roles-spec 1.2, proposal A
-without the chat): during the wolves' step she may peek; from then on she sees each wolf's
-pointing under a letter (never a seat). Each peek may get her caught: the pack learns her seat,
+"""Little Girl (001, 002, 003): peeks while the wolves choose. Online (roles-spec 1.2, proposal A):
+during the wolves' step she may peek; from then on, until the step ends, she reads each wolf's
+pointing and lines under a letter (never a seat, never a name). Each peek may get her caught: the pack learns her seat,
 and if she ends as their victim the Witch may not save her (003); no Guard ever protects her."""
 
 import string
@@ -40,6 +40,20 @@ def spy(t, event: dict) -> None:
         t.emit("peeked", [girl], pointing={peek["labels"][str(event["seat"])]: event["target"]})
 
 
+def overhear(state, line: dict) -> list:
+    """A wolf's line while she peeks reaches her under his letter."""
+    peek = peeking(state)
+    girl = powered_holder(state, "little_girl")
+    if line["channel"] != "wolves" or state.phase != "night.wolves" or not peek \
+            or girl is None or girl in line["to"]:  # an infected Little Girl reads it as a wolf
+        return []
+    label = peek["labels"].get(str(line["seat"]))
+    if label is None:
+        return []
+    return [{"channel": "wolves", "seat": None, "name": label, "text": line["text"],
+             "ts": line["ts"], "overheard": True, "to": [girl]}]
+
+
 def view_fields(state, seat: int) -> dict:
     if state.roles[seat] != "little_girl":
         return {"little_girl": None}
@@ -56,6 +70,7 @@ ROLE = Role(
     protectable=False,
     joins=(Join("night.wolves", ("little_girl.peek",), open_peek, peek),),
     watch={"pointed": spy},
+    overhears=overhear,
     view=view_fields,
     settings=(Setting("little_girl_from_night", (1, 2), 1, "little_girl", "002"),
               Setting("little_girl_caught_chance", (20, 0, 10, 50), 20, "little_girl", "spec")),

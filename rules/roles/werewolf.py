@@ -2,14 +2,15 @@
 
 from collections import Counter
 
-from rules.role import (CARDS, Dawn, Role, Setting, Step, Win, card_team, counted, is_wolf,
-                        living, living_wolves, option, side)
+from rules.role import (CARDS, Dawn, Role, Setting, Step, Win, allegiance, counted, is_wolf,
+                        living, living_wolves, option, side, wolves)
 
 
 class WolvesStep(Step):
     phase = "night.wolves"
     duration = "wolves"
     actions = ("wolves.point",)
+    kill_actions = actions
     waiting_action = "wolves.point"
     night_order = 30
     names_waiting_seats = False
@@ -60,11 +61,10 @@ def attack(t, night: dict) -> None:
 def view_fields(state, seat: int) -> dict:
     if not is_wolf(state, seat):
         return {"wolves": None, "pointing": None}
-    wolves = [s for s, role in enumerate(state.roles) if CARDS[role].wolf]
     pointing = None
     if state.phase == "night.wolves" and state.alive[seat]:
         pointing = dict(state.memo["wolves"]["pointing"])
-    return {"wolves": wolves, "pointing": pointing}
+    return {"wolves": wolves(state), "pointing": pointing}
 
 
 def attacker(t, victim: int) -> int:
@@ -78,9 +78,11 @@ def attacker(t, victim: int) -> int:
 
 
 def only_wolves_alive(state) -> list | None:
-    """Every living player is one of the pack or plays for it (004's Traitor, O44)."""
+    """Every living player plays for the pack, at least one of them a wolf: 004's Traitor (no
+    wolf, O44) counts with it; a living White Werewolf, a wolf who plays for himself, keeps the
+    game going."""
     alive = living(state)
-    if alive and living_wolves(state) and all(card_team(state, s) == "wolves" for s in alive):
+    if alive and living_wolves(state) and all(allegiance(state, s) == "wolves" for s in alive):
         return side(state, "wolves")
     return None
 
@@ -89,10 +91,12 @@ def no_village_side_left(state) -> list | None:
     """003's 屠边: every dealt plain Villager dead, or every dealt powered village card dead
     (a side dealt empty never counts: O48)."""
     rule = option(state, "wolves_win")
-    if rule not in ("kill_side", "kill_all") or not living_wolves(state):
+    # a pack that plays for itself must live: a lone White Werewolf wins only alone
+    if rule not in ("kill_side", "kill_all") or not any(
+            allegiance(state, s) == "wolves" for s in living_wolves(state)):
         return None
     village = [s for s, role in enumerate(state.roles) if CARDS[role].team == "village"
-               and not CARDS[role].wolf]
+               and not is_wolf(state, s)]
     plain = [s for s in village if CARDS[state.roles[s]].plain]
     powered = [s for s in village if not CARDS[state.roles[s]].plain]
     dead = lambda seats: seats and not any(state.alive[s] for s in seats)  # noqa: E731
@@ -105,12 +109,13 @@ def no_village_side_left(state) -> list | None:
 def at_parity(state) -> list | None:
     """004: the pack wins once the living wolves are at least as many as the others (O47: a
     chain of deaths can jump past equality). The Traitor is no wolf: he counts among the others;
-    a Fox counts only with `fox_counted` (1.10)."""
+    a Fox counts only with `fox_counted` (1.10). The pack is the wolves who play for it: a White
+    Werewolf, or a wolf among mixed lovers, counts among the others."""
     if option(state, "wolves_win") != "parity":
         return None
-    wolves = len(living_wolves(state))
-    others = sum(1 for s in living(state) if not is_wolf(state, s) and counted(state, s))
-    if wolves and wolves >= others:
+    pack = [s for s in living_wolves(state) if allegiance(state, s) == "wolves"]
+    others = sum(1 for s in living(state) if s not in pack and counted(state, s))
+    if pack and len(pack) >= others:
         return side(state, "wolves")
     return None
 

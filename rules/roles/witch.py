@@ -7,6 +7,7 @@ class WitchStep(Step):
     phase = "night.witch"
     duration = "witch"
     actions = ("witch.save", "witch.poison")
+    kill_actions = ("witch.poison",)
     waiting_action = "witch.poison"
     night_order = 40
     names_waiting_seats = False

@@ -144,3 +144,12 @@ async def test_a_request_that_fails_fails_alone(store, clock):
     assert replies[0] == (REPLY_UNAVAILABLE, "room BBBBBB is unavailable, retry")
     assert replies[1][1]["code"] == "internal"
     assert replies[2][1]["view"]["me"]["seat"] == 1
+
+
+async def test_the_host_metrics_count_rooms_and_players(store, clock):
+    h = host(store, clock)
+    await running_room(h, "AAAAAA")
+    await h.create_room("BBBBBB", "Solo", "s0")
+    text = h.metrics.text()
+    assert "ww_host_rooms 2.0" in text and "ww_host_players 7.0" in text
+    assert "ww_host_restarts_total 0.0" in text

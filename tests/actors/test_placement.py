@@ -39,6 +39,34 @@ async def test_rooms_arriving_together_start_only_the_hosts_they_fill(redis, pre
     assert len(started) == 3
 
 
+async def test_rooms_arriving_together_start_only_the_hosts_they_fill_when_the_first_start_ends_first(
+        redis, prefix):
+    p, started, _ = placement(redis, prefix, games_per_actor=4, warm_actors=0)
+    gates: dict[str, asyncio.Event] = {}
+
+    async def slow_start(name: str) -> None:  # each start ends only when the test says
+        started.append(name)
+        await gates.setdefault(name, asyncio.Event()).wait()
+
+    p._start_host = slow_start
+    rooms = [asyncio.create_task(p.place()) for _ in range(10)]
+    names = [f"{prefix}-host-{i:06d}" for i in range(1, 4)]
+
+    async def until_placed(count: int) -> None:
+        while sum(room.done() for room in rooms) < count:
+            await asyncio.wait([r for r in rooms if not r.done()], timeout=10,
+                               return_when=asyncio.FIRST_COMPLETED)
+
+    await until_placed(0)
+    while len(started) < 3:  # the three starts the ten rooms need, side by side
+        await asyncio.sleep(0)
+    for name, placed in zip(sorted(started), (4, 8, 10)):  # each start ends while the next still runs
+        gates.setdefault(name, asyncio.Event()).set()
+        await asyncio.wait_for(until_placed(placed), 10)
+    hosts = [room.result() for room in rooms]
+    assert sorted(set(hosts)) == names and sorted(started) == names
+
+
 async def test_one_game_per_actor_is_the_same_code(redis, prefix):
     p, started, _ = placement(redis, prefix, games_per_actor=1, warm_actors=2)
     await p.restore()
@@ -77,3 +105,21 @@ async def test_spares_beyond_the_warm_ones_are_stopped(redis, prefix):
     assert len(gone) == 2 and stopped == gone
     assert await redis.zcount(f"{prefix}:hosts", 0, 0) == 1
     assert await redis.zscore(f"{prefix}:hosts", hosts[2]) == 1  # the live room's host stays
+
+
+async def test_no_host_starts_past_the_cap(redis, prefix):
+    started: list[str] = []
+
+    async def start_host(name: str) -> None:
+        started.append(name)
+
+    async def stop_host(name: str) -> None:
+        pass
+
+    config = Config(prefix=prefix, games_per_actor=2, warm_actors=1)
+    p = Placement(config, redis, start_host, stop_host, host_cap=lambda: 2)
+    await p.restore()
+    hosts = [await p.place() for _ in range(5)]
+    await p.settled()
+    assert hosts == [f"{prefix}-host-000001"] * 2 + [f"{prefix}-host-000002"] * 2 + [None]
+    assert len(started) == 2  # the spare was not topped up past the cap either

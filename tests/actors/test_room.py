@@ -60,6 +60,51 @@ async def test_names_are_trimmed_and_unique_ignoring_case(store, clock):
     assert len(room.data.players) == 1
 
 
+async def test_invisible_and_look_alike_names_are_refused(store, clock):
+    room = await new_room(store, clock)
+    assert await room.join("\uff2cayla", "h0") == {"seat": 0}  # a fullwidth L, stored folded
+    assert room.data.players[0].name == "Layla"
+    for name in ("\u200bAna", "An\u202ea", "A\x00na", "\ud800", "\u0301\u0301", "\u2028"):
+        assert (await room.join(name, "h1"))["error"] == "bad_name", repr(name)
+    for twin in ("L\u0430yla", "LAYLA", "\uff2c\uff21\uff39\uff2c\uff21"):
+        assert (await room.join(twin, "h2"))["error"] == "name_taken", twin
+    assert (await room.join("lvan", "h3")) == {"seat": 1}
+    assert (await room.join("Ivan", "h4"))["error"] == "name_taken"  # I and l look alike
+    assert (await room.join("Om  ar", "h5")) == {"seat": 2}
+    assert room.data.players[2].name == "Om ar"
+    assert [p.name for p in room.data.players] == ["Layla", "lvan", "Om ar"]
+
+
+async def test_every_command_kind_is_rate_limited_per_seat(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    burst, rate = room_module.RATE_LIMITS["settings"]
+    replies = [await room.command(0, {"type": "settings", "id": i, "durations": {"vote": 30 + i}})
+               for i in range(burst + 3)]
+    assert [r["type"] for r in replies] == ["ack"] * burst + ["error"] * 3
+    assert {r["code"] for r in replies[burst:]} == {"rate_limited"}
+    assert [f["kind"] for f in frames(store)].count("settings") == burst  # refused: no broadcast
+    clock.advance(int(1000 / rate))
+    assert (await room.command(0, {"type": "settings", "id": "later", "durations": {"vote": 99}}))["type"] == "ack"
+    # Another seat's budget, and another kind's, are its own.
+    assert (await room.command(1, {"type": "settings", "id": "x"}))["code"] == "not_host"
+    assert (await room.command(0, {"type": "start", "id": "go"}))["type"] == "ack"
+    act_burst, _ = room_module.RATE_LIMITS["act"]
+    codes = [(await room.command(3, {"type": "act", "id": f"a{i}", "action": "vote", "targets": []}))["code"]
+             for i in range(act_burst + 1)]
+    assert codes[-1] == "rate_limited" and "rate_limited" not in codes[:-1]
+
+
+async def test_an_empty_lobby_closes_sooner_than_an_abandoned_game(store, clock):
+    room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
+                             clock=clock, idle_close=600_000, lobby_idle_close=60_000)
+    await seat(room, 2)  # joined by HTTP, never connected: nobody is at the table
+    assert wakeup(room.data, 600_000, 60_000) == room.data.idle_since + 60_000
+    clock.advance(60_000)
+    await store.wait_for(lambda: room.closed)
+    assert store.rooms[CODE]["status"] == "finished"
+
+
 async def test_the_nineteenth_player_finds_the_room_full(store, clock):
     room = await new_room(store, clock)
     await seat(room, 18)
@@ -415,7 +460,25 @@ async def test_a_snapshot_round_trips(store, clock):
     room = await new_room(store, clock)
     await seat(room, 6)
     await room.command(0, {"type": "start", "id": 0})
-    assert RoomData.from_json(store.snapshots[CODE]) == room.data
+    assert RoomData.from_stored(await store.load(CODE)) == room.data
+
+
+async def test_each_persist_stores_only_the_new_chat_lines_and_a_reload_has_them_all(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 8)
+    await room.command(0, {"type": "start", "id": 0})
+    wolf = room.data.game.roles.index("werewolf")
+    for i in range(3):
+        assert (await room.command(wolf, {"type": "chat", "id": i, "text": f"line {i}"}))["type"] == "ack"
+    assert [orjson.loads(line)["text"] for line in store.chats[CODE]] == ["line 0", "line 1", "line 2"]
+    assert orjson.loads(store.snapshots[CODE])["game"]["chat"] == 3  # the lines are not in it
+    written = []
+    store.persist = lambda code, _persist=store.persist, **kw: written.append(kw["chat"]) or _persist(code, **kw)
+    reloaded = await Room.load(CODE, host="h1", store=store, clock=clock)
+    assert reloaded.data == room.data
+    await reloaded.command(wolf, {"type": "chat", "id": 3, "text": "line 3"})
+    assert [[orjson.loads(line)["text"] for line in chat] for chat in written] == [["line 3"]]
+    assert len(store.chats[CODE]) == 4
 
 
 def presence_frames(store: MemoryStore) -> list[tuple[int, bool]]:
@@ -432,7 +495,7 @@ async def test_a_seat_on_two_gateways_stays_connected_until_both_let_go(store, c
     assert room.data.players[1].connected and presence_frames(store) == [(1, True)]
     await room.presence(1, "gw-b", False)
     assert presence_frames(store) == [(1, True), (1, False)]
-    assert RoomData.from_json(store.snapshots[CODE]) == room.data
+    assert RoomData.from_stored(await store.load(CODE)) == room.data
 
 
 async def test_the_seats_of_a_dead_gateway_go_and_the_others_stay(store, clock):
@@ -536,3 +599,30 @@ async def test_a_seed_004_room_s_views_after_the_start(store, clock):
     for s in range(4):
         view = room.data.view(s)
         assert view["status"] == "running" and view["me"]["role"] is not None
+
+
+def spectator_counts(store: MemoryStore) -> list[int]:
+    return [f["count"] for f in frames(store) if f["kind"] == "spectators"]
+
+
+async def test_spectators_are_counted_by_gateway_and_leave_with_a_dead_one(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 1)
+    await room.watch("gw-a", 2)
+    await room.watch("gw-b", 1)
+    await room.watch("gw-b", 1)  # the same count again: nothing new
+    assert room.data.lobby()["spectators"] == 3 and spectator_counts(store) == [2, 3]
+    assert room.gateways() >= {"gw-a", "gw-b"}  # swept like the seats' gateways
+    await room.gateways_gone(frozenset({"gw-a"}))
+    await room.watch("gw-b", 0)
+    assert spectator_counts(store) == [2, 3, 1, 0] and room.data.watchers == {}
+    assert RoomData.from_stored(await store.load(CODE)) == room.data
+
+
+async def test_a_spectator_s_view_is_the_public_table(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    assert (await room.command(0, {"type": "start"}))["type"] == "ack"
+    view = room.welcome(room_module.WATCHER)["view"]
+    assert view["me"] is None and view["prompts"] == [] and view["channels"] == []
+    assert all(s["role"] is None for s in view["seats"]) and view["phase"].startswith("night.")

@@ -7,8 +7,10 @@ import pytest
 import rules
 from actors.clock import FakeClock
 from actors.room import Room, encode_event
-from actors.store import OutOfSync, RedisStore, StaleEpoch, connect
+from actors.store import Keys, NotReplicated, OutOfSync, RedisStore, StaleEpoch, connect
 from tests.actors.conftest import REDIS_URL
+from tests.ray_head import free_port
+from tests.redis_servers import RedisServer, redis_server, wait_replica_online
 
 CODE = "ABCDEF"
 
@@ -26,7 +28,7 @@ async def write(rstore, *, epoch, first_seq, texts, status="running", tokens=Non
     await rstore.persist(CODE, epoch=epoch, host="h1", snapshot=orjson.dumps({"n": first_seq}),
                          status=status, first_seq=first_seq,
                          events=[event(first_seq + i, t) for i, t in enumerate(texts)],
-                         tokens=tokens or {})
+                         tokens=tokens or {}, chat_from=0, chat=[])
 
 
 async def test_a_writer_with_a_stale_epoch_is_refused_and_changes_nothing(rstore, redis):
@@ -35,7 +37,7 @@ async def test_a_writer_with_a_stale_epoch_is_refused_and_changes_nothing(rstore
     assert await rstore.claim(CODE, "h1") == 2  # the room is taken over (host restart)
     with pytest.raises(StaleEpoch):
         await write(rstore, epoch=1, first_seq=3, texts=["zombie"])
-    assert orjson.loads(await rstore.load(CODE)) == {"n": 1}
+    assert orjson.loads((await rstore.load(CODE)).snapshot) == {"n": 1}
     assert [e["seq"] for e in await rstore.events_after(CODE, 0)] == [1, 2]
     await write(rstore, epoch=2, first_seq=3, texts=["c"])
     assert [e["seq"] for e in await rstore.events_after(CODE, 0)] == [1, 2, 3]
@@ -82,6 +84,25 @@ async def test_tokens_are_stored_by_hash(rstore, redis, prefix):
     assert await redis.hget(f"{prefix}:room:{CODE}:tokens", "abc") == b"0"
 
 
+async def test_chat_lines_are_appended_apart_from_the_snapshot(rstore, redis, prefix):
+    await rstore.claim(CODE, "h1")
+
+    async def persist(first_seq, chat_from, lines):
+        await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="running",
+                             first_seq=first_seq, events=[event(first_seq, "x")], tokens={},
+                             chat_from=chat_from, chat=lines)
+
+    await persist(1, 0, [b"a", b"b"])
+    await persist(2, 2, [b"c"])
+    assert (await rstore.load(CODE)).chat == [b"a", b"b", b"c"]
+    with pytest.raises(OutOfSync):  # a writer that thinks fewer lines are stored changes nothing
+        await persist(3, 2, [b"zombie"])
+    assert (await rstore.load(CODE)).chat == [b"a", b"b", b"c"]
+    assert len(await rstore.events_after(CODE, 0)) == 2
+    await persist(3, 0, [b"new game"])  # 0: the list starts again
+    assert (await rstore.load(CODE)).chat == [b"new game"]
+
+
 async def test_a_final_status_releases_the_room_and_sets_a_ttl(rstore, redis, prefix):
     await redis.zadd(f"{prefix}:hosts", {"h1": 1})
     await rstore.claim(CODE, "h1")
@@ -90,7 +111,11 @@ async def test_a_final_status_releases_the_room_and_sets_a_ttl(rstore, redis, pr
     assert await rstore.host_rooms("h1") == []
     assert await redis.zscore(f"{prefix}:hosts", "h1") == 0
     assert (await rstore.status(CODE))["status"] == "finished"
-    for key in (f"{prefix}:room:{CODE}", f"{prefix}:room:{CODE}:state", f"{prefix}:room:{CODE}:log"):
+    await rstore.claim(CODE, "h1")
+    await rstore.persist(CODE, epoch=2, host="h1", snapshot=b"{}", status="finished", first_seq=2,
+                         events=[event(2, "over again")], tokens={}, chat_from=0, chat=[b"a line"])
+    for key in (f"{prefix}:room:{CODE}", f"{prefix}:room:{CODE}:state", f"{prefix}:room:{CODE}:log",
+                f"{prefix}:room:{CODE}:chat"):
         assert 0 < await redis.ttl(key) <= 3600
 
 
@@ -117,7 +142,35 @@ async def test_hundreds_of_concurrent_writes_wait_for_a_connection(prefix, redis
     codes = [f"R{i:05d}" for i in range(300)]
     await asyncio.gather(*(many.claim(code, "h1") for code in codes))
     await asyncio.gather(*(many.persist(code, epoch=1, host="h1", snapshot=b"{}", status="lobby",
-                                        first_seq=1, events=[event(1, code)], tokens={})
+                                        first_seq=1, events=[event(1, code)], tokens={}, chat_from=0, chat=[])
                            for code in codes))
     assert len(await many.host_rooms("h1")) == 300
     await client.aclose()
+
+
+async def test_with_wait_events_are_announced_only_once_a_replica_has_them(prefix, tmp_path):
+    with redis_server() as primary:
+        redis = connect(primary.url)
+        store = RedisStore(redis, prefix, finished_ttl=3600, wait_replicas=1)
+        pubsub = redis.pubsub()
+        await pubsub.subscribe(Keys(prefix).room(CODE))
+        assert (await pubsub.get_message(timeout=5))["type"] == "subscribe"
+        await store.claim(CODE, "h1")
+        with pytest.raises(NotReplicated):  # no replica: stored on the primary, not acknowledged
+            await write(store, epoch=1, first_seq=1, texts=["a"])
+        assert [e["seq"] for e in await store.events_after(CODE, 0)] == [1]
+        with pytest.raises(NotReplicated):  # and not announced while only one copy exists
+            await store.publish_stored(CODE, 0)
+        assert await pubsub.get_message(timeout=0.2) is None
+        replica = RedisServer(free_port(), tmp_path, ["--replicaof", "127.0.0.1", str(primary.port)])
+        try:
+            replica.start()
+            wait_replica_online(primary)
+            await store.publish_stored(CODE, 0)  # what a room's reload does
+            await write(store, epoch=1, first_seq=2, texts=["b"])
+            got = [await pubsub.get_message(timeout=5) for _ in range(2)]
+            assert [orjson.loads(m["data"])["seq"] for m in got] == [1, 2]
+        finally:
+            replica.kill()
+            await pubsub.aclose()
+            await redis.aclose()

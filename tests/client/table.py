@@ -70,6 +70,9 @@ async def new_player(browser: Browser, name: str, *, locale: str = "en-US", view
     page.set_default_timeout(WAIT_MS)
     player = Player(name=name, context=context, page=page)
     page.on("pageerror", lambda exc: player.errors.append(exc))
+    # A resource or script the gateway's Content-Security-Policy blocked is an error too.
+    page.on("console", lambda message: player.errors.append(message.text)
+            if message.type == "error" and "Content Security Policy" in message.text else None)
     page.on("websocket", lambda ws: _watch(player, ws))
     return player
 

@@ -7,13 +7,15 @@ import asyncio
 import httpx
 import pytest
 
+from rules.registry import CARDS
 from tests.client.table import chromium, new_player
 from tests.client.test_catalogues import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 EN = catalogue("en")
-ROLES = ["werewolf", "villager", "seer", "witch", "hunter", "cupid"]
+# The help explains every card, in the catalogue's order (a new role's help comes with its keys).
+ROLES = [key.removeprefix("explain.") for key in EN if key.startswith("explain.")]
 
 
 def test_a_hidden_card_stays_hidden_and_the_help_explains_every_card(stack):
@@ -51,6 +53,7 @@ def test_a_hidden_card_stays_hidden_and_the_help_explains_every_card(stack):
             shown = await page.eval_on_selector_all(
                 "#help-roles section", "els => els.map(e => [e.dataset.role, e.querySelector('p').textContent])")
             assert shown == [[r, EN[f"explain.{r}"]] for r in ROLES]
+            assert set(CARDS) <= set(ROLES)
             await page.click("#help button[type=submit]")
             await page.wait_for_selector("#help", state="hidden")
             assert not host.errors, host.errors

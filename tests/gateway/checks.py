@@ -7,7 +7,8 @@ from pathlib import Path
 
 import orjson
 from jsonschema import Draft202012Validator
-from redis.asyncio import Redis
+
+from actors.store import connect
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schema"
 ROLE_OF_ACTION = {"seer": "seer", "witch": "witch", "wolves": "werewolf", "cupid": "cupid",
@@ -16,11 +17,24 @@ ROLE_OF_ACTION = {"seer": "seer", "witch": "witch", "wolves": "werewolf", "cupid
 
 async def stored_log(redis_url: str, prefix: str, room: str) -> list[dict]:
     """The room's stored events (the ground truth): [{"seq", "to", "frame"}], seq from 1."""
-    redis = Redis.from_url(redis_url)
+    redis = connect(redis_url)  # a redis+sentinel:// URL too
     try:
         return [orjson.loads(raw) for raw in await redis.lrange(f"{prefix}:room:{room}:log", 0, -1)]
     finally:
         await redis.aclose()
+
+
+def lost_acks(clients, log: list[dict]) -> list[dict]:
+    """The chat lines the room acknowledged to a client that the stored log does not hold. An
+    ack promises durability: after any failure this must stay empty."""
+    stored = {(f["seat"], f["text"]) for f in (orjson.loads(e["frame"]) for e in log)
+              if f["kind"] == "chat"}
+    lost = []
+    for client in clients:
+        acked = {f["id"] for f in client.frames if f.get("type") == "ack"}
+        lost += [frame for frame in client.sent if frame.get("type") == "chat"
+                 and frame.get("id") in acked and (client.seat, frame["text"]) not in stored]
+    return lost
 
 
 def assert_exact_stream(client, log: list[dict], first: int | None = None,
@@ -73,8 +87,36 @@ def assert_no_leak(client, roles: dict[int, str]) -> None:
                 assert seat in dead, frame
         elif kind == "death":
             dead.add(frame["seat"])
+        elif kind == "cards":  # dead_see_roles: only to the dead, after their death
+            assert seat in dead, frame
         elif kind == "game_over":
             break  # from here on everything is public
+
+
+# What a spectator never gets before the end: cards, prompts, night results, the pack's news.
+PRIVATE_KINDS = {"role", "wolves", "lovers", "prompt", "prompt_closed", "seer_result", "pointed",
+                 "witch_victim", "peeked", "little_girl_caught", "charmed", "cards"}
+
+
+def assert_spectator_sees_public_only(client, log: list[dict]) -> None:
+    """A watch socket got exactly the events for everybody after its welcome, and before
+    game_over no card, no private event, no line of the wolves or the dead."""
+    assert client.welcome["seat"] is None
+    view = client.welcome["view"]
+    if view.get("phase") not in (None, "over"):
+        assert view["me"] is None and view["prompts"] == [] and set(view["chat"]) <= {"day"}
+        assert all(s["role"] is None or not s["alive"] for s in view["seats"]), view["seats"]
+    audience = {e["seq"]: e["to"] for e in log}
+    leaks = []
+    for frame in client.events:
+        if frame["kind"] == "game_over":
+            break
+        if audience[frame["seq"]] is not None or frame["kind"] in PRIVATE_KINDS or (
+                frame["kind"] == "chat" and frame["channel"] != "day"):
+            leaks.append(frame)
+    assert leaks == []
+    assert [f["seq"] for f in client.events] == [
+        e["seq"] for e in log if e["seq"] > client.welcome["seq"] and e["to"] is None]
 
 
 def assert_view_is_own(view: dict, seat: int, role: str) -> None:

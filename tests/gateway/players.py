@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 
-from tests.stack import Client, connect, create_room, join_room
+from tests.stack import Client, connect, create_room, join_room, open_socket
 
 NAMES = ["Layla", "Omar", "Ines", "Tariq", "Maya", "Bruno", "Sofia", "Yuki", "Amara", "Lars",
          "Chen", "Nadia", "Pablo", "Zoe", "Ravi", "Elif", "Kofi", "Hana"]
@@ -40,7 +40,8 @@ class Bot:
         await self._send({"type": "act", "action": prompt["action"],
                           "targets": self.rng.sample(choices, k)})
         if self.chatty and self.rng.random() < 0.3:
-            await self._send({"type": "chat", "text": f"seat {self.client.seat} thinks"})
+            # Unique text: an acknowledged line can be found in the log (tests count lost acks).
+            await self._send({"type": "chat", "text": f"seat {self.client.seat} thinks ({self._ids + 1})"})
 
     async def _send(self, frame: dict) -> None:
         self._ids += 1
@@ -72,6 +73,14 @@ def in_day(day: int):
     """Matches the phase event that opens day `day` (night `day` comes before it)."""
     return lambda f: (f.get("kind") == "phase" and f["phase"].startswith("day.")
                       and f["day"] == day)
+
+
+async def watch(ws_url: str, room: str, since: int | None = None) -> Client:
+    """A spectator's socket (no token); its `welcome` is the welcome, or the error refusing it."""
+    client = await open_socket(ws_url, room)
+    await client.send({"type": "hello", "watch": True, "since": since})
+    client.welcome = await client.recv_until(lambda f: f.get("type") in ("welcome", "error"))
+    return client
 
 
 async def connect_all(ws_url: str, room: str, seats: list[dict]) -> list[Client]:

@@ -1,5 +1,5 @@
 """`werewolf serve` on its own: it starts a local Ray head, serves, and Ctrl-C stops everything it
-started."""
+started; a stack never serves a prefix another live cluster owns (actors/ownership.py)."""
 import os
 import secrets
 import signal
@@ -9,19 +9,22 @@ import sys
 import httpx
 import psutil
 import pytest
+import redis
 
+from gateway.cli import kill_family
 from tests.ray_head import free_port
-from tests.stack import ROOT
+from tests.stack import ROOT, start_gateway
 
 pytestmark = pytest.mark.e2e
 
 
 def test_serve_starts_ray_serves_and_cleans_up_on_ctrl_c():
     port = free_port()
+    prefix = "t" + secrets.token_hex(5)
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     serve = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port),
-         "--prefix", "t" + secrets.token_hex(5), "--log-level", "warning"],
+         "--prefix", prefix, "--log-level", "warning"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True)
     try:
@@ -35,13 +38,45 @@ def test_serve_starts_ray_serves_and_cleans_up_on_ctrl_c():
         # "Open ..." is printed once the gateway is ready.
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
             assert http.get("/readyz").json() == {"ok": True, "redis": True, "ray": True}
-            assert http.post("/api/rooms", json={"name": "Layla"}).status_code == 201
+            room = http.post("/api/rooms", json={"name": "Layla"}).json()["room"]
+
+            # A second stack on the same Redis and prefix (as two default `werewolf serve` on one
+            # machine) is refused, naming WW_PREFIX, before it starts a Ray of its own.
+            second = subprocess.run(
+                [sys.executable, "-m", "gateway.cli", "serve", "--port", str(free_port()),
+                 "--prefix", prefix, "--log-level", "warning"],
+                cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+            assert second.returncode != 0
+            assert "WW_PREFIX" in second.stderr and prefix in second.stderr, second.stderr
+            assert "Started a local Ray head" not in second.stdout
+            # ...and the first one's rooms stay where they were.
+            assert http.get(f"/api/rooms/{room}").json()["status"] == "lobby"
+            assert http.post(f"/api/rooms/{room}/join", json={"name": "Omar"}).status_code == 200
 
         started = psutil.Process(serve.pid).children(recursive=True)  # Ray, its workers, actors
         serve.send_signal(signal.SIGINT)
         assert serve.wait(timeout=60) == 0
         gone, alive = psutil.wait_procs(started, timeout=30)
         assert alive == []
+        # Stopped cleanly, it gave the prefix back: the next stack need not wait for the lease.
+        with redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")) as r:
+            assert r.get(f"{prefix}:stack") is None
     finally:
         if serve.poll() is None:
-            os.killpg(serve.pid, signal.SIGKILL)
+            kill_family(serve)  # its Ray head runs in a session of its own
+
+
+def test_a_gateway_refuses_a_prefix_another_live_cluster_owns(ray_address, redis_url):
+    """With RAY_ADDRESS given, the gateway checks the owner itself: this session's Ray is not
+    the cluster holding the lease."""
+    prefix = "t" + secrets.token_hex(5)
+    with redis.Redis.from_url(redis_url) as r:
+        r.set(f"{prefix}:stack", "session_of_another_cluster", ex=60)
+        try:
+            with pytest.raises(RuntimeError) as refused:
+                start_gateway(ray_address=ray_address, redis_url=redis_url, prefix=prefix)
+            assert "WW_PREFIX" in str(refused.value) and "session_of_another_cluster" in str(refused.value)
+            # Its placement actor was never made, so no host of that prefix was restarted here.
+            assert r.zcard(f"{prefix}:hosts") == 0
+        finally:
+            r.delete(f"{prefix}:stack")

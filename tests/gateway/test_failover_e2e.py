@@ -124,9 +124,10 @@ def orjson_kind(stored: dict) -> str:
 async def host_pid(stack, room: str) -> int:
     """Ask Ray (from a separate driver process) for the pid of the actor hosting `room`."""
     script = (
-        "import sys, ray, redis\n"
-        "r = redis.Redis.from_url(sys.argv[2])\n"
-        "host = r.hget(f'{sys.argv[3]}:room:{sys.argv[4]}', 'host').decode()\n"
+        "import asyncio, sys, ray\n"
+        "from actors.store import connect\n"  # a redis+sentinel:// URL too
+        "key = f'{sys.argv[3]}:room:{sys.argv[4]}'\n"
+        "host = asyncio.run(connect(sys.argv[2]).hget(key, 'host')).decode()\n"
         "ray.init(address=sys.argv[1], namespace='werewolf', log_to_driver=False)\n"
         "print(ray.get(ray.get_actor(host).stats.remote())['pid'])\n"
     )

@@ -56,3 +56,10 @@ def test_valid_frames_keep_only_known_fields():
     assert parse_frame('{"type": "settings", "rules": {"guard_self": 5}, "preset": "x"}') == {
         "type": "settings", "id": None, "rules": {"guard_self": 5}, "preset": "x"}
     assert parse_frame('{"type": "start"}') == {"type": "start", "id": None}
+
+
+def test_the_settings_model_takes_every_setting_the_rules_declare():
+    from gateway.frames import Settings
+    from rules import SETTINGS_FIELDS
+
+    assert set(Settings.model_fields) - {"type", "id"} == set(SETTINGS_FIELDS)

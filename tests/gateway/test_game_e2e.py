@@ -10,8 +10,9 @@ import httpx
 import pytest
 
 from tests.gateway.checks import (
-    assert_exact_stream, assert_frames_match_schemas, assert_no_leak, stored_log, validators)
-from tests.gateway.players import Bot, connect_all, is_phase, seat_table, start
+    assert_exact_stream, assert_frames_match_schemas, assert_no_leak, assert_spectator_sees_public_only,
+    stored_log, validators)
+from tests.gateway.players import Bot, connect_all, is_phase, seat_table, start, watch
 from tests.stack import HTTP_TIMEOUT, Stack, connect
 
 pytestmark = pytest.mark.e2e
@@ -24,9 +25,12 @@ def gateway(ray_address, redis_url):
     stack.close()
 
 
-async def play_table(gateway, players: int, seed: int, sleepy: int = 0):
+async def play_table(gateway, players: int, seed: int, sleepy: int = 0, spectators: list | None = None):
+    """`spectators`: a watch socket of the room is appended to it, open from the lobby on."""
     room, seats = await seat_table(gateway.url, players)
     clients = await connect_all(gateway.ws_url, room, seats)
+    if spectators is not None:
+        spectators.append(await watch(gateway.ws_url, room))
     rng = random.Random(seed)
     bots = [Bot(c, random.Random(rng.random()), sleepy=i >= players - sleepy)
             for i, c in enumerate(clients)]
@@ -52,10 +56,15 @@ async def test_six_players_play_a_whole_game_to_game_over(gateway, redis_url):
 
 
 async def test_no_socket_ever_receives_what_its_seat_may_not_know(gateway, redis_url):
+    spectators: list = []
     tables = await asyncio.gather(
-        play_table(gateway, players=8, seed=2),
+        play_table(gateway, players=8, seed=2, spectators=spectators),
         play_table(gateway, players=12, seed=3, sleepy=2),
     )
+    for spectator in spectators:  # a watch socket of the first table: public events only
+        await spectator.wait_for(lambda f: f.get("kind") == "game_over")
+        assert_spectator_sees_public_only(spectator, await stored_log(redis_url, gateway.prefix, tables[0][0]))
+        await spectator.close()
     for room, clients, endings in tables:
         log = await stored_log(redis_url, gateway.prefix, room)
         roles = {int(seat): role for seat, role in endings[0]["roles"].items()}

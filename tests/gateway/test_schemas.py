@@ -1,10 +1,12 @@
-"""docs/schema: every schema is valid JSON Schema, and the protocol's examples fit them (real
-frames are checked against them in the end-to-end tests)."""
+"""docs/schema and docs/asyncapi.json: generated from gateway/frames.py and committed as
+generated, every schema valid JSON Schema, the protocol's examples fit them (real frames are
+checked against them in the end-to-end tests)."""
 import json
 
 import pytest
 from jsonschema import Draft202012Validator, ValidationError
 
+from gateway.frames import ASYNCAPI_PATH, SCHEMA_DIR, generated_files
 from rules.settings import settings_schema
 from tests.gateway.checks import SCHEMAS, validators
 
@@ -47,10 +49,22 @@ def test_frames_breaking_the_contract_are_rejected(name, frame):
         validators()[name].validate(frame)
 
 
+def test_the_committed_files_are_the_generated_ones():
+    """Regenerate with `python -m gateway.frames` after changing a frame or a role's settings."""
+    files = generated_files()
+    assert sorted(files) == sorted([*SCHEMA_DIR.glob("*.json"), ASYNCAPI_PATH])
+    for path, text in files.items():
+        assert path.read_text() == text, f"{path.name} is stale: run python -m gateway.frames"
+
+
 def test_the_settings_schema_is_the_one_the_rules_declare():
-    """Regenerate with `python -m tests.gateway.test_schemas` after changing a role's settings."""
     assert json.loads((SCHEMAS / "settings.json").read_text()) == settings_schema()
 
 
-if __name__ == "__main__":
-    (SCHEMAS / "settings.json").write_text(json.dumps(settings_schema(), indent=2) + "\n")
+def test_the_asyncapi_document_names_every_frame_schema():
+    document = json.loads(ASYNCAPI_PATH.read_text())
+    assert document["asyncapi"].startswith("3.")
+    refs = {m["payload"]["$ref"] for m in document["channels"]["room"]["messages"].values()}
+    assert refs == {f"schema/{name}.json" for name in
+                    ("hello", "act", "chat", "settings", "start", "ping", "welcome", "event", "ack",
+                     "error")}

@@ -7,9 +7,11 @@ from contextlib import asynccontextmanager
 import orjson
 from starlette.websockets import WebSocketState
 
+from actors.config import Config
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState
+from gateway import ws
 from gateway.ws import CLOSE_OVERFLOW, SEND_QUEUE_FRAMES, Session
 
 
@@ -26,8 +28,7 @@ class Room:
         self.presence_calls: list[tuple[int, bool]] = []
 
     @asynccontextmanager
-    async def listen(self, room, seat):
-        queue = asyncio.Queue()
+    async def listen(self, room, seat, queue):
         self.listeners.append((queue, seat))
         yield queue
 
@@ -82,7 +83,8 @@ class Socket:
 
 
 def gateway(room: Room) -> GatewayState:
-    return GatewayState(config=None, rooms=room, seats=LocalSeats(), metrics=Metrics())
+    return GatewayState(config=Config(), rooms=room, seats=LocalSeats(), metrics=Metrics(),
+                        limits=None)
 
 
 async def test_welcome_then_replay_then_live_events_of_the_seat_only_never_twice():
@@ -110,14 +112,43 @@ async def test_a_socket_that_stops_reading_is_dropped_and_the_others_keep_up():
                 for seat, s in enumerate((stuck, fine))]
     await stuck.until(lambda sent: sent)
     await fine.until(lambda sent: sent)
-    for seq in range(1, SEND_QUEUE_FRAMES + 3):
+    for seq in range(1, SEND_QUEUE_FRAMES + 3):  # the reading socket keeps up with each one
         room.publish(stored(seq))
-    await fine.until(lambda sent: sent[-1].get("seq") == SEND_QUEUE_FRAMES + 2)
+        await fine.until(lambda sent: sent[-1].get("seq") == seq)
 
-    for session in list(gw.sessions):
-        session.drop_if_behind()
-    await asyncio.wait_for(sessions[0], 5)
+    await asyncio.wait_for(sessions[0], 5)  # dropped by the frame that took it past the bound
     assert stuck.closed_with == CLOSE_OVERFLOW
     assert not sessions[1].done()
     await fine.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(sessions[1], 5)
+
+
+async def test_a_socket_that_falls_too_far_behind_during_its_welcome_is_dropped_after_it():
+    class BusyRoom(Room):
+        async def welcome(self, room, seat):  # the room moves on while the welcome is taken
+            welcome = await super().welcome(room, seat)
+            for seq in range(len(self.log) + 1, len(self.log) + SEND_QUEUE_FRAMES + 2):
+                self.publish(stored(seq))
+            return welcome
+
+    socket = Socket()
+    await asyncio.wait_for(Session(socket, "ROOMAA", 1, gateway(BusyRoom([]))).run(since=None), 5)
+    assert [f["type"] for f in socket.sent] == ["welcome"]
+    assert socket.closed_with == CLOSE_OVERFLOW
+
+
+async def test_a_socket_stuck_in_its_replay_is_dropped_and_one_that_reads_it_is_not(monkeypatch):
+    monkeypatch.setattr(ws, "REPLAY_STALL_SECONDS", 0.01)  # the checks come quickly, the rule is the same
+    room = Room([stored(seq) for seq in range(1, 3 * SEND_QUEUE_FRAMES)])
+    gw = gateway(room)
+    stuck, reader = Socket(stuck=True), Socket()
+    dropped = asyncio.create_task(Session(stuck, "ROOMAA", 1, gw).run(since=0))
+    await stuck.until(lambda sent: sent)  # the welcome went out, then nothing more is taken
+    await asyncio.wait_for(dropped, 5)  # a check saw no progress with more than the bound left
+    assert stuck.closed_with == CLOSE_OVERFLOW
+
+    served = asyncio.create_task(Session(reader, "ROOMAA", 2, gw).run(since=0))
+    await reader.until(lambda sent: sent and sent[-1].get("seq") == len(room.log))
+    assert not served.done() and reader.closed_with is None  # far behind while it replayed, but it kept reading
+    await reader.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(served, 5)

@@ -14,14 +14,15 @@ class Game:
     """Wraps the pure API; each call replaces `state` and appends to `log`."""
 
     def __init__(self, deal: list, seed: int = 7, durations: dict | None = None,
-                 rules: dict | None = None):
+                 rules: dict | None = None, aside: list = ()):
+        """`aside`: the cards dealt to no seat (the Thief's extra cards)."""
         specials = [r for r in SPECIAL_ROLES if r in deal]
         wolves = sum(CARDS[role].wolf for role in deal)
         self.settings = Settings.from_json({"roles": specials, "durations": durations or {},
                                             "rules": {"wolf_count": wolves, **(rules or {})}})
         self.now = T0
         self.state, self.log = start_game(NAMES[:len(deal)], self.settings, seed, self.now,
-                                          deal=deal)
+                                          deal=deal + list(aside))
 
     def seat(self, role: str) -> int:
         return self.state.roles.index(role)

@@ -12,3 +12,12 @@ def test_the_bench_plays_games_and_prints_games_per_second_and_microseconds(caps
     assert "3 games in" in out and "games/s" in out and "us/command" in out
     for kind in ("act", "advance", "view"):
         assert f"  {kind} " in out
+
+
+def test_against_a_revision_the_bench_prints_that_engine_s_figures_too(capfd, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["rules.bench", "--games", "2", "--largest",
+                                      "--against", "HEAD"])
+    bench.main()
+    out = capfd.readouterr().out
+    assert out.index("engine of HEAD:") < out.index("this engine:")
+    assert out.count("2 games in") == 2

@@ -30,6 +30,12 @@ TABLES = [
                                              "little_girl_caught_chance": 50}}, 1),
     # seed 001's preset: the Thief steals, candidacy and a runoff for the mayor
     ("ten_seed_001", 10, {"preset": "seed_001"}, 1),
+    # wolves 001 only names, and the Thief's two extra cards (002, 003): an infection, the
+    # White Werewolf devouring a wolf and winning alone
+    ("fourteen_named_wolves", 14, {"roles": ["seer", "witch", "guard", "cupid", "thief",
+                                             "infect_father", "white_werewolf"]}, 6),
+    # jinrou's "the dead see every card": a `cards` event to each seat as it dies
+    ("eight_dead_see_roles", 8, {**SEED_000, "rules": {"dead_see_roles": "yes"}}, 7),
     # seed 004's preset at its smallest table (recommendedSetup: a wolf, the Seer, 2 Villagers)
     ("four_seed_004", 4, {"preset": "seed_004"}, 1),
     # seed 004's rules with every card it names: Medium, Traitor (knows the pack), Fox, the
@@ -112,12 +118,18 @@ def test_the_golden_games_cover_every_event_kind_the_engine_emits():
                      "prompt_closed", "seer_result", "pointed", "witch_victim", "death", "mayor",
                      "vote_requested", "voted", "vote_result", "chat", "game_over",
                      "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer",
-                     "peeked", "little_girl_caught", "charmed", "candidate",
-                     "medium_result", "traitor_pack", "lover_pair", "bread"}
+                     "peeked", "little_girl_caught", "charmed", "candidate", "thief_cards",
+                     "infected", "cards", "medium_result", "traitor_pack", "lover_pair",
+                     "bread"}
 
 
 if __name__ == "__main__":
+    import sys
+
+    # `python -m tests.rules.test_golden [name...]`: only those (all when none is named)
     for name, players, table, seed in TABLES:
+        if sys.argv[1:] and name not in sys.argv[1:]:
+            continue
         game = record(players, table, seed)
         game["events"] = replay(game)
         (GOLDEN / f"{name}.json").write_text(dump(game))

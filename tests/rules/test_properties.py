@@ -12,8 +12,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rules import (ACTIONS, SETTINGS, BadSettings, SPECIAL_ROLES, GameState, RulesError,
-                   Settings, act, advance, min_players, say, start_game, view)
-from rules.registry import STEPS
+                   Settings, act, advance, min_players, public_view, say, start_game, view)
+from rules.registry import CARDS, STEPS
 from rules.settings import max_players
 
 GAMES = int(os.environ.get("RULES_GAMES", "2000"))
@@ -23,12 +23,11 @@ MAX_COMMANDS = 3000  # far above the longest random game; reaching it means a ga
 DEATH_REACTIONS = {action: step.phase for step in STEPS.values() if step.reaction
                    for action in step.actions}
 MALFORMED = [None, "1", 1.5, True, [1], {"seat": 1}]
-# the oracle's own reading of the spec: the pack's cards, and the cards of no village side
-PACK = {"werewolf", "trickster_wolf"}
-TEAM = {"werewolf": "wolves", "trickster_wolf": "wolves", "piper": "piper",  # else "village"
-        "traitor": "wolves", "fox": "fox"}
-PLAIN = {"villager", "thief"}  # no power: a Thief who stole nothing is a plain villager (O9)
-PRIVATE_ROLE_FIELDS = {"wolves": PACK, "pointing": PACK, "seer_results": {"seer"},
+# the cards' declared sides (rules.roles): a new role needs no line here
+PACK = {r for r, card in CARDS.items() if card.wolf}
+TEAM = {r: card.team for r, card in CARDS.items()}
+PLAIN = {r for r, card in CARDS.items() if card.plain}  # a Thief who took nothing too (O9)
+PRIVATE_ROLE_FIELDS = {"seer_results": {"seer"},
                        "witch": {"witch"}, "linked": {"cupid"}, "guard": {"guard"},
                        "little_girl": {"little_girl"}, "medium_results": {"medium"},
                        "pack": {"traitor"}, "lover_pair": {"lover"}}
@@ -38,6 +37,7 @@ def play(n: int, table: Settings, seed: int, rng: random.Random):
     """A random game, checked command by command; returns (start, commands, events, state)."""
     names = [f"p{i}" for i in range(n)]
     state, events = start_game(names, table, seed, T0)
+    check_deck(state, table)
     start = (names, table, seed, T0)
     commands, log = [], list(events)
     check_events(state, state, events)
@@ -96,10 +96,29 @@ def run(state: GameState, command: tuple):
     return advance(state, command[1])
 
 
+def infected(state: GameState) -> int | None:
+    return state.memo.get("infect_father", {}).get("infected")
+
+
+def pack(state: GameState) -> set:
+    """The wolves' seats: their cards, and the one the Infect Father turned."""
+    return {s for s, r in enumerate(state.roles) if r in PACK} | (
+        {infected(state)} if infected(state) is not None else set())
+
+
+def team(state: GameState, seat: int) -> str:
+    return "wolves" if seat == infected(state) else TEAM[state.roles[seat]]
+
+
 def check_command(before: GameState, after: GameState, command: tuple) -> None:
     if command[0] != "act":
         return
     _, seat, action, targets, _ = command
+    if action == "white_werewolf.devour":  # every second night, another wolf
+        assert before.day % 2 == 0 and set(targets) <= pack(before) - {seat}
+    if action == "big_bad_wolf.devour":  # a second victim while no wolf card has died
+        assert all(a or r not in PACK for r, a in zip(before.roles, before.alive))
+        assert before.memo["night"]["victim"] not in targets
     last = before.memo.get("guard")
     if action == "guard.protect" and targets and last and last["night"] == before.day - 1 \
             and before.settings["rules"]["guard_repeat"] == "forbidden":
@@ -111,7 +130,7 @@ def check_command(before: GameState, after: GameState, command: tuple) -> None:
 
 def check_events(before: GameState, after: GameState, events: list) -> None:
     roles = after.roles
-    wolves = {s for s, r in enumerate(roles) if r in PACK}
+    wolves = pack(after)
     for event in events:
         kind, to = event["kind"], event["to"]
         orjson.dumps(event)  # also refuses non-string keys
@@ -130,7 +149,10 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
             assert set(to) <= set(event["lovers"]) | {roles.index("cupid")}
         elif kind == "chat":
             channel = event["channel"]
-            if channel == "wolves":
+            if channel == "wolves" and event.get("overheard"):  # the Little Girl, peeking
+                assert [roles[s] for s in to] == ["little_girl"] and event["seat"] is None
+                assert before.phase == "night.wolves" and event["name"].isalpha()
+            elif channel == "wolves":
                 assert set(to) <= wolves and all(before.alive[s] for s in to)
             elif channel == "dead":
                 assert not any(after.alive[s] for s in to)
@@ -156,6 +178,15 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
             assert set(to) <= set(event["charmed"]) | {roles.index("piper")}
         elif kind == "little_girl_caught":
             assert set(to) <= wolves and roles[event["seat"]] == "little_girl"
+        elif kind == "thief_cards":  # the cards set aside, to the Thief alone
+            assert to == [after.memo["thief"]["seat"]] and len(event["cards"]) == 2
+        elif kind == "infected":  # once per game, the pack's victim, told to him alone
+            assert to == [infected(after)] and infected(before) is None
+            assert roles[to[0]] not in PACK and set(event["wolves"]) <= wolves
+        elif kind == "cards":  # every card, to a seat as it dies, only where the host chose it
+            assert after.settings["rules"]["dead_see_roles"] == "yes"
+            assert len(to) == 1 and not after.alive[to[0]] and event["cards"] == {
+                str(s): r for s, r in enumerate(roles)}
         elif kind == "idiot_revealed":
             assert to is None and roles[event["seat"]] == event["role"] == "idiot"
             assert not before.memo.get("idiot")  # once per game
@@ -165,6 +196,7 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
 
 def check_views(state: GameState, seats: list) -> None:
     over = state.phase == "over"
+    check_public_view(state)
     for seat in seats:
         role = state.roles[seat]
         seen = view(state, seat)
@@ -173,13 +205,20 @@ def check_views(state: GameState, seats: list) -> None:
             continue
         revealed = state.memo.get("revealed", [])
         hidden = state.memo.get("hidden", [])
+        if seen["cards"] is not None:
+            assert not state.alive[seat] and state.settings["rules"]["dead_see_roles"] == "yes"
         for other in seen["seats"]:
             if other["role"] is not None:
                 assert other["seat"] in [seat, *revealed] or (
                     not state.alive[other["seat"]] and other["seat"] not in hidden)
+        for field in ("wolves", "pointing"):
+            if seen[field] is not None:
+                assert seat in pack(state), field
         for field, holder in PRIVATE_ROLE_FIELDS.items():
             if seen[field] is not None:
                 assert role in holder, field
+        if seen["thief_cards"] is not None:
+            assert seat == state.memo["thief"]["seat"]
         if seen["charmed"] is not None:
             assert role == "piper" or seat in state.memo["piper"]["charmed"]
         if seen["lover"] is not None:
@@ -188,49 +227,89 @@ def check_views(state: GameState, seats: list) -> None:
             assert {p["action"] for p in seen["prompts"]} <= set(DEATH_REACTIONS)
         for channel, lines in seen["chat"].items():
             # the wolves' lines only as a wolf: a wolf robbed by the Thief keeps those he read
-            wolf_lines = channel == "wolves" and (role in PACK or all(
+            wolf_lines = channel == "wolves" and (seat in pack(state) or all(
                 seat in line["to"] for line in state.chat if line["channel"] == "wolves"
                 and {k: v for k, v in line.items() if k != "to"} in lines))
             assert channel == "day" or wolf_lines or (channel == "dead" and not state.alive[seat])
 
 
 def village_side_gone(state: GameState) -> bool:
-    """003's 屠边 / 屠城: a dealt village group all dead."""
+    """003's 屠边 / 屠城: a dealt village group all dead, while a wolf who plays for the pack
+    lives (an infected villager is of the pack, no longer of a village group)."""
     rule = state.settings["rules"]["wolves_win"]
     if rule not in ("kill_side", "kill_all"):
         return False
-    plain = [s for s, r in enumerate(state.roles) if r in PLAIN]
-    powered = [s for s, r in enumerate(state.roles)
-               if r not in PLAIN and TEAM.get(r, "village") == "village"]
+    alive = [s for s, a in enumerate(state.alive) if a]
+    if not any(team(state, s) == "wolves" for s in alive if s in pack(state)):
+        return False
+    plain = [s for s, r in enumerate(state.roles) if r in PLAIN and s not in pack(state)]
+    powered = [s for s, r in enumerate(state.roles) if r not in PLAIN
+               and TEAM[r] == "village" and s not in pack(state)]
     return any(group and not any(state.alive[s] for s in group)
                for group in ((plain + powered,) if rule == "kill_all" else (plain, powered)))
 
 
+def check_deck(state: GameState, table: Settings) -> None:
+    """The Thief's extra cards: the seats and the two cards aside are the deal and the extras;
+    none aside is a special role, and a wolf is dealt (O8)."""
+    aside = state.memo.get("thief", {}).get("aside", [])
+    assert len(aside) == (2 if "thief" in table.roles and
+                          table.rules["thief_mode"] == "extra_cards" else 0)
+    assert set(aside) <= {"villager", "werewolf"}
+    assert any(r in PACK for r in state.roles)
+
+
+def check_public_view(state: GameState) -> None:
+    """A spectator's view: the shape of a seat's, with nothing of any seat's before the end."""
+    seen = public_view(state)
+    assert set(seen) == set(view(state, 0)) and orjson.dumps(seen)
+    if state.phase == "over":
+        return
+    revealed = state.memo.get("revealed", [])
+    hidden = state.memo.get("hidden", [])
+    for other in seen["seats"]:
+        assert other["role"] is None or other["seat"] in revealed or (
+            not state.alive[other["seat"]] and other["seat"] not in hidden)
+    assert seen["me"] is None and seen["prompts"] == [] and seen["channels"] == []
+    assert set(seen["chat"]) <= {"day"}
+    public = {"phase", "day", "deadline", "seats", "waiting", "mayor", "chat", "channels",
+              "prompts", "outcome", "votes", "tally", "requests", "me"}
+    assert all(seen[field] is None for field in set(seen) - public), seen
+    assert not (seen["requests"] or {}).get("mine")
+
+
 def check_outcome(state: GameState, commands: list, log: list) -> None:
     alive = [s for s, a in enumerate(state.alive) if a]
-    wolves_alive = [s for s in alive if state.roles[s] in PACK]
+    wolves_alive = [s for s in alive if s in pack(state)]
     lovers = state.memo.get("cupid", {}).get("lovers") or []
-    mixed = lovers if len({TEAM.get(state.roles[s], "village") for s in lovers}) == 2 else []
-    side = lambda team: [s for s, r in enumerate(state.roles)  # noqa: E731
-                         if TEAM.get(r, "village") == team and s not in mixed]
+    # mixed by the cards' teams when Cupid linked them (D35), or any pair with every_pair
+    mixed = lovers if len({TEAM[state.roles[s]] for s in lovers}) == 2 or (
+        state.settings["rules"]["lovers_team"] == "every_pair") else []
+    side = lambda side: [s for s in range(len(state.roles))  # noqa: E731
+                         if team(state, s) == side and s not in mixed]
     reason, winners = state.outcome["reason"], state.outcome["winners"]
     rules = state.settings["rules"]
     fox = state.roles.index("fox") if "fox" in state.roles else None
     pair = [s for s, r in enumerate(state.roles) if r == "lover"]
+    # the pack at parity: the living wolves who play for it (a White Werewolf, a wolf among
+    # mixed lovers counts among the others)
+    pack_alive = [s for s in wolves_alive if team(state, s) == "wolves" and s not in mixed]
     # what the sides would win by (004's Fox and dealt pair take a side's win from it)
-    counted = [s for s in alive if s not in wolves_alive
+    counted = [s for s in alive if s not in pack_alive
                and not (state.roles[s] == "fox" and rules["fox_counted"] == "no")]
-    side_holds = not wolves_alive or (rules["wolves_win"] == "parity" and
-                                      len(wolves_alive) >= len(counted)) or all(
-        TEAM.get(state.roles[s], "village") == "wolves" for s in alive) or village_side_gone(state)
+    side_holds = not wolves_alive or (rules["wolves_win"] == "parity" and pack_alive and
+                                      len(pack_alive) >= len(counted)) or all(
+        team(state, s) == "wolves" and s not in mixed for s in alive) or village_side_gone(state)
     if reason in ("fox_survives", "lovers_pair_alive"):
         assert side_holds
-    if reason != "fox_survives" and reason != "piper_charmed_all" and reason != \
-            "lovers_last_alive" and fox is not None:
+    if reason not in ("fox_survives", "piper_charmed_all", "lovers_last_alive",
+                      "white_werewolf_alone") and fox is not None:
         # a side's win with a living Fox is his, unless the pair goes first
         assert not state.alive[fox] or (reason == "lovers_pair_alive"
                                         and rules["fox_lover_priority"] == "lover")
-    if reason == "fox_survives":
+    if reason == "white_werewolf_alone":
+        assert [state.roles[s] for s in alive] == ["white_werewolf"] and winners == alive
+    elif reason == "fox_survives":
         assert state.alive[fox] and winners == [fox]
     elif reason == "lovers_pair_alive":
         assert rules["lover_win"] == "pair" and all(state.alive[s] for s in pair)
@@ -245,21 +324,21 @@ def check_outcome(state: GameState, commands: list, log: list) -> None:
         assert not wolves_alive
         assert winners == side("village")
     elif reason == "only_wolves_alive":
-        assert wolves_alive and all(TEAM.get(state.roles[s]) == "wolves" for s in alive)
+        assert wolves_alive and all(team(state, s) == "wolves" and s not in mixed for s in alive)
         assert winners == side("wolves")
     elif reason == "wolves_at_parity":
         # the Traitor counts among the humans; the Fox only with fox_counted (004)
         assert state.settings["rules"]["wolves_win"] == "parity"
-        assert wolves_alive and len(wolves_alive) >= len(counted)
+        assert pack_alive and len(pack_alive) >= len(counted)
         assert winners == side("wolves")
     else:
         rule = state.settings["rules"]["wolves_win"]
-        assert reason == "village_side_killed" and rule != "only_wolves" and wolves_alive
+        assert reason == "village_side_killed" and rule != "only_wolves"
         assert village_side_gone(state)
         assert winners == side("wolves")
     over = [e for e in log if e["kind"] == "game_over"]
     assert len(over) == 1 and over[0]["alive"] == alive
-    for potion in ("witch.save", "witch.poison"):
+    for potion in ("witch.save", "witch.poison", "infect_father.infect"):
         assert sum(1 for c in commands if c[0] == "act" and c[2] == potion and c[3]) <= 1
     assert sum(1 for e in log if e["kind"] == "idiot_revealed") <= 1
     assert sum(1 for e in log if e["kind"] == "powers_lost") <= 1
@@ -271,6 +350,8 @@ def check_outcome(state: GameState, commands: list, log: list) -> None:
        rules=st.fixed_dictionaries({s.id: st.sampled_from(s.values) for s in SETTINGS.values()}),
        seed=st.integers(0, 2**32 - 1), moves=st.integers(0, 2**32 - 1))
 def test_random_games_keep_every_rule(roles, size, rules, seed, moves):
+    if isinstance(rules["wolf_count"], int) and rules["wolf_count"] < len(roles & PACK):
+        rules = {**rules, "wolf_count": "table_000"}  # the special wolves take the pack's seats
     try:
         table = Settings.from_json({"roles": sorted(roles), "rules": rules})
     except BadSettings:  # more special cards than the widest range seats: drop some

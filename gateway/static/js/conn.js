@@ -41,12 +41,15 @@ export class Connection {
     this.ws = ws;
     this.welcomed = false;
     this.onStatus({ state: "connecting" });
-    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", token: this.token, since: this.lastSeq }));
+    // No token: a spectator's read-only socket (protocol.md, "Spectators").
+    const hello = this.token ? { type: "hello", token: this.token, since: this.lastSeq }
+      : { type: "hello", watch: true, since: this.lastSeq };
+    ws.onopen = () => ws.send(JSON.stringify(hello));
     ws.onmessage = (msg) => this.receive(JSON.parse(msg.data));
-    ws.onclose = (ev) => this.lost(ws, ev.code);
+    ws.onclose = (ev) => this.lost(ws, ev.code, ev.reason);
   }
 
-  lost(ws, code) {
+  lost(ws, code, reason) {
     if (this.ws !== ws) return;
     this.ws = null;
     this.welcomed = false;
@@ -55,7 +58,7 @@ export class Connection {
     if (code === POLICY_VIOLATION) {
       this.stopped = true;
       this.failPending();
-      this.onRejected();
+      this.onRejected(reason);
     } else if (!this.stopped) {
       this.scheduleRetry();
     }

@@ -47,6 +47,11 @@ export function has(key) {
   return key in catalogue || key in fallback;
 }
 
+// Every key starting with `prefix`, in the English catalogue's order.
+export function keys(prefix) {
+  return Object.keys(fallback).filter((key) => key.startsWith(prefix));
+}
+
 export function translateStatic(root) {
   for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
   for (const el of root.querySelectorAll("[data-i18n-placeholder]")) el.placeholder = t(el.dataset.i18nPlaceholder);

@@ -1,17 +1,21 @@
 // The browser client: renders the seat's view and answers the prompts it receives.
 // It holds no rules: what to show comes from the view and the events, what to do from the prompts.
-import { LANGS, pickLanguage, setLanguage, t, has, language } from "./i18n.js";
+import { LANGS, pickLanguage, setLanguage, t, has, language, keys } from "./i18n.js";
 import { Connection } from "./conn.js";
 import { applyEvent } from "./state.js";
+import { el, rebuild } from "./dom.js";
+import { rolePicture } from "./art.js";
+import { renderTable } from "./table.js";
+import { TurnNotifier } from "./notify.js";
+import { Dawn } from "./dawn.js";
 import qrcode from "../vendor/qrcode.mjs";
 
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers",
   "candidate", "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer", "peeked", "little_girl_caught", "charmed",
-  "medium_result", "traitor_pack", "lover_pair", "bread", "game_over"]);
+  "medium_result", "traitor_pack", "lover_pair", "bread", "infected", "thief_cards", "game_over"]);
 const FEED_LIMIT = 80;
-// Every card, in the order the help shows them.
-const ROLES = ["werewolf", "villager", "seer", "witch", "hunter", "cupid", "guard", "medium", "traitor",
-  "fox", "lover", "nekomata", "psycho", "baker"];
+// Every card the catalogue explains, in its order: a new role's help comes with its keys.
+const helpRoles = () => keys("explain.").map((key) => key.slice("explain.".length));
 const HIDE_CARD_KEY = "ww:hide-card";
 
 const $ = (sel) => document.querySelector(sel);
@@ -23,34 +27,15 @@ const app = {
   settingsPending: 0, settingsSent: null,
   nextWatch: null, // polls a finished room's lobby facts for the next game at this table
   cardHidden: localStorage.getItem(HIDE_CARD_KEY) === "1", // a phone shared at the table
+  watching: false, // a spectator's page: no seat, the public table only
+  turn: null, // announces this seat's prompts (title, vibration, sound)
+  dawn: null,
 };
 
 const NEXT_POLL_MS = 2000;
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v == null || v === false) continue;
-    if (k === "class") node.className = v;
-    else if (k === "text") node.textContent = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v === true ? "" : v);
-  }
-  for (const c of children.flat()) if (c != null) node.append(c);
-  return node;
-}
-
-// Replaces a container's children unless they would come out the same (so a button does not move
-// under a finger or a pointer while other players act), and gives focus back to the element with
-// the same data-fk, so a keyboard user keeps their place when the view changes under them.
-function rebuild(container, nodes) {
-  const html = nodes.map((n) => (n.nodeType === Node.ELEMENT_NODE ? n.outerHTML : n.textContent)).join("");
-  if (container.innerHTML === html) return;
-  const active = document.activeElement;
-  const fk = container.contains(active) ? active.dataset.fk : null;
-  container.replaceChildren(...nodes);
-  if (fk) container.querySelector(`[data-fk="${CSS.escape(fk)}"]`)?.focus();
-}
+// The card that stands for the winning side on the end screen.
+const BANNER = { no_wolves_alive: "villager", only_wolves_alive: "werewolf", village_side_killed: "werewolf",
+  wolves_at_parity: "werewolf", lovers_last_alive: "cupid", piper_charmed_all: "piper" };
 
 // Messages that come together (a line expired and its draft set aside, at one welcome) are
 // shown together rather than the last one hiding the others.
@@ -76,7 +61,19 @@ function showScreen(id) {
 
 const tokenKey = (room) => `ww:token:${room}`;
 
+// A watch link: #/w/CODE (a spectator's page).
+function watchFromUrl() {
+  const m = location.hash.match(/^#\/w\/([A-Za-z0-9]+)/);
+  return m ? m[1].toUpperCase() : null;
+}
+
+function watchLink(room) {
+  return `${location.origin}${location.pathname}#/w/${room}`;
+}
+
 function roomFromUrl() {
+  const watched = watchFromUrl();
+  if (watched) return watched;
   const m = location.hash.match(/^#\/r\/([A-Za-z0-9]+)/);
   if (m) return m[1].toUpperCase();
   const q = new URLSearchParams(location.search).get("room");
@@ -123,8 +120,15 @@ async function route() {
     showScreen("screen-home");
     return;
   }
-  const token = localStorage.getItem(tokenKey(room));
-  if (!token) {
+  const watching = watchFromUrl() != null;
+  if (app.conn && app.watching !== watching) {
+    app.conn.stop();
+    app.conn = null;
+  }
+  app.watching = watching;
+  document.body.dataset.watching = watching ? "1" : "0";
+  const token = watching ? null : localStorage.getItem(tokenKey(room));
+  if (!token && !watching) {
     showJoin(room);
     return;
   }
@@ -136,7 +140,13 @@ async function route() {
     onWelcome, onEvent,
     onError: (frame) => toast(errorText(frame)),
     onStatus: showConnStatus,
-    onRejected: () => {
+    onRejected: watching ? (reason) => {
+      app.conn = null;
+      showScreen("screen-join");
+      offerJoin(false);
+      $("#join-title").textContent = t("watch.title");
+      $("#join-seated").textContent = t(reason === "spectators_forbidden" ? "watch.forbidden" : "error.not_found");
+    } : () => {
       localStorage.removeItem(tokenKey(room));
       app.conn = null;
       toast(t("error.not_authenticated"));
@@ -146,12 +156,16 @@ async function route() {
   app.conn.start();
 }
 
+// Shows or hides the join form's fields (its title and text stay).
+function offerJoin(yes) {
+  for (const node of $("#form-join").querySelectorAll("label, button")) node.hidden = !yes;
+}
+
 async function showJoin(room) {
   showScreen("screen-join");
   $("#join-title").textContent = t("join.title", { room });
   $("#join-seated").textContent = "";
-  const open = (yes) => { for (const node of $("#form-join").querySelectorAll("label, button")) node.hidden = !yes; };
-  open(false); // until the lobby says seats are still free
+  offerJoin(false); // until the lobby says seats are still free
   try {
     const lobby = await api("GET", `/api/rooms/${room}`);
     if (lobby.status !== "lobby") {
@@ -160,7 +174,7 @@ async function showJoin(room) {
     }
     const names = lobby.players.map((p) => p.name).join(", ");
     if (names) $("#join-seated").textContent = t("join.seated", { names });
-    open(true);
+    offerJoin(true);
   } catch (err) {
     $("#join-seated").textContent = errorText(err);
   }
@@ -208,6 +222,11 @@ function bindForms() {
     render();
   });
   $("#help-open").addEventListener("click", () => openHelp(null));
+  $("#sound").addEventListener("click", () => {
+    app.turn.toggleSound();
+    showSound();
+  });
+  $("#dawn-close").addEventListener("click", () => app.dawn.close());
   $("#card-help").addEventListener("click", () => openHelp(app.view?.me?.role));
   $("#again").addEventListener("click", async (e) => {
     e.target.disabled = true;
@@ -269,13 +288,15 @@ function phaseKey(view) {
 
 // ---------- help ----------
 
-// One section per card, from the catalogue; opened at `role`'s when given.
+// One section per card, from the catalogue (the basic cards and those in play); opened at
+// `role`'s when given.
 function openHelp(role) {
-  rebuild($("#help-roles"), ROLES.map((r) => el("section", { id: `help-${r}`, "data-role": r },
-    el("h3", { text: roleName(r) }), el("p", { text: t(`explain.${r}`) }))));
+  rebuild($("#help-roles"), helpRoles().map((r) => el("section", { id: `help-${r}`, "data-role": r, class: "helprole" },
+    rolePicture(r, { className: "help-art" }),
+    el("div", {}, el("h3", { text: roleName(r) }), el("p", { text: t(`explain.${r}`) })))));
   renderSetupTable();
   $("#help").showModal();
-  if (role) $(`#help-${role}`).scrollIntoView({ block: "start" });
+  if (role) $(`#help-${role}`)?.scrollIntoView({ block: "start" });
 }
 
 // Seed 004's recommended table, one row per size: the server's `by_size`, made by the code
@@ -312,22 +333,28 @@ function watchForNext() {
 }
 
 function follow(next) {
-  localStorage.setItem(tokenKey(next), localStorage.getItem(tokenKey(app.room)));
   toast(t("end.again_started"));
+  if (app.watching) { // a spectator watches the next game too
+    location.hash = `#/w/${next}`;
+    return;
+  }
+  localStorage.setItem(tokenKey(next), localStorage.getItem(tokenKey(app.room)));
   location.hash = `#/r/${next}`;
 }
 
 // ---------- connection callbacks ----------
 
 function onWelcome(frame) {
-  app.seat = frame.seat;
+  app.seat = frame.seat; // null for a spectator
   app.view = { prompts: [], chat: {}, votes: {}, tally: {}, pointing: {}, ...frame.view };
   scheduleRender();
 }
 
 function onEvent(ev, fresh) {
   if (!app.view) return;
+  const before = app.view.phase;
   if (fresh) applyEvent(app.view, ev, app.seat);
+  if (fresh) app.dawn.see(ev, before);
   if (fresh && ev.kind === "phase") app.chatPinned = false;
   // A replayed game_over still carries the full cards and chat for the end screen.
   if (ev.kind === "game_over") app.view.final = { alive: ev.alive, roles: ev.roles, chat: ev.chat };
@@ -375,6 +402,23 @@ function render() {
   if (v.status === "lobby") renderLobby(v);
   else if (v.status === "finished" || v.outcome) renderEnd(v);
   else renderGame(v);
+  announceTurn(v);
+}
+
+// The prompts this seat has not answered yet: the tab title, a vibration and (if on) a chime.
+function announceTurn(v) {
+  const open = v.status === "running" ? (v.prompts || []).map(promptKey).filter((key) => !app.answered[key]) : [];
+  app.turn.setBaseTitle(v.room ? `${t("app.title")} · ${v.room}` : t("app.title"));
+  app.turn.update(open, t("turn.title"));
+}
+
+function showSound() {
+  const on = app.turn.sound;
+  const button = $("#sound");
+  button.textContent = "♪";
+  button.classList.toggle("off", !on);
+  button.setAttribute("aria-pressed", on ? "true" : "false");
+  button.title = t(on ? "sound.on" : "sound.off");
 }
 
 const roleName = (role) => (role ? t(`role.${role}`) : t("role.unknown"));
@@ -404,6 +448,9 @@ function renderLobby(v) {
     $("#qr").innerHTML = qr.createSvgTag({ cellSize: 4, margin: 4, scalable: true, title: t("lobby.qr") });
   }
 
+  $("#watch-link").value = watchLink(v.room);
+  $("#lobby-watch").hidden = v.settings?.rules?.spectators === "forbidden";
+  $("#lobby-spectators").textContent = t("watch.count", { n: v.spectators ?? 0 });
   $("#lobby-players-title").textContent = t("lobby.players", { n: v.players.length });
   rebuild($("#lobby-players"), v.players.map((p) =>
     el("li", { "data-seat": p.seat, class: "player" },
@@ -432,6 +479,7 @@ function renderLobby(v) {
   rebuild($("#lobby-durations"), Object.entries(durations).flatMap(([k, s]) =>
     [el("dt", { "data-key": k, text: durationLabel(k) }), el("dd", { text: String(s) })]));
 
+  if (app.watching) $("#lobby-need").textContent = t("watch.lobby");
   const hostForm = $("#lobby-host");
   hostForm.hidden = !isHost(v);
   if (isHost(v)) renderHostForm(v, need);
@@ -475,6 +523,13 @@ function renderHostForm(v, need) {
   const durBox = $("#host-durations");
   const presetBox = $("#host-preset");
   if (app.hostShape !== shape) {
+    // A role dealt brings its rules into the form: the rebuilt form keeps what the host has
+    // entered (his change may still be on its way, and the next one reads the form).
+    const kept = app.hostShape && rolesBox.childElementCount ? {
+      roles: new Set([...rolesBox.querySelectorAll("input:checked")].map((b) => b.value)),
+      rules: Object.fromEntries([...rulesBox.querySelectorAll("select")].map((s) => [s.name, s.value])),
+      durations: Object.fromEntries([...durBox.querySelectorAll("input")].map((i) => [i.name, i.value])),
+    } : null;
     app.hostShape = shape;
     presetBox.replaceChildren(el("option", { value: "", text: t("lobby.preset.custom") }),
       ...(v.declared?.presets || []).map((p) => el("option", { value: p.id, text: t(`preset.${p.id}`) })));
@@ -494,6 +549,16 @@ function renderHostForm(v, need) {
         el("span", { text: durationLabel(k) }),
         el("input", { type: "number", name: k, min: 1, inputmode: "numeric", onchange: () => sendSettings(),
           oninput: (e) => (e.target.dataset.dirty = "1") }))));
+    if (kept) {
+      for (const box of rolesBox.querySelectorAll("input")) box.checked = kept.roles.has(box.value);
+      for (const select of rulesBox.querySelectorAll("select")) {
+        const rule = rules.find((r) => r.id === select.name);
+        select.value = kept.rules[select.name] ?? String(rule.values.indexOf(v.settings.rules[select.name]));
+      }
+      for (const input of durBox.querySelectorAll("input")) {
+        input.value = kept.durations[input.name] || durations[input.name];
+      }
+    }
   }
   if (app.settingsSent && showsSettings(v.settings, app.settingsSent)) app.settingsSent = null;
   if (!app.settingsPending && !app.settingsSent) {
@@ -585,8 +650,14 @@ function renderGame(v) {
   $("#phase-day").textContent = dayLabel(v.phase, v.day);
   tick();
   renderWaiting(v);
-  renderCard(v);
-  renderPrompts(v);
+  $("#spectating").hidden = !app.watching;
+  $("#card").hidden = app.watching;
+  $("#act").hidden = app.watching;
+  renderTable($("#table"), v, { me: app.seat, hideMine: app.cardHidden, nameOf, roleName });
+  if (!app.watching) {
+    renderCard(v);
+    renderPrompts(v);
+  }
   renderPlayers(v);
   rebuild($("#game-roles"), roleChips(v.roles_in_play));
   // the rules the table plays, for every seat all game long
@@ -632,6 +703,7 @@ function renderCard(v) {
   toggle.textContent = t(hide ? "card.show" : "card.hide");
   toggle.setAttribute("aria-pressed", hide ? "true" : "false");
   $("#card-role").textContent = hide ? t("card.hidden") : roleName(me.role);
+  rebuild($("#card-art"), [rolePicture(hide ? null : me.role, { className: "card-picture" })]);
   $("#card-explain").textContent = hide || !me.role ? "" : t(`explain.${me.role}`);
   $("#card-help").hidden = hide || !me.role;
   if (hide) {
@@ -789,8 +861,10 @@ function channelLabel(ch) {
 }
 
 function chatLine(line) {
+  // a line without a seat is one the Little Girl overheard: its writer is a letter, never a name
+  const who = line.seat == null ? t("chat.spied", { letter: line.name }) : line.name;
   return el("li", { class: "line", "data-channel": line.channel },
-    el("span", { class: "who", text: `${line.name}: ` }), el("bdi", { text: line.text }));
+    el("span", { class: "who", text: `${who}: ` }), el("bdi", { text: line.text }));
 }
 
 function renderChat(v) {
@@ -891,6 +965,8 @@ function feedText(ev, next) {
     case "traitor_pack": return t("feed.traitor_pack", { names: ev.wolves.map(nameOf).join(", ") });
     case "lover_pair": return t("feed.lover_pair", { name: nameOf(ev.lovers.find((s) => s !== app.seat)) });
     case "bread": return t("feed.bread");
+    case "infected": return t("feed.infected", { names: ev.wolves.map(nameOf).join(", ") });
+    case "thief_cards": return t("feed.thief_cards", { first: roleName(ev.cards[0]), second: roleName(ev.cards[1]) });
     case "game_over": return t("feed.game_over");
     default: return null;
   }
@@ -905,11 +981,13 @@ function renderEnd(v) {
   showScreen("screen-end");
   document.body.dataset.phase = "over";
   $("#again").hidden = !isHost(v);
-  $("#again-wait").hidden = isHost(v);
+  $("#again-wait").hidden = isHost(v) || app.watching;
+  $("#review-link").href = `review.html#${v.room}`;
   watchForNext();
   const final = v.final || {};
   const winners = v.outcome?.winners || [];
-  $("#end-me").textContent = winners.includes(app.seat) ? t("end.you_won") : t("end.you_lost");
+  $("#end-me").textContent = app.watching ? "" : winners.includes(app.seat) ? t("end.you_won") : t("end.you_lost");
+  rebuild($("#end-banner"), [rolePicture(BANNER[v.outcome?.reason] ?? null, { className: "banner-art" })]);
   $("#end-winners").textContent = winners.length ? t("end.winners", { names: winners.map(nameOf).join(", ") }) : t("end.no_winner");
   const reason = v.outcome?.reason;
   $("#end-reason").textContent = reason && has(`end.reason.${reason}`) ? t(`end.reason.${reason}`) : reason || "";
@@ -945,6 +1023,9 @@ async function boot() {
   const select = $("#lang");
   select.replaceChildren(...LANGS.map((l) => el("option", { value: l, text: t(`lang.${l}`) })));
   select.value = lang;
+  app.turn = new TurnNotifier(t("app.title"));
+  app.dawn = new Dawn({ nameOf, roleName });
+  showSound();
   bindForms();
   window.addEventListener("hashchange", route);
   setInterval(tick, 250);

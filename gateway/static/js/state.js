@@ -13,10 +13,10 @@ function dropPrompt(view, action) {
 // The server's choice of channel (protocol.md, "Client frames"), so the composer names it at once
 // when night falls, day breaks or the seat dies, not only after the seat's next line.
 function channelsOf(view) {
-  if (view.phase === "over") return [];
+  if (view.phase === "over" || !view.me) return []; // a spectator writes nowhere
   if (!view.me.alive) return ["dead"];
   if (!String(view.phase).startsWith("night.")) return ["day"];
-  return view.me.role === "werewolf" ? ["wolves"] : [];
+  return view.wolves ? ["wolves"] : []; // the pack: every wolf card, and an infected seat
 }
 
 export function applyEvent(view, ev, mySeat) {
@@ -34,11 +34,17 @@ export function applyEvent(view, ev, mySeat) {
       view.settings = ev.settings;
       view.roles_in_play = ev.roles_in_play;
       break;
+    case "spectators":
+      view.spectators = ev.count;
+      break;
+    case "cards": // dead_see_roles: every card, to a seat as it dies
+      view.cards = ev.cards;
+      break;
     case "game_started":
       view.status = "running";
       view.roles_in_play = ev.roles_in_play;
       view.seats = ev.seats.map((s) => ({ seat: s.seat, name: s.name, alive: true, role: null, mayor: false }));
-      view.me = { seat: mySeat, role: null, alive: true };
+      view.me = mySeat == null ? null : { seat: mySeat, role: null, alive: true };
       // Nobody writes until the first phase opens (its event follows the cards).
       Object.assign(view, { wolves: null, lover: null, prompts: [], votes: {}, tally: {}, pointing: {}, mayor: null, channels: [] });
       view.chat = view.chat || {};

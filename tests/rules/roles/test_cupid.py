@@ -3,7 +3,7 @@ name, not role; when one lover dies the other dies of grief at once."""
 
 import pytest
 
-from rules import IllegalTarget
+from rules import IllegalTarget, outcome
 from tests.rules.driver import Game
 
 # seats: 0 wolf, 1 seer, 2 witch, 3 hunter, 4 cupid, 5 villager, 6 wolf, 7 villager
@@ -25,6 +25,14 @@ def test_cupid_may_link_himself():
     game = Game(DEAL)
     game.act(4, "cupid.link", [4, 7])
     assert game.view(4)["lover"] == 7 and game.view(7)["lover"] == 4
+
+
+def test_cupid_self_allowed_he_is_on_his_own_menu_forbidden_he_is_not():
+    assert 4 in Game(DEAL).prompts(4)[0]["choices"]
+    game = Game(DEAL, rules={"cupid_self": "forbidden"})
+    assert game.prompts(4)[0]["choices"] == [0, 1, 2, 3, 5, 6, 7]
+    with pytest.raises(IllegalTarget):
+        game.act(4, "cupid.link", [4, 7])
 
 
 def test_cupid_links_exactly_two_distinct_players():
@@ -87,6 +95,29 @@ def test_two_villager_lovers_die_together_but_stay_with_the_village():
     game.vote_out(6)
     assert game.state.outcome["reason"] == "no_wolves_alive"
     assert {5, 7} <= set(game.state.outcome["winners"])
+
+
+def test_lovers_team_every_pair_two_villager_lovers_leave_the_village_and_play_as_a_team():
+    game = Game(DEAL, rules={"lovers_team": "every_pair"})
+    game.night(link=[5, 7], inspect=0, victim=None)
+    game.elect(None)
+    game.vote_out(0)
+    game.night(victim=None)
+    game.vote_out(6)
+    assert game.state.outcome["reason"] == "no_wolves_alive"
+    assert not {5, 7} & set(game.state.outcome["winners"])
+
+
+def test_lovers_team_every_pair_two_villager_lovers_win_as_the_last_two_alive():
+    game = Game(["werewolf", "cupid", "villager", "villager", "villager", "villager"],
+                rules={"lovers_team": "every_pair"})
+    game.night(link=[4, 5], victim=1)
+    game.elect(None)
+    game.vote_out(2)
+    game.night(victim=3)
+    game.vote_out(0)
+    assert outcome(game.state).reason == "lovers_last_alive"
+    assert outcome(game.state).winners == [4, 5]
 
 
 def test_mixed_lovers_win_when_they_are_the_last_two_alive():

@@ -72,3 +72,35 @@ def test_little_girl_from_night_2_she_does_not_peek_on_the_first_night():
     game = Game(DEAL, rules={"little_girl_from_night": 2})
     to_wolves(game)
     assert game.prompts(1) == []
+
+
+def test_while_she_peeks_she_reads_the_wolves_lines_under_their_letters_and_not_before():
+    game = Game(DEAL, rules={"little_girl_caught_chance": 0})
+    to_wolves(game)
+    game.say(0, "before she peeks")
+    game.act(1, "little_girl.peek", [])
+    letters = game.state.memo["little_girl"]["labels"]
+    events = game.say(4, "the seer is seat 2")
+    assert events[1] == {"kind": "chat", "to": [1], "channel": "wolves", "seat": None,
+                         "name": letters["4"], "text": "the seer is seat 2",
+                         "ts": game.now, "overheard": True}
+    assert [line["text"] for line in game.view(1)["chat"]["wolves"]] == ["the seer is seat 2"]
+    assert all(line["seat"] is None for line in game.view(1)["chat"]["wolves"])
+    assert len(game.view(0)["chat"]["wolves"]) == 2  # the wolves see their own lines only
+    game.act(0, "wolves.point", [6])
+    game.act(4, "wolves.point", [6])
+    assert game.phase == "night.witch"
+    assert len(game.say(0, "after the step")) == 1  # her peek ended with the wolves' step
+
+
+def test_the_end_shows_each_wolves_line_once_without_her_copies():
+    game = Game(["werewolf", "little_girl", "villager", "villager", "villager", "villager"],
+                rules={"little_girl_caught_chance": 0})
+    game.act(1, "little_girl.peek", [])
+    game.say(0, "hello")
+    game.act(0, "wolves.point", [2])
+    game.elect(None)
+    game.vote_out(0)
+    over = game.events("game_over")[0]
+    assert [line["text"] for line in over["chat"]] == ["hello"]
+    assert [line["text"] for line in game.view(1)["chat"]["wolves"]] == ["hello"]

@@ -1,0 +1,364 @@
+"""The wire contract as types: one pydantic model per frame of `/ws/{room}` and per HTTP body.
+
+The gateway validates client frames with `COMMAND` (a union discriminated by `type`) and `HELLO`;
+docs/schema/*.json and docs/asyncapi.json are generated from these models by
+`python -m gateway.frames` (tests/gateway/test_schemas.py checks the committed files are the
+generated ones). Constraints the room enforces itself, with its own error code (a target must be a
+seat, a channel one the writer was shown, a setting one the rules declare), are stated in the
+schemas through `json_schema_extra` but not checked here: the gateway passes them on unchanged.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr,
+                      StringConstraints, TypeAdapter, model_validator)
+from pydantic.json_schema import GenerateJsonSchema
+
+from actors.room import clean_name
+from rules.settings import settings_schema
+
+MAX_ID_CHARS = 64
+MAX_TARGETS = 32
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "docs" / "schema"
+ASYNCAPI_PATH = SCHEMA_DIR.parent / "asyncapi.json"
+
+Seat = Annotated[StrictInt, Field(ge=0)]
+FrameId = Annotated[Union[Annotated[StrictStr, Field(max_length=MAX_ID_CHARS)], StrictInt, None],
+                    Field(description="client-chosen id echoed in the ack or error")]
+ERROR_CODES = ("bad_frame", "not_authenticated", "not_your_turn", "illegal_target", "not_host",
+               "rate_limited", "room_closed", "internal")
+ROOM_STATUS = Literal["lobby", "running", "finished", "broken"]
+
+
+class Frame(BaseModel):
+    """A frame: `doc` is its schema's description, `messages` the bad_frame message of each field
+    (a client reads why its frame was refused; the text predates these models and stays)."""
+    doc: ClassVar[str]
+    messages: ClassVar[dict[str, str]] = {}
+
+
+def frame_name(model: type[Frame]) -> str:
+    return model.model_fields["type"].annotation.__args__[0]
+
+
+# Client frames -----------------------------------------------------------------------------------
+
+class Hello(Frame):
+    doc = ("Client, first frame on /ws/{room}: a seat's (token) or a spectator's (watch: true, no "
+           "token). A token of no seat of this room closes the socket with 1008; so does a watch "
+           "hello where the host forbids spectators.")
+    model_config = ConfigDict(json_schema_extra={"oneOf": [{"required": ["token"]},
+                                                           {"required": ["watch"]}]})
+    type: Literal["hello"]
+    # An empty token is refused by authentication (not_authenticated), like any unknown one.
+    token: Annotated[StrictStr, Field(json_schema_extra={"minLength": 1})] | None = None
+    watch: Literal[True] | None = Field(None, description="a spectator's read-only socket: no seat, "
+                                        "public events only")
+    since: Annotated[StrictInt, Field(ge=0)] | None = None
+
+    @model_validator(mode="after")
+    def _a_seat_or_a_spectator(self) -> Hello:
+        if self.token is None and self.watch is None:
+            raise ValueError("hello needs a token, or watch: true")
+        return self
+
+
+class Command(Frame):
+    keep: ClassVar[tuple[str, ...]] = ()
+    id: FrameId = None
+
+
+class Act(Command):
+    doc = "Client: answer an open prompt (empty targets = pass / abstain)."
+    messages = {"action": "act needs an action name",
+                "targets": "targets must be a list of seat numbers"}
+    keep = ("targets",)
+    type: Literal["act"]
+    action: Annotated[StrictStr, Field(min_length=1)]
+    # A seat number the table lacks is the room's `illegal_target`, not a bad frame.
+    targets: Annotated[list[StrictInt], Field(max_length=MAX_TARGETS,
+                                              json_schema_extra={"items": {"type": "integer",
+                                                                           "minimum": 0}})] = []
+
+
+class Chat(Command):
+    doc = ("Client: one chat line; the server picks the channel from the seat's state and refuses "
+           "the line if it names another.")
+    messages = {"text": "chat needs a non-empty text", "channel": "channel must be a channel name"}
+    type: Literal["chat"]
+    text: Annotated[StrictStr, Field(min_length=1, pattern=r"\S")]
+    channel: Annotated[StrictStr, Field(description="the channel the writer was shown (optional)",
+                                        json_schema_extra={"enum": ["day", "wolves", "dead"]})] = None
+
+
+class Settings(Command):
+    """What a setting may be is declared once, in rules/ (its schema is rules' `settings_schema`);
+    the room checks a change against it, so the fields pass through as given."""
+    doc = settings_schema()["description"]
+    type: Literal["settings"]
+    roles: Any = None
+    durations: Any = None
+    rules: Any = None
+    preset: Any = None
+
+
+class Start(Command):
+    doc = "Client, host only, lobby only, at least 6 seated: deal the cards."
+    type: Literal["start"]
+
+
+class Ping(Command):
+    doc = "Client: answered by an ack from the gateway itself."
+    type: Literal["ping"]
+
+
+CLIENT_FRAMES: tuple[type[Frame], ...] = (Hello, Act, Chat, Settings, Start, Ping)
+COMMAND = TypeAdapter(Annotated[Union[Act, Chat, Settings, Start, Ping], Field(discriminator="type")])
+HELLO = TypeAdapter(Hello)
+# The id alone, read first: an error about any other field still echoes it.
+FRAME_ID = TypeAdapter(FrameId)
+
+
+COMMANDS: dict[str, type[Command]] = {frame_name(m): m for m in (Act, Chat, Settings, Start, Ping)}
+
+
+def command_dict(command: Command) -> dict:
+    """The command as the room takes it: type, id, the fields with a default the room relies on
+    and the optional ones the client gave (an absent channel or setting stays absent)."""
+    return command.model_dump(include={"type", "id", *command.model_fields_set, *command.keep})
+
+
+# Server frames -----------------------------------------------------------------------------------
+
+class Ack(Frame):
+    doc = "Server: the command with this id is durable (or, for ping, received)."
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["ack"]
+    id: FrameId
+
+
+class Error(Frame):
+    doc = "Server: the command with this id (null when it could not be read) changed nothing."
+    type: Literal["error"]
+    id: FrameId
+    code: Literal[ERROR_CODES]
+    message: str
+
+
+class Player(BaseModel):
+    seat: Seat
+    name: str
+    connected: bool
+
+
+class SettingsView(BaseModel):
+    roles: list[str]
+    durations: dict[str, int]
+
+
+class Prompt(BaseModel):
+    action: str
+    choices: list[Seat]
+    min: Annotated[int, Field(ge=0)]
+    max: Annotated[int, Field(ge=0)]
+    deadline: int | None = Field(None, description="ms since the epoch; null: no time limit")
+
+
+class LobbyFacts(BaseModel):
+    room: str
+    status: ROOM_STATUS
+    host: Seat | None
+    players: list[Player]
+    settings: SettingsView
+    roles_in_play: dict[str, Annotated[int, Field(ge=0)]]
+
+
+class View(LobbyFacts):
+    """The seat's own view (a running game adds its phase, seats, own card and night facts)."""
+    prompts: list[Prompt] = []
+
+
+class Welcome(Frame):
+    doc = "Server, answer to hello: the seat's whole view at room sequence number seq."
+    type: Literal["welcome"]
+    seat: Seat | None = Field(description="null for a spectator's socket")
+    seq: Annotated[int, Field(ge=0)]
+    view: View
+
+
+# Each event kind with the fields it always carries (rules/RULES.md says what they mean).
+EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "joined": ("seat", "name", "roles_in_play"), "presence": ("seat", "connected"),
+    "settings": ("settings", "roles_in_play"), "game_started": ("seats", "roles_in_play"),
+    "role": ("role",), "wolves": ("wolves",), "lovers": ("lovers",),
+    "phase": ("phase", "day", "deadline"), "prompt": ("action", "choices", "min", "max", "deadline"),
+    "prompt_closed": ("action",), "seer_result": ("seat", "role"), "pointed": ("seat", "target"),
+    "witch_victim": ("victim",), "death": ("seat", "role", "cause"),
+    "idiot_revealed": ("seat", "role"), "powers_lost": ("seat",),
+    "scapegoat_voters": ("voters", "day"), "talkative_seer": ("role",), "peeked": ("pointing",),
+    "little_girl_caught": ("seat",), "charmed": ("charmed",), "mayor": ("seat", "how"),
+    "candidate": ("seat",), "vote_requested": ("seat", "count", "needed"),
+    "voted": ("phase", "seat", "target", "tally"), "vote_result": ("phase", "target", "tally", "tie"),
+    "chat": ("channel", "seat", "name", "text", "ts"),
+    "game_over": ("winners", "alive", "roles", "chat", "reason"),
+    "spectators": ("count",), "cards": ("cards",), "thief_cards": ("cards",),
+    "infected": ("wolves",), "medium_result": ("seat", "role"), "traitor_pack": ("wolves",),
+    "lover_pair": ("lovers",), "bread": (),
+}
+_SEATS = {"type": "array", "items": {"type": "integer", "minimum": 0}}
+# Field types stated where a client relies on them.
+EVENT_TYPES: dict[str, dict[str, dict]] = {
+    "prompt": Prompt.model_json_schema()["properties"],
+    "game_over": {"winners": _SEATS, "alive": _SEATS, "chat": {"type": "array"},
+                  "roles": {"type": "object", "propertyNames": {"pattern": "^[0-9]+$"},
+                            "additionalProperties": {"type": "string"}}},
+    "spectators": {"count": {"type": "integer", "minimum": 0}},
+    "cards": {"cards": {"type": "object", "additionalProperties": {"type": "string"}}},
+}
+
+
+def _event_schema(schema: dict, _: Any) -> None:
+    schema["properties"]["to"] = False  # the audience stays on the server
+    schema["allOf"] = [
+        {"if": {"properties": {"kind": {"const": kind}}},
+         "then": {"required": list(fields), **({"properties": EVENT_TYPES[kind]}
+                                               if kind in EVENT_TYPES else {})}}
+        for kind, fields in EVENT_FIELDS.items()]
+
+
+class Event(Frame):
+    doc = ("Server: one room event. seq rises by room; a seat sees gaps (events it may not see) "
+           "but never a repeat or a reorder. Never carries `to`.")
+    model_config = ConfigDict(extra="allow", json_schema_extra=_event_schema)
+    type: Literal["event"]
+    seq: Annotated[int, Field(ge=1)]
+    kind: Literal[tuple(EVENT_FIELDS)]
+
+
+SERVER_FRAMES: tuple[type[Frame], ...] = (Welcome, Event, Ack, Error)
+
+
+# HTTP bodies -------------------------------------------------------------------------------------
+
+class HttpName(Frame):
+    doc = ("HTTP request body of POST /api/rooms and POST /api/rooms/{room}/join. 1-24 characters "
+           "after trimming, unique in the room (case-insensitive).")
+    # The room's own rules (actors.room.clean_name: NFKC, no invisible characters...): a bad name
+    # is a 422 here, never a 500.
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=24),
+                    AfterValidator(clean_name)]
+
+
+class HttpToken(Frame):
+    doc = "HTTP request body of POST /api/rooms/{room}/again: the host's token of that room."
+    token: str
+
+
+class HttpSeat(Frame):
+    doc = ("HTTP answer of POST /api/rooms (201) and POST /api/rooms/{room}/join (200): the seat "
+           "and its secret token.")
+    room: Annotated[str, Field(pattern="^[A-HJKMNP-Z2-9]{6}$")]
+    seat: Seat
+    token: Annotated[str, Field(min_length=32)]
+
+
+class HttpRoom(LobbyFacts, Frame):
+    doc = "HTTP answer of GET /api/rooms/{room}: public lobby facts only."
+    next: str | None = Field(description="the room of the next game at this table, once the host "
+                             "of this finished room has opened it (POST /api/rooms/{room}/again), "
+                             "else null")
+    spectators: Annotated[int, Field(ge=0)] = Field(0, description="spectators watching now "
+                                                   "(watch sockets)")
+
+
+class HttpErrorDetail(BaseModel):
+    code: Literal["room_not_found", "room_full", "room_started", "name_taken",
+                  "not_authenticated", "not_host", "not_your_turn", "rate_limited", "server_full",
+                  "too_large"]
+    message: str | None = None
+
+
+class HttpError(Frame):
+    doc = ("HTTP 401/403/404/409 answer of join, again and GET room; 413 of any body too large; 429 "
+           "rate_limited (rooms or unknown room codes from one address) and 503 server_full (no "
+           "host slot).")
+    detail: HttpErrorDetail
+
+
+HTTP_BODIES: dict[str, type[Frame]] = {"http_name": HttpName, "http_token": HttpToken,
+                                       "http_seat": HttpSeat, "http_room": HttpRoom,
+                                       "http_error": HttpError}
+
+
+# Generation --------------------------------------------------------------------------------------
+
+class _Schema(GenerateJsonSchema):
+    """Draft 2020-12 without pydantic's generated titles (the names say it) or input defaults."""
+
+    def field_title_should_be_set(self, schema) -> bool:
+        return False
+
+    def generate(self, schema, mode="validation"):
+        out = super().generate(schema, mode)
+        for model in out.get("$defs", {}).values():
+            model.pop("title", None)
+        return out
+
+
+def schema_of(name: str, model: type[Frame]) -> dict:
+    if model is Settings:
+        return settings_schema()
+    body = model.model_json_schema(schema_generator=_Schema)
+    body.pop("title", None)
+    body.pop("description", None)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{name}.json",
+            "title": name, "description": model.doc, **body}
+
+
+def schemas() -> dict[str, dict]:
+    """docs/schema/<name>.json for every frame and HTTP body."""
+    frames = {frame_name(m): m for m in (*CLIENT_FRAMES, *SERVER_FRAMES)}
+    return {name: schema_of(name, model) for name, model in {**frames, **HTTP_BODIES}.items()}
+
+
+def asyncapi() -> dict:
+    """The WebSocket channel as an AsyncAPI 3.0 document whose messages point at docs/schema/."""
+    client = [frame_name(m) for m in CLIENT_FRAMES]
+    server = [frame_name(m) for m in SERVER_FRAMES]
+    messages = {name: {"name": name, "payload": {"$ref": f"schema/{name}.json"}}
+                for name in client + server}
+    return {
+        "asyncapi": "3.0.0",
+        "info": {"title": "Werewolf gateway WebSocket", "version": "1",
+                 "description": "One socket per seat; docs/protocol.md tells the order of frames. "
+                                "Generated by `python -m gateway.frames`."},
+        "channels": {"room": {
+            "address": "/ws/{room}",
+            "parameters": {"room": {"description": "the six-character room code"}},
+            "messages": messages}},
+        "operations": {
+            "sendCommand": {"action": "receive", "channel": {"$ref": "#/channels/room"},
+                            "summary": "frames the client sends (hello first, then commands)",
+                            "messages": [{"$ref": f"#/channels/room/messages/{n}"} for n in client]},
+            "receiveEvent": {"action": "send", "channel": {"$ref": "#/channels/room"},
+                             "summary": "frames the gateway sends",
+                             "messages": [{"$ref": f"#/channels/room/messages/{n}"} for n in server]},
+        },
+    }
+
+
+def generated_files() -> dict[Path, str]:
+    files = {SCHEMA_DIR / f"{name}.json": json.dumps(schema, indent=2) + "\n"
+             for name, schema in schemas().items()}
+    files[ASYNCAPI_PATH] = json.dumps(asyncapi(), indent=2) + "\n"
+    return files
+
+
+if __name__ == "__main__":
+    for path, text in generated_files().items():
+        path.write_text(text)
+    sys.exit(0)

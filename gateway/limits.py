@@ -1,0 +1,56 @@
+"""Per-address abuse limits, counted in Redis so that every gateway replica shares them.
+
+A fixed window per address: `P:limit:{what}:{address}:{window}` is INCRemented and expires with
+its window. The address is the client's IP as uvicorn reports it (behind a proxy, set uvicorn's
+FORWARDED_ALLOW_IPS so X-Forwarded-For is believed); an IPv6 client counts by its /64, since one
+host usually holds the whole /64.
+"""
+from __future__ import annotations
+
+import ipaddress
+import time
+
+import redis.asyncio as aioredis
+
+from actors.store import Keys
+
+LIMIT_WINDOW = 600  # seconds
+
+
+def client_address(host: str | None) -> str:
+    try:
+        ip = ipaddress.ip_address(host or "")
+    except ValueError:
+        return host or "unknown"
+    if ip.version == 6:
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False).network_address)
+    return str(ip)
+
+
+class AddressLimits:
+    def __init__(self, redis: aioredis.Redis, keys: Keys) -> None:
+        self._redis = redis
+        self._keys = keys
+
+    def _key(self, what: str, address: str) -> str:
+        return self._keys.limit(what, address, int(time.time() // LIMIT_WINDOW))
+
+    async def spent(self, what: str, address: str) -> int:
+        """How much `address` used of `what` in the current window."""
+        return int(await self._redis.get(self._key(what, address)) or 0)
+
+    async def spend(self, what: str, address: str) -> int:
+        """Count one more; returns the count in the current window, this one included."""
+        key = self._key(what, address)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.incr(key)
+            pipe.expire(key, LIMIT_WINDOW)
+            count, _ = await pipe.execute()
+        return count
+
+    @staticmethod
+    def retry_after() -> int:
+        """Seconds until the current window ends."""
+        return LIMIT_WINDOW - int(time.time()) % LIMIT_WINDOW

@@ -1,0 +1,90 @@
+// The table: every seat around it (an initial in a coloured disc, the name, alive or dead, the
+// mayor, the lovers and the pack as this seat knows them, known cards), the day's votes as arrows
+// from voter to target with each target's count, the pack's pointing at night, and the phase's
+// sun or moon in the middle. It draws only what the view holds: it knows no rules.
+import { el, rebuild } from "./dom.js";
+import { rolePicture } from "./art.js";
+import { t } from "./i18n.js";
+
+const RADIUS = 40; // % of the table's side, seat centres
+const ARROW_RADIUS = 30; // arrows start and end inside the ring of seats
+
+function position(i, n, radius) {
+  const angle = -Math.PI / 2 + (2 * Math.PI * i) / n; // seat 0 at the top, clockwise
+  return { x: 50 + radius * Math.cos(angle), y: 50 + radius * Math.sin(angle) };
+}
+
+function hue(name) {
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.codePointAt(0)) % 360;
+  return h;
+}
+
+export function initial(name) {
+  return (Array.from(name.trim())[0] || "?").toLocaleUpperCase();
+}
+
+// What this page knows of the lovers: a lover knows the pair, Cupid the couple he made.
+function loversOf(v, me) {
+  if (v.linked) return v.linked;
+  if (v.lover != null && me != null) return [me, v.lover];
+  return [];
+}
+
+// `me`: the seat of this page (null for a spectator); `hideMine`: the card is hidden at a shared table.
+export function renderTable(box, v, { me, hideMine, nameOf, roleName }) {
+  const seats = v.seats || [];
+  const n = seats.length || 1;
+  const online = new Map((v.players || []).map((p) => [p.seat, p.connected]));
+  const wolves = new Set(v.wolves || []);
+  const lovers = new Set(loversOf(v, me));
+  const cards = v.cards || {};
+  const night = String(v.phase).startsWith("night");
+  const arrows = night ? v.pointing || {} : v.votes || {};
+  const tally = v.tally || {};
+
+  const lines = Object.entries(arrows).filter(([, target]) => target != null).map(([from, target]) => {
+    const a = position(Number(from), n, ARROW_RADIUS);
+    const b = position(Number(target), n, ARROW_RADIUS);
+    return el("svg:line", { x1: a.x.toFixed(2), y1: a.y.toFixed(2), x2: b.x.toFixed(2), y2: b.y.toFixed(2),
+      class: night ? "arrow point" : "arrow vote", "data-from": from, "data-to": target, "marker-end": "url(#arrowhead)" });
+  });
+  const overlay = el("svg:svg", { class: "arrows", viewBox: "0 0 100 100", "aria-hidden": "true" },
+    el("svg:defs", {}, el("svg:marker", { id: "arrowhead", viewBox: "0 0 10 10", refX: "9", refY: "5",
+      markerWidth: "4", markerHeight: "4", orient: "auto-start-reverse" }, el("svg:path", { d: "M0 0 L10 5 L0 10 z" }))),
+    lines);
+
+  const nodes = seats.map((s, i) => {
+    const p = position(i, n, RADIUS);
+    const role = s.seat === me && hideMine ? null : s.role ?? cards[s.seat] ?? cards[String(s.seat)] ?? null;
+    const votes = tally[s.seat] ?? tally[String(s.seat)];
+    const marks = [];
+    // Text marks from plain fonts (no emoji font is assumed); the pack's is the werewolf's own art.
+    if (s.mayor || v.mayor === s.seat) marks.push(el("span", { class: "mark mayor", title: t("players.mayor"), "aria-label": t("players.mayor"), role: "img", text: "♛" }));
+    if (lovers.has(s.seat)) marks.push(el("span", { class: "mark lover", title: t("table.lover"), "aria-label": t("table.lover"), role: "img", text: "♥" }));
+    if (wolves.has(s.seat)) marks.push(el("span", { class: "mark wolf", title: t("table.wolf"), "aria-label": t("table.wolf"), role: "img" },
+      rolePicture("werewolf", { className: "mark-art" })));
+    const label = [s.name, s.alive ? t("players.alive") : t("players.dead"), role ? roleName(role) : null,
+      votes ? t("players.votes", { n: votes }) : null].filter(Boolean).join(", ");
+    return el("li", {
+      class: `seat ${s.alive ? "alive" : "dead"}${s.seat === me ? " me" : ""}`,
+      style: `left:${p.x.toFixed(2)}%;top:${p.y.toFixed(2)}%;--hue:${hue(s.name)}`,
+      "data-seat": s.seat, "data-alive": s.alive ? "1" : "0", "data-role": role,
+      "data-wolf": wolves.has(s.seat) ? "1" : null, "data-lover": lovers.has(s.seat) ? "1" : null,
+      "data-mayor": s.mayor || v.mayor === s.seat ? "1" : null, "data-votes": votes || null,
+      "aria-label": label,
+    },
+      el("span", { class: "avatar", "aria-hidden": "true" },
+        role ? rolePicture(role, { className: "mini" }) : el("span", { class: "initial", text: initial(s.name) }),
+        s.alive ? null : el("span", { class: "rip", text: "✝" }),
+        online.get(s.seat) === false ? el("span", { class: "away" }) : null),
+      el("span", { class: "seatname", text: s.name }),
+      marks.length ? el("span", { class: "marks" }, marks) : null,
+      votes ? el("span", { class: "votes", text: String(votes) }) : null);
+  });
+
+  const centre = el("div", { class: "centre", "aria-hidden": "true" },
+    el("span", { class: `sky ${night ? "moon" : "sun"}` }),
+    el("span", { class: "centre-day", text: t(night ? "game.night" : "game.day", { n: v.day ?? 1 }) }));
+  rebuild(box, [overlay, el("ol", { class: "plain ring", "aria-label": t("players.title") }, nodes), centre]);
+}

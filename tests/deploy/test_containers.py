@@ -1,0 +1,240 @@
+"""The deployment as containers: deploy/Dockerfile over a locally made Debian base, on a docker
+network of its own: Redis, a Ray head, two game-host nodes (the only ones offering
+`werewolf_host`), two gateway replicas (each a zero-CPU Ray node + `werewolf serve --workers 2`),
+and HAProxy from Debian's package with deploy/haproxy/haproxy.cfg in front. Ray runs with token
+auth (RAY_AUTH_MODE=token, the token in RAY_AUTH_TOKEN on every node, as KubeRay sets it).
+
+A full game plays through the load balancer; mid-game the game-host node holding the room and a
+gateway are `docker kill`ed together; every seat resumes through the load balancer with `since`
+and its stream is exactly the stored log. Then the dashboard's and the alerts' metrics are looked
+up on the live stack's scrape endpoints. Everything is removed at the end, even after a failure.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import secrets
+import time
+
+import httpx
+import orjson
+import pytest
+import yaml
+from websockets.exceptions import ConnectionClosed
+
+from tests.deploy.docker import ROOT, Network, build_image, engine, remove_leftovers
+from tests.gateway.checks import assert_exact_stream
+from tests.gateway.players import Bot, connect_all, is_phase, seat_table, start
+from tests.stack import TEST_DURATIONS, connect
+
+pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
+
+READY_TIMEOUT = 240.0  # five Ray nodes starting at once on a 2-core machine
+RESUME_TIMEOUT = 120.0  # Ray notices a dead node after its health checks time out (~30 s)
+METRICS_TIMEOUT = 90.0  # Ray's agents export user metrics every 10 s
+PLAYERS = 8
+RAY_FLAGS = ("--disable-usage-stats", "--object-store-memory=80000000",
+             "--metrics-export-port=8080")
+
+
+def wait_until(check, timeout: float, what: str, interval: float = 0.5):
+    """Poll `check` (a value or None) until it gives a value; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} within {timeout:.0f} s")
+        time.sleep(interval)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with engine():
+        remove_leftovers()
+        image = build_image()
+        net = Network()
+        try:
+            yield start_cluster(net, image)
+        except BaseException:
+            for alias in net.containers:
+                print(f"--- {alias}\n{net.logs(alias)}")
+            raise
+        finally:
+            net.close()
+
+
+def start_cluster(net: Network, image: str) -> dict:
+    # A loaded machine starts a node's agents slowly: give them longer than Ray's default.
+    env = {"RAY_agent_register_timeout_ms": "120000", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+           "REDIS_URL": "redis://redis:6379/0", "WW_HOST_RESOURCE": "werewolf_host",
+           "WW_WARM_ACTORS": "1", "WW_PRESENCE_LEASE": "5",
+           **{f"WW_DURATION_{k.upper()}": str(v) for k, v in TEST_DURATIONS.items()}}
+    net.run("redis", "redis-server", "--bind", "0.0.0.0", "--protected-mode", "no", "--save", "",
+            "--appendonly", "no", "--maxmemory-policy", "noeviction")
+    # On a loaded machine `ray start` may give up waiting for its own raylet (a fixed 30 s): like
+    # systemd's Restart=, Docker starts a Ray node that failed again, and it joins anew.
+    ray_options = ("--restart", "on-failure:5")
+    net.run("head", "ray", "start", "--head", "--block", "--port=6380", "--num-cpus=0",
+            "--include-dashboard=false", *RAY_FLAGS, env=env, options=ray_options)
+    wait_until(lambda: "Ray runtime started" in net.logs("head"), READY_TIMEOUT,
+               "the Ray head starts")
+    for host in ("host1", "host2"):
+        net.run(host, "ray", "start", "--block", "--address=head:6380", "--num-cpus=1",
+                '--resources={"werewolf_host": 1000}', *RAY_FLAGS, env=env, options=ray_options)
+    for gateway in ("gateway1", "gateway2"):
+        net.run(gateway, "sh", "-c",
+                f"ray start --address=head:6380 --num-cpus=0 {' '.join(RAY_FLAGS)} && exec "
+                "werewolf serve --host 0.0.0.0 --port 8000 --workers 2 --ray-address auto",
+                env=env, options=ray_options)
+    net.run("lb", "haproxy", "-W", "-db", "-f", "/etc/haproxy/werewolf.cfg",
+            publish="127.0.0.1::80",
+            options=("-v", f"{ROOT / 'deploy/haproxy/haproxy.cfg'}:/etc/haproxy/werewolf.cfg:ro"))
+    for gateway in ("gateway1", "gateway2"):
+        wait_until(lambda: net.exec(gateway, "curl", "-sf", "localhost:8000/readyz", check=False),
+                   READY_TIMEOUT, f"{gateway} is ready")
+    url = f"http://{net.published('lb', 80)}"
+    wait_until(lambda: _status(url + "/readyz") == 200, READY_TIMEOUT, "the load balancer serves")
+    return {"net": net, "url": url, "ws_url": url.replace("http", "ws", 1)}
+
+
+def _status(url: str) -> int | None:
+    try:
+        return httpx.get(url, timeout=5).status_code
+    except httpx.HTTPError:
+        return None
+
+
+async def play_resuming(bot: Bot, room: str, token: str, ws_url: str) -> list:
+    """Play to game_over; whenever the socket dies, reconnect through the load balancer with
+    `since` (retrying as a real client does while the room restarts). Returns the clients."""
+    clients = [bot.client]
+    while True:
+        try:
+            await bot.play()
+            return clients
+        except (ConnectionError, ConnectionClosed, OSError):
+            pass
+        deadline = time.monotonic() + RESUME_TIMEOUT
+        while True:
+            try:
+                bot.client = await connect(ws_url, room, token, since=clients[-1].last_seq)
+                break
+            except (ConnectionError, ConnectionClosed, OSError, TimeoutError, asyncio.TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(1)  # a client's reconnect backoff
+        clients.append(bot.client)
+
+
+def host_node_of(net: Network, room: str) -> str:
+    """The container (host1 or host2) whose Ray node runs the actor holding `room`."""
+    # Through the GCS (the head runs no dashboard, so no state API).
+    script = (
+        "import sys, ray, redis\n"
+        "name = redis.Redis(host='redis').hget(f'ww:room:{sys.argv[1]}', 'host').decode()\n"
+        "ray.init(address='auto', namespace='werewolf', log_to_driver=False)\n"
+        "actor_id = ray.get_actor(name)._actor_id.hex()\n"
+        "print(ray._private.state.actors(actor_id)['Address']['IPAddress'])\n"
+    )
+    ip = net.exec("gateway2", "python", "-c", script, room).split()[-1]
+    (alias,) = [a for a in ("host1", "host2") if net.ip(a) == ip]
+    return alias
+
+
+def stored(net: Network, room: str) -> list[dict]:
+    """The room's stored events, read inside the network (Redis is published nowhere)."""
+    out = net.exec("redis", "python", "-c",
+                   "import json, sys, redis; r = redis.Redis(host='localhost');"
+                   "print(json.dumps([x.decode() for x in r.lrange(sys.argv[1], 0, -1)]))",
+                   f"ww:room:{room}:log")
+    return [orjson.loads(e) for e in orjson.loads(out)]
+
+
+async def test_a_game_through_the_load_balancer_survives_killing_a_host_node_and_a_gateway(cluster):
+    net, url, ws_url = cluster["net"], cluster["url"], cluster["ws_url"]
+    room, seats = await seat_table(url, PLAYERS)
+    clients = await connect_all(ws_url, room, seats)
+    bots = [Bot(c, random.Random(i)) for i, c in enumerate(clients)]
+    await start(clients[0])
+    games = [asyncio.create_task(play_resuming(bot, room, seat["token"], ws_url))
+             for bot, seat in zip(bots, seats)]
+    await clients[0].wait_for(is_phase)  # the game runs
+
+    doomed_host = host_node_of(net, room)
+    net.kill(doomed_host)
+    net.kill("gateway1")
+    journeys = await asyncio.wait_for(asyncio.gather(*games), 300)
+
+    log = stored(net, room)
+    assert orjson.loads(log[-1]["frame"])["kind"] == "game_over"
+    resumed = 0
+    for seat, seat_clients in enumerate(journeys):
+        first = None
+        for i, client in enumerate(seat_clients):
+            last = client.last_seq if i < len(seat_clients) - 1 else None
+            assert_exact_stream(client, log, first=first, last=last)
+            first = client.last_seq + 1
+        resumed += len(seat_clients) > 1
+        await seat_clients[-1].close()
+    assert resumed, "no seat lost its socket: the kills hit nothing"
+    # The room's host actor was restarted on the surviving game-host node.
+    assert host_node_of(net, room) != doomed_host
+
+
+# Metrics ----------------------------------------------------------------------------------------
+
+METRIC = re.compile(r"\b((?:ray_)?ww_[a-z0-9_]+)")
+
+
+def referenced_metrics() -> dict[str, set[str]]:
+    """Metric names of every dashboard panel and every alert rule, by where they come from."""
+    dashboard = orjson.loads((ROOT / "deploy/grafana/werewolf.json").read_bytes())
+    panels = {f"panel {p['title']!r}": {m for t in p["targets"] for m in METRIC.findall(t["expr"])}
+              for p in dashboard["panels"] if p.get("targets")}
+    rules = yaml.safe_load((ROOT / "deploy/prometheus/alerts.yml").read_text())
+    alerts = {f"alert {r['alert']}": set(METRIC.findall(r["expr"]))
+              for group in rules["groups"] for r in group["rules"]}
+    return {**panels, **alerts}
+
+
+def scraped_names(net: Network) -> set[str]:
+    """Sample names on the live stack's scrape targets: the gateway replica (any worker answers
+    for both) and the Ray nodes' metrics agents (where the game hosts' metrics are exported)."""
+    names = set()
+    for alias, port in (("gateway2", 8000), ("host1", 8080), ("host2", 8080), ("head", 8080)):
+        text = net.exec(alias, "curl", "-s", f"localhost:{port}/metrics", check=False)
+        names |= {line.split("{")[0].split(" ")[0] for line in text.splitlines()
+                  if line and not line.startswith("#")}
+    return names
+
+
+def test_every_dashboard_panel_and_alert_reads_a_metric_the_stack_exports(cluster):
+    wanted = referenced_metrics()
+    assert len(wanted) >= 8 and all(wanted.values()), wanted
+    net = cluster["net"]
+    needed = set().union(*wanted.values())
+    deadline = time.monotonic() + METRICS_TIMEOUT
+    while not needed <= (have := scraped_names(net)) and time.monotonic() < deadline:
+        time.sleep(5)  # Ray's agents export every 10 s: poll until the names appear
+    missing = {where: names - have for where, names in wanted.items() if names - have}
+    assert not missing, missing
+
+
+def test_one_scrape_of_a_replica_covers_all_its_workers(cluster):
+    """Multiprocess mode: a scrape of gateway2, whichever of its two workers answers, counts the
+    /healthz requests served by both (each curl is a new connection: the kernel spreads them)."""
+    net = cluster["net"]
+
+    def served() -> float:
+        text = net.exec("gateway2", "curl", "-s", "localhost:8000/metrics")
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("ww_http_request_seconds_count{")
+                   and 'route="/healthz"' in line)
+
+    before = served()
+    for _ in range(20):
+        net.exec("gateway2", "curl", "-sf", "-o", "/dev/null", "localhost:8000/healthz")
+    assert [served() for _ in range(6)] == [before + 20] * 6

@@ -1,0 +1,284 @@
+"""Abuse limits, probed as an attacker would through a real stack (docs/architecture.md, "Abuse
+limits"): each one is refused with a clear error and harms nobody else.
+
+One gateway serves the module, with small limits set through the environment. Clients are told
+apart by X-Forwarded-For, which uvicorn believes from 127.0.0.1 (no traffic leaves loopback: the
+addresses are only header values).
+"""
+import asyncio
+import itertools
+import os
+import secrets
+import socket as socketlib
+
+import httpx
+import orjson
+import pytest
+
+from tests.stack import HTTP_TIMEOUT, connect, open_socket, start_gateway
+
+pytestmark = pytest.mark.e2e
+
+ROOMS_PER_ADDRESS = 3
+LOOKUP_FAILURES = 5
+SOCKETS_PER_SEAT = 2
+# Events of the replay: more than a connection's buffers hold (gateway.http.SEND_BUFFER_BYTES and
+# the transport's 64 KiB, ~2,000 presence events), and SEND_QUEUE_FRAMES more.
+REPLAY_EVENTS = 3000
+_addresses = (f"198.51.100.{i}" for i in itertools.count(1))
+
+
+@pytest.fixture(scope="module")
+def gateway(ray_address, redis_url):
+    gw = start_gateway(ray_address=ray_address, redis_url=redis_url,
+                       prefix="t" + secrets.token_hex(5), games_per_actor=50,
+                       env={"WW_ROOMS_PER_ADDRESS": str(ROOMS_PER_ADDRESS),
+                            "WW_LOOKUP_FAILURES_PER_ADDRESS": str(LOOKUP_FAILURES),
+                            "WW_SOCKETS_PER_SEAT": str(SOCKETS_PER_SEAT),
+                            "WW_HTTP_REQUEST_TIMEOUT": "1"})
+    yield gw
+    gw.kill()
+
+
+def client(gateway, address: str | None = None) -> httpx.AsyncClient:
+    """An HTTP client that the gateway sees as coming from `address` (a fresh one by default)."""
+    return httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT,
+                             headers={"X-Forwarded-For": address or next(_addresses)})
+
+
+async def test_room_creation_is_limited_per_address(gateway):
+    async with client(gateway) as http:
+        for i in range(ROOMS_PER_ADDRESS):
+            assert (await http.post("/api/rooms", json={"name": f"Host{i}"})).status_code == 201
+        refused = await http.post("/api/rooms", json={"name": "Again"})
+        assert refused.status_code == 429
+        assert refused.json()["detail"]["code"] == "rate_limited"
+        assert int(refused.headers["retry-after"]) > 0
+    async with client(gateway) as other:  # another address is not held back
+        assert (await other.post("/api/rooms", json={"name": "Layla"})).status_code == 201
+
+
+async def answer_to(gateway, head: bytes, body: bytes) -> bytes:
+    """Send a request's head and the start of its body by hand; the response's status line."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", gateway.port)
+    writer.write(head + body)
+    await writer.drain()
+    status = await asyncio.wait_for(reader.readline(), 30)
+    writer.close()
+    return status
+
+
+async def test_bodies_are_capped_and_never_echoed(gateway):
+    # 10 MB declared: refused on the headers, before any of it is read.
+    head = (b"POST /api/rooms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % (10 << 20))
+    assert (await answer_to(gateway, head, b'{"name": "' + b"x" * 65536)).startswith(
+        b"HTTP/1.1 413")
+    # No length given (chunked): refused once it grows past the limit.
+    head = (b"POST /api/rooms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")
+    chunk = b"%x\r\n%s\r\n" % (4096, b"x" * 4096)
+    assert (await answer_to(gateway, head, chunk * 4)).startswith(b"HTTP/1.1 413")
+    async with client(gateway) as http:
+        response = await http.post("/api/rooms", content=b"x" * 9000,
+                                   headers={"content-type": "application/json"})
+        assert response.status_code == 413
+        assert response.json()["detail"]["code"] == "too_large"
+        bad = await http.post("/api/rooms", json={"name": "y" * 6000})
+        assert bad.status_code == 422
+        assert "yyyy" not in bad.text and len(bad.content) < 1000
+        assert (await http.post("/api/rooms", json={"name": "Fine"})).status_code == 201
+
+
+async def test_invisible_and_look_alike_names_are_refused(gateway):
+    async with client(gateway) as http:
+        room = (await http.post("/api/rooms", json={"name": "Layla"})).json()["room"]
+        for name in ("\u200bOmar", "Om\u202ear", "Om\x00ar", "\u0301", "\u200b"):
+            response = await http.post(f"/api/rooms/{room}/join", json={"name": name})
+            assert response.status_code == 422, name
+        # A lone surrogate (only raw JSON can carry one) is a 422, not a 500.
+        for path in ("/api/rooms", f"/api/rooms/{room}/join"):
+            response = await http.post(path, content=b'{"name": "\\ud800x"}',
+                                       headers={"content-type": "application/json"})
+            assert response.status_code == 422, path
+        for twin in ("L\u0430yla", "\uff2c\uff41\uff59\uff4c\uff41", "LAYLA", " Layla "):
+            response = await http.post(f"/api/rooms/{room}/join", json={"name": twin})
+            assert response.status_code == 409, twin
+            assert response.json()["detail"]["code"] == "name_taken"
+        joined = await http.post(f"/api/rooms/{room}/join", json={"name": "\uff2fmar"})  # fullwidth
+        assert joined.status_code == 200
+        facts = (await http.get(f"/api/rooms/{room}")).json()
+        assert [p["name"] for p in facts["players"]] == ["Layla", "Omar"]  # stored as NFKC
+
+
+async def test_guessing_room_codes_is_throttled_per_address(gateway):
+    async with client(gateway) as owner:
+        room = (await owner.post("/api/rooms", json={"name": "Layla"})).json()["room"]
+    async with client(gateway) as guesser:
+        for guess in ("ABCDEF", "GHJKMN", "PQRSTU", "VWXYZ2", "345678"):
+            codes = {(await guesser.get(f"/api/rooms/{guess}")).status_code,
+                     (await guesser.post(f"/api/rooms/{guess}/join", json={"name": "X"})).status_code}
+            assert codes <= {404, 429}
+        refused = await guesser.get(f"/api/rooms/{room}")  # even a right guess, now
+        assert refused.status_code == 429
+        assert refused.json()["detail"]["code"] == "rate_limited"
+        assert (await guesser.post(f"/api/rooms/{room}/join", json={"name": "X"})).status_code == 429
+    async with client(gateway) as player:  # the room and everyone else are unaffected
+        assert (await player.get(f"/api/rooms/{room}")).status_code == 200
+
+
+async def test_every_command_kind_is_rate_limited(gateway):
+    async with client(gateway) as http:
+        host = (await http.post("/api/rooms", json={"name": "Layla"})).json()
+        guest = (await http.post(f"/api/rooms/{host['room']}/join", json={"name": "Omar"})).json()
+    sender = await connect(gateway.ws_url, host["room"], host["token"])
+    watcher = await connect(gateway.ws_url, host["room"], guest["token"])
+    frames = [{"type": "settings", "id": f"s{i}", "durations": {"vote": 30 + i}} for i in range(60)]
+    for frame in frames:
+        await sender.send(frame)
+    replies = [await sender.wait_for(lambda f, i=f["id"]: f.get("id") == i) for f in frames]
+    limited = [r for r in replies if r.get("code") == "rate_limited"]
+    acked = [r for r in replies if r["type"] == "ack"]
+    assert limited and acked and len(limited) + len(acked) == len(frames)
+    assert "settings" in limited[0]["message"]
+    # The other seat saw one settings event per acked change, and is still served.
+    await watcher.wait_for(lambda f: f.get("kind") == "settings"
+                           and f["settings"]["durations"]["vote"] == 30 + int(acked[-1]["id"][1:]))
+    assert len([f for f in watcher.events if f["kind"] == "settings"]) == len(acked)
+    assert (await watcher.request({"type": "ping"}))["type"] == "ack"
+    # Pings are answered by the gateway itself, and limited there, per socket.
+    pings = [{"type": "ping", "id": f"p{i}"} for i in range(30)]
+    for frame in pings:
+        await sender.send(frame)
+    codes = [(await sender.wait_for(lambda f, i=f["id"]: f.get("id") == i)).get("code") for f in pings]
+    assert codes[0] is None and "rate_limited" in codes
+    await sender.close()
+    await watcher.close()
+
+
+async def test_sockets_per_seat_are_capped(gateway):
+    async with client(gateway) as http:
+        host = (await http.post("/api/rooms", json={"name": "Layla"})).json()
+    tabs = [await connect(gateway.ws_url, host["room"], host["token"]) for _ in range(SOCKETS_PER_SEAT)]
+    extra = await open_socket(gateway.ws_url, host["room"])
+    await extra.send({"type": "hello", "token": host["token"], "since": None})
+    assert await extra.wait_closed() == 1008
+    assert extra.ws.close_reason == "too_many_sockets" and extra.frames == []
+    for tab in tabs:  # the seat's sockets are still served
+        assert (await tab.request({"type": "ping"}))["type"] == "ack"
+    await tabs[0].close()  # a closed tab frees its place
+    again = await connect(gateway.ws_url, host["room"], host["token"])
+    assert again.welcome["seat"] == 0
+    for tab in (tabs[1], again):
+        await tab.close()
+
+
+async def test_idle_and_slow_http_connections_are_closed(gateway):
+    port = gateway.port
+    idle = await asyncio.open_connection("127.0.0.1", port)  # says nothing
+    slow = await asyncio.open_connection("127.0.0.1", port)  # headers that never end
+    slow[1].write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+    await slow[1].drain()
+    for reader, writer in (idle, slow):
+        assert await asyncio.wait_for(reader.read(), 30) == b""  # closed by the server
+        writer.close()
+    async with client(gateway) as http:
+        assert (await http.get("/healthz")).status_code == 200
+
+
+async def test_security_headers_and_no_cdn_docs(gateway):
+    async with client(gateway) as http:
+        page = await http.get("/")
+        assert page.status_code == 200
+        csp = page.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in csp and "default-src 'self'" in csp
+        assert page.headers["x-content-type-options"] == "nosniff"
+        assert (await http.get("/api/rooms/ABCDEF")).headers["x-frame-options"] == "DENY"
+        assert (await http.get("/docs")).status_code == 404
+        assert (await http.get("/openapi.json")).status_code == 200
+
+
+def ws_frame(payload: bytes) -> bytes:
+    """A masked client text frame (RFC 6455), for a socket that is written to by hand."""
+    mask = os.urandom(4)
+    size = bytes([0x80 | len(payload)]) if len(payload) < 126 else \
+        bytes([0x80 | 126]) + len(payload).to_bytes(2, "big")
+    return b"\x81" + size + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+async def metric(http: httpx.AsyncClient, name: str) -> float:
+    text = (await http.get("/metrics")).text
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " "))
+
+
+async def test_a_socket_that_never_reads_its_replay_is_dropped(gateway):
+    """hello with since 0, then never read a byte: the slow-socket guard applies while the
+    welcome and replay are written, not only after them."""
+    async with client(gateway) as http:
+        host = (await http.post("/api/rooms", json={"name": "Layla"})).json()
+        room = host["room"]
+        seats = [host] + [(await http.post(f"/api/rooms/{room}/join", json={"name": name})).json()
+                          for name in ("Omar", "Ines", "Tariq")]
+    # A long log, grown through the room itself: sockets coming and going (presence events).
+    seq = 0
+
+    async def come_and_go(token: str) -> None:
+        nonlocal seq
+        while seq < REPLAY_EVENTS:
+            tab = await connect(gateway.ws_url, room, token)
+            seq = max(seq, tab.welcome["seq"])
+            await tab.close()
+    await asyncio.gather(*(come_and_go(s["token"]) for s in seats[1:]))
+    watcher = await connect(gateway.ws_url, room, seats[1]["token"])
+
+    attacker = socketlib.socket()
+    attacker.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_RCVBUF, 4096)  # before connect: a small window
+    attacker.connect(("127.0.0.1", gateway.port))
+    attacker.sendall(f"GET /ws/{room} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                     "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                     "Sec-WebSocket-Version: 13\r\n\r\n".encode())
+    handshake = b""
+    while b"\r\n\r\n" not in handshake:  # the only bytes this socket ever reads
+        handshake += attacker.recv(1)
+    assert handshake.startswith(b"HTTP/1.1 101")
+    attacker.sendall(ws_frame(orjson.dumps({"type": "hello", "token": host["token"], "since": 0})))
+    try:
+        async with client(gateway) as http:
+            async def dropped() -> None:
+                while await metric(http, "ww_ws_dropped_total") < 1:
+                    await asyncio.sleep(0.2)  # polling the gateway's counter for the drop
+            await asyncio.wait_for(dropped(), 60)
+        # The gateway let the connection go (what it had written is still readable, then EOF).
+        attacker.setblocking(False)
+        loop = asyncio.get_running_loop()
+
+        async def drain() -> None:
+            while await loop.sock_recv(attacker, 1 << 16):
+                pass
+        await asyncio.wait_for(drain(), 30)
+        assert (await watcher.request({"type": "ping"}))["type"] == "ack"  # nobody else noticed
+    finally:
+        attacker.close()
+        await watcher.close()
+
+
+async def test_hosts_are_capped_and_empty_lobbies_close_soon(stack):
+    gateway = stack.start_gateway(games_per_actor=1, warm_actors=0,
+                                  env={"WW_MAX_HOSTS": "2", "WW_LOBBY_IDLE_CLOSE": "3"})
+    async with client(gateway) as http:
+        kept = (await http.post("/api/rooms", json={"name": "Layla"})).json()
+        player = await connect(gateway.ws_url, kept["room"], kept["token"])  # someone is there
+        abandoned = (await http.post("/api/rooms", json={"name": "Omar"})).json()
+        full = await http.post("/api/rooms", json={"name": "Ines"})
+        assert full.status_code == 503  # two hosts, one room each: no third process
+        assert full.json()["detail"]["code"] == "server_full"
+
+        async def closed() -> None:
+            while (await http.get(f"/api/rooms/{abandoned['room']}")).json()["status"] != "finished":
+                await asyncio.sleep(0.2)  # polling the room's status for the idle close
+        await asyncio.wait_for(closed(), 60)
+        assert (await http.get(f"/api/rooms/{kept['room']}")).json()["status"] == "lobby"
+        # The closed lobby gave its host slot back.
+        assert (await http.post("/api/rooms", json={"name": "Ines"})).status_code == 201
+        assert (await player.request({"type": "ping"}))["type"] == "ack"
+        await player.close()
