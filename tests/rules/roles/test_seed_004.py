@@ -549,3 +549,17 @@ def test_the_host_form_resending_the_same_roles_and_rules_keeps_the_preset():
                           "durations": {"seer": 5}})
     assert again.preset == "seed_004" and again.durations["seer"] == 5
     assert table.change({"rules": {"fox_counted": "yes"}}).preset is None
+
+
+def test_with_hidden_cards_a_dead_white_werewolf_s_step_still_runs_on_his_nights():
+    # issue 9's wolves under seed 004's hidden cards: his every-second-night step stands in
+    g = game(["werewolf", "white_werewolf", "villager", "villager", "villager", "villager",
+              "villager"])
+    while g.phase.startswith("night."):
+        g.timeout()
+    through_day(g, 1)  # the White Werewolf is expelled, his card hidden
+    assert g.events("death")[-1]["role"] is None
+    g.act(0, "wolves.point", [3])
+    assert g.phase == "night.white_werewolf" and g.state.prompts == []  # nobody asked
+    g.timeout()
+    assert g.phase.startswith("day.")
