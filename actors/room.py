@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 import rules
-from rules import MAX_PLAYERS, roles_in_play
+from rules import roles_in_play
 from actors.clock import Clock
 from actors.names import name_skeleton
 from actors.ratelimit import TokenBucket
@@ -209,8 +209,9 @@ def _join(data: RoomData, now: int, name: str, token_hash: str):
         name = clean_name(name)
     except BadName as e:
         raise Refused(BadName.code, str(e)) from None
-    if len(data.players) >= MAX_PLAYERS:
-        raise Refused("room_full", f"the room has {MAX_PLAYERS} players")
+    most = rules.max_players(data.settings)  # 18, or 20 for seed 004's range
+    if len(data.players) >= most:
+        raise Refused("room_full", f"the room has {most} players")
     skeleton = name_skeleton(name)  # a look-alike of a seated name is taken too
     if any(name_skeleton(p.name) == skeleton for p in data.players):
         raise Refused("name_taken", f"{name!r} is taken in this room (or looks like a name that is)")

@@ -29,9 +29,12 @@ from actors.metrics import watch_loop_lag
 from gateway.frames import HttpName, HttpSeat, HttpToken
 from gateway.limits import AddressLimits, client_address
 from gateway.metrics import Metrics
+from rules import declaration
 from gateway.seats import LocalSeats
 from gateway.state import GatewayState, gateway_state
 from gateway.ws import keep_presence_lease, websocket_endpoint
+
+DECLARATION = declaration()  # the rules never change while a gateway runs
 
 log = logging.getLogger(__name__)
 
@@ -277,6 +280,12 @@ def create_app(config: Config) -> FastAPI:
                           for e in events)
         body = head[:-1] + b',"events":[' + items + b"]}"
         return Response(body, media_type="application/json")
+
+    @app.get("/api/rules")
+    async def declared_rules():
+        """The roles, rules and presets as data (rules.declaration()), for the help page's
+        generated tables and the rules shown during a game; the lobby view carries it too."""
+        return DECLARATION
 
     @app.get("/healthz")
     async def healthz():

@@ -206,7 +206,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "chat": ("channel", "seat", "name", "text", "ts"),
     "game_over": ("winners", "alive", "roles", "chat", "reason"),
     "spectators": ("count",), "cards": ("cards",), "thief_cards": ("cards",),
-    "infected": ("wolves",),
+    "infected": ("wolves",), "medium_result": ("seat", "role"), "traitor_pack": ("wolves",),
+    "lover_pair": ("lovers",), "bread": (),
 }
 _SEATS = {"type": "array", "items": {"type": "integer", "minimum": 0}}
 # Field types stated where a client relies on them.

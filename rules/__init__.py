@@ -9,13 +9,15 @@ from rules.presets import PRESETS
 from rules.registry import SETTINGS, SPECIAL_ROLES
 from rules.settings import FIELDS as SETTINGS_FIELDS
 from rules.settings import (DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, ROLES, Settings,
-                            declaration, min_players, roles_in_play, wolves_for)
+                            declaration, max_players, min_players, player_range,
+                            roles_in_play, wolves_for)
 from rules.state import GameState
 
 __all__ = [
     "ACTIONS", "BadFrame", "BadSettings", "DEFAULT_DURATIONS", "GameState", "IllegalTarget",
     "MAX_PLAYERS", "MIN_PLAYERS", "NotYourTurn", "Outcome", "PRESETS", "ROLES", "RoomClosed",
     "RulesError", "SETTINGS", "SETTINGS_FIELDS", "SPECIAL_ROLES", "Settings", "act", "advance", "declaration",
-    "min_players", "next_deadline", "outcome", "prompts_for", "public_view", "roles_in_play", "say",
+    "max_players", "min_players", "next_deadline", "player_range", "outcome", "prompts_for",
+    "public_view", "roles_in_play", "say",
     "start_game", "view", "wolves_for",
 ]

@@ -4,7 +4,7 @@ Prints games/s and microseconds per command (act, say, advance, view), the floor
 latency the cluster can reach. Per-command figures are CPU time (`time.process_time`), so a busy
 shared machine inflates the wall-clock games/s but not them. `--against REV` plays the same games
 on the engine of a git revision too (this file run on that revision's `rules/`; with
-`--largest`, every special role that engine has) and prints both figures.
+`--largest`, every special role of that engine that fits) and prints both figures.
 """
 
 import argparse
@@ -17,7 +17,7 @@ import time
 
 # only names every revision's engine has, so --against can run this file on an older one
 from rules.engine import act, advance, say, start_game, view
-from rules.errors import NotYourTurn
+from rules.errors import BadSettings, NotYourTurn
 from rules.settings import MAX_PLAYERS, SPECIAL_ROLES, Settings
 
 try:
@@ -28,14 +28,31 @@ except ImportError:  # an engine from before issue 9 fits every table from its m
     def min_players(settings) -> int:
         return MIN_PLAYERS
 
+try:
+    from rules.settings import max_players
+except ImportError:  # an engine from before seed 004's table sizes: one range for every table
+    def max_players(settings) -> int:
+        return MAX_PLAYERS
+
+
+def table(roles: list) -> Settings:
+    """The settings of these roles, less the last ones while their cards do not fit the widest
+    table (every special role no longer fits 18 seats)."""
+    while True:
+        try:
+            return Settings.from_json({"roles": roles})
+        except BadSettings:
+            roles = roles[:-1]
+
 
 def random_game(seed: int, rng: random.Random, timed: dict | None = None, largest=False):
     """One full game with random legal answers, chat and timeouts; returns the final state.
-    `largest`: 18 seats and every special role (the costliest table)."""
+    `largest`: the most seats and every special role that fits them (the costliest table)."""
     clock = time.process_time
     roles = list(SPECIAL_ROLES) if largest else [r for r in SPECIAL_ROLES if rng.random() < 0.5]
-    settings = Settings.from_json({"roles": roles})
-    n = MAX_PLAYERS if largest else rng.randint(min_players(settings), MAX_PLAYERS)
+    settings = table(roles)
+    n = max_players(settings) if largest else rng.randint(min_players(settings),
+                                                          max_players(settings))
     now = 1_700_000_000_000
     state, _ = start_game([f"p{i}" for i in range(n)], settings, seed, now)
     counts = timed if timed is not None else {}
@@ -72,7 +89,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--largest", action="store_true",
-                        help="18 seats and every special role in every game")
+                        help="the most seats and every special role that fits them in every game")
     parser.add_argument("--against", metavar="REV",
                         help="also run the games on the engine of this git revision")
     args = parser.parse_args()

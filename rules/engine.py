@@ -4,9 +4,10 @@ import random
 from dataclasses import replace
 
 from rules.errors import BadFrame, IllegalTarget, NotYourTurn, RoomClosed
-from rules.registry import ACTIONS, DECKS, OVERHEARS, STEPS, VIEW_FIELDS
+from rules.registry import (ACTIONS, CARDS, DECKS, FILLER_CARD, OVERHEARS, STARTS, STEPS,
+                            VIEW_FIELDS, WOLF_CARD)
 from rules.role import is_wolf, living_wolves
-from rules.settings import MAX_PLAYERS, MIN_PLAYERS, Settings, deal as deal_for
+from rules.settings import Settings, deal as deal_for, player_range
 from rules.state import GameState
 from rules.table import Table, is_night
 
@@ -21,8 +22,9 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
     sets aside (the Thief's extra cards). A table the settings cannot fill is refused
     (BadSettings).
     """
-    if not isinstance(names, list) or not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
-        raise BadFrame(f"start: {MIN_PLAYERS}-{MAX_PLAYERS} players needed")
+    lo, hi = player_range(settings)
+    if not isinstance(names, list) or not lo <= len(names) <= hi:
+        raise BadFrame(f"start: {lo}-{hi} players needed")
     if not all(isinstance(n, str) for n in names):
         raise BadFrame("start: names must be strings")
     if type(seed) is not int or type(now) is not int:
@@ -44,10 +46,14 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
         raise BadFrame(f"start: the deal must hold exactly {sorted(deck)}")
     else:
         deck, aside = list(deal[:len(names)]), list(deal[len(names):])
+    # The public deal (`in_play`): with `missing_role` one of its special cards is not dealt.
+    specials = sorted(r for r in in_play if r not in (WOLF_CARD, FILLER_CARD) and in_play[r])
+    if settings.rules["missing_role"] == "on":
+        deck = _withdraw_one(deck, specials, random.Random(f"{seed}/missing"))
     state = GameState(
         seed=seed, draws=0, settings=settings.to_json(), names=list(names), roles=deck,
         alive=[True] * len(names), phase="start", day=1, deadline=None, mayor=None, prompts=[],
-        memo={"vote": {"elected": False, "votes": {}, "requests": []},
+        memo={"vote": {"elected": False, "votes": {}, "requests": []}, "in_play": specials,
               **{role: {"aside": aside} for role in extra}},
         pending=[], resume=None, chat=[], outcome=None)
     t = Table(state, now)
@@ -57,9 +63,22 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
         t.emit("role", [seat], role=role)
     wolves = [seat for seat in range(len(deck)) if is_wolf(state, seat)]
     t.emit("wolves", wolves, wolves=wolves)
+    for start in STARTS:
+        start(t)
     t.start_night()
     t.run()
     return t.s, t.events
+
+
+def _withdraw_one(deck: list, specials: list, rng: random.Random) -> list:
+    """004's missing role: before the deal one enabled role becomes a Villager (both seats of
+    the Lover pair); never a wolf card, and never a card that says so itself (`withdrawable`:
+    the Fox, the Baker whose first morning would tell)."""
+    pool = [r for r in specials if not CARDS[r].wolf and CARDS[r].withdrawable]
+    if not pool:
+        return deck
+    gone = rng.choice(pool)
+    return [FILLER_CARD if card == gone else card for card in deck]
 
 
 def _check_seat(state: GameState, seat, command: str) -> None:
@@ -159,9 +178,10 @@ def view(state: GameState, seat: int) -> dict:
     over = state.phase == "over"
     me_alive = state.alive[seat]
     revealed = state.memo.get("revealed", ())
+    hidden = state.memo.get("hidden", ())  # dead whose card stays hidden until the end (004)
     seats = [{"seat": i, "name": name, "alive": alive, "mayor": i == state.mayor,
-              "role": state.roles[i] if over or not alive or i == seat or i in revealed
-              else None}
+              "role": state.roles[i] if over or i == seat or i in revealed
+              or (not alive and i not in hidden) else None}
              for i, (name, alive) in enumerate(zip(state.names, state.alive))]
     chat: dict = {}
     for line in state.chat:
@@ -199,6 +219,7 @@ def public_view(state: GameState) -> dict:
     over), the public votes and requests; everything that belongs to a seat is null or empty."""
     over = state.phase == "over"
     revealed = state.memo.get("revealed", ())
+    hidden = state.memo.get("hidden", ())  # dead whose card stays hidden until the end (004)
     fields: dict = {}
     for role_fields in VIEW_FIELDS:
         fields.update(role_fields(state, 0))
@@ -214,7 +235,8 @@ def public_view(state: GameState) -> dict:
         "day": state.day,
         "deadline": state.deadline,
         "seats": [{"seat": i, "name": name, "alive": alive, "mayor": i == state.mayor,
-                   "role": state.roles[i] if over or not alive or i in revealed else None}
+                   "role": state.roles[i] if over or i in revealed
+                   or (not alive and i not in hidden) else None}
                   for i, (name, alive) in enumerate(zip(state.names, state.alive))],
         "me": None,
         "waiting": None if over else _waiting(state),

@@ -25,6 +25,8 @@ TIE_BREAKERS = [u.tie_break for u in sorted(UNITS, key=lambda u: u.tie_order) if
 WINS = sorted((w for u in UNITS for w in u.wins), key=lambda w: w.priority)
 VIEW_FIELDS = [u.view for u in UNITS if u.view]
 PROMPT_FILTERS = [u.prompt_filter for u in UNITS if u.prompt_filter]
+STARTS = [u.start for u in UNITS if u.start]
+HIDES = [u.hides for u in UNITS if u.hides]
 OVERHEARS = [u.overhears for u in UNITS if u.overhears]
 SETTINGS = {s.id: s for u in UNITS for s in u.settings}
 DURATIONS = {name: seconds for u in UNITS for name, seconds in u.durations.items()}
@@ -47,5 +49,7 @@ assert len(WINS) == len({w.priority for w in WINS}), "two win conditions, one pr
 _role.CARDS.update(CARDS)
 _role.SETTING_DEFAULTS.update({s.id: s.default for s in SETTINGS.values()})
 _role.ALLEGIANCES.extend(u.allegiance for u in UNITS if u.allegiance)
+_role.SIDE_WINS.extend(w for w in WINS if w.side)
+_role.UNCOUNTED.extend(u.uncounted for u in UNITS if u.uncounted)
 _role.TURNED.extend(u.turns_wolf for u in UNITS if u.turns_wolf)
 _role.KILL_ACTIONS.update(a for step in STEPS.values() for a in step.kill_actions)

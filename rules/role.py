@@ -42,6 +42,7 @@ class Win:
     priority: int
     check: Callable
     settles: bool = True
+    side: str | None = None  # "village" | "wolves": a side's own condition (the Fox's watch)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,13 @@ class Role:
     watch: dict = field(default_factory=dict)  # event kind -> fn(table, event), as it is emitted
     settings: tuple = ()  # Setting entries this role owns
     durations: dict = field(default_factory=dict)  # phase duration key -> default seconds
+    withdrawable: bool = True  # `missing_role` may draw it (004: never the Fox)
+    cards: int = 1  # seats one deal of this role takes (004's Lover is a pair)
+    start: Callable | None = None  # fn(table) at the deal, once every seat knows its card
+    # fn(state, seat, cause) -> True: this death's card stays hidden until the end (004)
+    hides: Callable | None = None
+    # fn(state, seat) -> True: this living seat is left out of the parity count (004's Fox)
+    uncounted: Callable | None = None
 
 
 class Step:
@@ -121,6 +129,18 @@ class Step:
     reaction: str | None = None
     names_waiting_seats = True  # False at night: who is awake is secret
     kill_actions: tuple = ()  # those that kill: a lover may not aim them at his lover (O28)
+    # The card whose holder this night step wakes. With hidden cards (`concealed`) the step runs
+    # its full time whenever it is `scheduled` and the card is in the public deal, its holder
+    # alive, dead or missing, so the night's timing tells nothing (roles-spec 5.1, O1).
+    holder_role: str | None = None
+
+    def scheduled(self, t) -> bool:
+        """Whether tonight is one of this step's nights, whoever holds the card (public)."""
+        return True
+
+    def timed(self, t) -> bool:
+        """Whether the phase has a deadline (004 may play the discussion without a timer)."""
+        return True
 
     def runs(self, t) -> bool:
         """Whether this night step wakes tonight (e.g. its role is in play and alive)."""
@@ -179,6 +199,28 @@ SETTING_DEFAULTS: dict = {}  # setting id -> default (filled by rules.registry)
 ALLEGIANCES: list = []  # the roles' allegiance overrides (filled by rules.registry)
 TURNED: list = []  # the roles' turns_wolf (filled by rules.registry)
 KILL_ACTIONS: set = set()  # the actions of steps that kill (filled by rules.registry)
+SIDE_WINS: list = []  # the sides' own win conditions (filled by rules.registry)
+UNCOUNTED: list = []  # the roles' parity exclusions (filled by rules.registry)
+
+
+def concealed(state) -> bool:
+    """Cards may be unknown to the table: a death hides its card, or a dealt role may be missing
+    (004). Then no step's timing may tell whether its holder lives (O1)."""
+    return option(state, "reveal_night_deaths") == "no" or option(state, "reveal_exile") == "no" \
+        or option(state, "missing_role") == "on"
+
+
+def side_condition(state) -> bool:
+    """A side (the village or the pack) meets its own win condition now."""
+    return any(win.check(state) is not None for win in SIDE_WINS)
+
+
+def counted(state, seat: int) -> bool:
+    return not any(left_out(state, seat) for left_out in UNCOUNTED)
+
+
+def seats_of(state, role: str) -> list:
+    return [seat for seat, card in enumerate(state.roles) if card == role]
 
 
 def allegiance(state, seat: int) -> str:

@@ -9,8 +9,8 @@ from rules.errors import BadSettings
 from rules.presets import PRESETS
 from rules.registry import CARDS, DURATIONS, FILLER_CARD, SETTINGS, SPECIAL_ROLES, WOLF_CARD
 
-MIN_PLAYERS = 6
-MAX_PLAYERS = 18
+MIN_PLAYERS = 4  # the widest range any preset plays (004: 4-20); `player_range` narrows it
+MAX_PLAYERS = 20
 WOLF = WOLF_CARD
 ROLES = tuple(CARDS)
 DEFAULT_DURATIONS = dict(DURATIONS)  # seconds; each phase may be ended sooner by the players
@@ -85,7 +85,8 @@ class Settings:
         settings = cls(roles=tuple(r for r in SPECIAL_ROLES if r in roles), durations=durations,
                        rules=rules, preset=preset)
         if min_players(settings) is None:
-            raise BadSettings(f"settings: no table of {MIN_PLAYERS}-{MAX_PLAYERS} players can be "
+            lo, hi = player_range(settings)
+            raise BadSettings(f"settings: no table of {lo}-{hi} players can be "
                               f"dealt {len(settings.roles)} special roles and the wolves")
         return settings
 
@@ -107,33 +108,59 @@ class Settings:
                 value = frame[name]
                 wanted[name] = {**wanted[name], **value} if (
                     name != "roles" and isinstance(value, dict)) else value
-        return Settings.from_json(wanted)
+        changed = Settings.from_json(wanted)
+        if preset is None and self.preset is not None and "preset" not in frame \
+                and changed.roles == self.roles and changed.rules == self.rules:
+            # the host's form sends every field: unchanged roles and rules keep the preset
+            changed = Settings.from_json({**wanted, "preset": self.preset})
+        return changed
 
     def to_json(self) -> dict:
         return {"roles": list(self.roles), "durations": dict(self.durations),
                 "rules": dict(self.rules), "preset": self.preset}
 
 
+def player_range(settings: Settings) -> tuple[int, int]:
+    """The table sizes these settings play: 6-18 (000) or 4-20 (004)."""
+    lo, hi = settings.rules["player_range"].split("-")
+    return int(lo), int(hi)
+
+
+def specials_for(n_players: int, settings: Settings) -> tuple:
+    """The special roles dealt at a table of n: the preset's own table by size while the host
+    has not changed the roles (004's recommendedSetup), else the host's list."""
+    preset = PRESETS.get(settings.preset)
+    if preset is not None and preset.by_size is not None and settings.roles == preset.roles:
+        return preset.by_size(n_players)
+    return settings.roles
+
+
 def deal(n_players: int, settings: Settings) -> dict:
-    """The public deal of a table of n: {"werewolf": k, <specials>: 1, "villager": m}; refuses a
-    table it cannot fill."""
+    """The public deal of a table of n: {"werewolf": k, <specials>: 1 (the Lover 2),
+    "villager": m}; refuses a table it cannot fill."""
     wolves = wolves_for(n_players, settings.rules["wolf_count"])
+    roles = specials_for(n_players, settings)
     # a special wolf (the Trickster) takes one of the pack's seats
-    pack = [r for r in settings.roles if CARDS[r].wolf]
-    villagers = n_players - wolves - len(settings.roles) + len(pack)
+    pack = [r for r in roles if CARDS[r].wolf]
+    villagers = n_players - wolves - sum(CARDS[r].cards for r in roles) + len(pack)
     if villagers < 0 or len(pack) > wolves:
         raise BadSettings(f"settings: a table of {n_players} cannot hold {wolves} wolves and "
-                          f"{len(settings.roles)} special roles")
+                          f"{len(roles)} special roles")
     result = {WOLF_CARD: wolves - len(pack)}
-    for role in settings.roles:
-        result[role] = 1
+    for role in roles:
+        result[role] = CARDS[role].cards
     result[FILLER_CARD] = villagers
     return result
 
 
+def max_players(settings: Settings) -> int:
+    return player_range(settings)[1]
+
+
 def min_players(settings: Settings) -> int | None:
-    """The smallest table these settings can deal, or None if no table up to 18 can."""
-    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
+    """The smallest table these settings can deal, or None if none in their range can."""
+    lo, hi = player_range(settings)
+    for n in range(lo, hi + 1):
         try:
             deal(n, settings)
             return n
@@ -145,7 +172,12 @@ def min_players(settings: Settings) -> int | None:
 def roles_in_play(n_players: int, settings: Settings) -> dict:
     """The deal the lobby shows: that of the table seated, or of the smallest table the settings
     can start with while fewer are seated (D23)."""
-    return deal(min(MAX_PLAYERS, max(min_players(settings), n_players)), settings)
+    return deal(min(max_players(settings), max(min_players(settings), n_players)), settings)
+
+
+def _span(preset) -> tuple[int, int]:
+    lo, hi = Settings.from_json({"preset": preset.id}).rules["player_range"].split("-")
+    return int(lo), int(hi) + 1
 
 
 def declaration() -> dict:
@@ -154,11 +186,16 @@ def declaration() -> dict:
     and the durations. A new role or rule reaches the client through this alone."""
     return {
         "players": {"min": MIN_PLAYERS, "max": MAX_PLAYERS},
-        "roles": [{"id": r, "team": CARDS[r].team} for r in SPECIAL_ROLES],
+        "roles": [{"id": r, "team": CARDS[r].team, "cards": CARDS[r].cards}
+                  for r in SPECIAL_ROLES],
         "rules": [{"id": s.id, "values": list(s.values), "default": s.default, "owner": s.owner,
                    "source": s.source} for s in SETTINGS.values()],
         "presets": [{"id": p.id, "source": p.source, "roles": list(p.roles),
-                     "rules": dict(p.rules), "players": p.players} for p in PRESETS.values()],
+                     "rules": dict(p.rules), "players": p.players,
+                     # the preset's table by size, from the code that deals (004)
+                     "by_size": None if p.by_size is None else {
+                         str(n): deal(n, Settings.from_json({"preset": p.id}))
+                         for n in range(*_span(p))}} for p in PRESETS.values()],
         "durations": dict(DEFAULT_DURATIONS),
     }
 

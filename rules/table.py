@@ -9,9 +9,9 @@ module names no role: what a role does reaches it through the registry's indexes
 import random
 
 from rules.outcome import winner
-from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, JOIN_ACTS, JOINS,
+from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, HIDES, JOIN_ACTS, JOINS,
                             NIGHT_ORDER, PROMPT_FILTERS, SPARES, STEPS, TIE_BREAKERS, WATCHERS)
-from rules.role import living
+from rules.role import concealed, living
 from rules.state import GameState
 
 
@@ -66,12 +66,19 @@ class Table:
 
     # phases
 
-    def enter(self, phase: str) -> None:
+    def enter(self, phase: str, stand_in: bool = False) -> None:
+        """Open a phase; a `stand_in` night step opens no prompt: its holder is dead or missing
+        and only its time runs (O1)."""
         s = self.s
         step = STEPS[phase]
         s.phase = phase
-        s.deadline = self.now + s.settings["durations"][step.duration] * 1000
+        s.deadline = self.now + s.settings["durations"][step.duration] * 1000 \
+            if step.timed(self) else None
+        s.memo.pop("stand_in", None)
         self.emit("phase", None, phase=phase, day=s.day, deadline=s.deadline)
+        if stand_in:
+            s.memo["stand_in"] = phase
+            return
         step.open(self)
         for join in JOINS.get(phase, ()):
             join.open(self)
@@ -83,13 +90,24 @@ class Table:
 
     def run(self) -> None:
         """End phases while everyone who must act has acted."""
-        while self.s.phase != "over" and STEPS[self.s.phase].done(self):
+        while self.s.phase != "over" and not self.holds() and STEPS[self.s.phase].done(self):
             self.finish()
+
+    def holds(self) -> bool:
+        """With hidden cards a role's night step lasts its full time, answered or not, its
+        holder alive or not: an early end would tell the table he lives (O1, like D9)."""
+        step = STEPS[self.s.phase]
+        return step.holder_role is not None and step.night_order is not None \
+            and concealed(self.s)
 
     def finish(self) -> None:
         """End the current phase now (all acted, or its deadline passed)."""
         self._close_all_prompts()
-        STEPS[self.s.phase].close(self)
+        step = STEPS[self.s.phase]
+        if self.s.memo.pop("stand_in", None) == self.s.phase:
+            self.next_night_step(after=step.night_order)
+        else:
+            step.close(self)
 
     def start_night(self) -> None:
         s = self.s
@@ -101,10 +119,21 @@ class Table:
 
     def next_night_step(self, after) -> None:
         for step in NIGHT_ORDER:
-            if (after is None or step.night_order > after) and step.runs(self):
+            if after is not None and step.night_order <= after:
+                continue
+            if step.runs(self):
                 self.enter(step.phase)
                 return
+            if self.stands_in(step):
+                self.enter(step.phase, stand_in=True)
+                return
         self.dawn()
+
+    def stands_in(self, step) -> bool:
+        """A step whose holder is dead or missing still runs when cards are hidden and its card
+        is in the public deal (roles-spec 5.1)."""
+        return step.holder_role is not None and concealed(self.s) \
+            and step.holder_role in self.s.memo.get("in_play", ()) and step.scheduled(self)
 
     def dawn(self) -> None:
         """Resolve the night's intents in the one dawn order (protect, attack, save, poison,
@@ -141,7 +170,11 @@ class Table:
         if not s.alive[seat] or any(spare(self, seat, cause) for spare in SPARES):
             return
         s.alive[seat] = False
-        self.emit("death", None, seat=seat, role=s.roles[seat], cause=cause)
+        shown = s.roles[seat]
+        if any(hide(s, seat, cause) for hide in HIDES):  # 004: shown at the end only
+            s.memo.setdefault("hidden", []).append(seat)
+            shown = None
+        self.emit("death", None, seat=seat, role=shown, cause=cause)
         for react in DEATH_REACTIONS:
             react(self, seat, cause)
 

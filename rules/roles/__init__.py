@@ -6,12 +6,15 @@ module, its line here, its tests and its catalogue keys in the client.
 from rules.roles import (audience, big_bad_wolf, cupid, day, elder, guard, hunter, idiot,
                          infect_father, little_girl, mayor, piper, scapegoat, seer, thief,
                          trickster_wolf, villager, werewolf, white_werewolf, witch)
+from rules.roles import baker, fox, house, lover, medium, nekomata, psycho, traitor
 
 # In deal order: the public list of roles in play follows it.
 UNITS = (
     werewolf.ROLE, seer.ROLE, witch.ROLE, hunter.ROLE, cupid.ROLE,
     guard.ROLE, elder.ROLE, idiot.ROLE, scapegoat.ROLE, little_girl.ROLE, trickster_wolf.ROLE,
     piper.ROLE, thief.ROLE, white_werewolf.ROLE, infect_father.ROLE, big_bad_wolf.ROLE,
+    # seed 004's cards
+    medium.ROLE, traitor.ROLE, fox.ROLE, lover.ROLE, nekomata.ROLE, psycho.ROLE, baker.ROLE,
     villager.ROLE,
-    day.UNIT, mayor.UNIT, audience.UNIT,
+    day.UNIT, mayor.UNIT, audience.UNIT, house.UNIT,
 )

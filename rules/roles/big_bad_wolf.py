@@ -20,6 +20,11 @@ class BigBadWolfStep(Step):
     waiting_action = "big_bad_wolf.devour"
     night_order = 34  # after the pack (and the Infect Father's choice), before the Witch
     names_waiting_seats = False
+    # with hidden cards whether a wolf card died is not public: his step stands in every night
+    holder_role = "big_bad_wolf"
+
+    def scheduled(self, t) -> bool:
+        return t.s.day > 1 or option(t.s, "first_night_kill") == "on"
 
     def runs(self, t) -> bool:
         return powered_holder(t.s, "big_bad_wolf") is not None and no_wolf_card_dead(t.s) and (

@@ -12,9 +12,14 @@ class CupidStep(Step):
     night_order = 10
     names_waiting_seats = False
 
+    holder_role = "cupid"
+
+    def scheduled(self, t) -> bool:
+        return t.s.day == 1
+
     def runs(self, t) -> bool:
         cupid = holder(t.s, "cupid")
-        return t.s.day == 1 and cupid is not None and t.s.alive[cupid]
+        return self.scheduled(t) and cupid is not None and t.s.alive[cupid]
 
     def open(self, t) -> None:
         cupid = holder(t.s, "cupid")

@@ -124,6 +124,10 @@ class DiscussionStep(Step):
     waiting_action = "vote.request"
     opens_day = 20
 
+    def timed(self, t) -> bool:
+        # 004 may play without a timer: the vote starts once a majority asks (D17)
+        return option(t.s, "discussion_timer") == "on"
+
     def open(self, t) -> None:
         t.s.memo["vote"]["requests"] = []
         for seat in living(t.s):
@@ -226,6 +230,7 @@ UNIT = Role(
     settings=(Setting("vote_tie", ("mayor_chooses", "revote_then_lot", "lot",
                                    "revote_then_nobody"), "mayor_chooses", "day", "004"),
               Setting("mayor_candidacy", ("everyone", "candidates"), "everyone", "day", "001"),
-              Setting("election_tie", ("lot", "runoff_then_lot"), "lot", "day", "001")),
+              Setting("election_tie", ("lot", "runoff_then_lot"), "lot", "day", "001"),
+              Setting("discussion_timer", ("on", "off"), "on", "day", "004")),
     durations={"candidacy": 30, "election": 60, "discussion": 180, "vote": 60},
 )

@@ -11,10 +11,14 @@ class GuardStep(Step):
     night_order = 25  # before the wolves' kill (003) and before the Witch (002)
     names_waiting_seats = False
 
-    def runs(self, t) -> bool:
+    holder_role = "guard"
+
+    def scheduled(self, t) -> bool:
         # no Guard on a first night without kills (004, O14)
-        return powered_holder(t.s, "guard") is not None and (
-            t.s.day > 1 or option(t.s, "first_night_kill") == "on")
+        return t.s.day > 1 or option(t.s, "first_night_kill") == "on"
+
+    def runs(self, t) -> bool:
+        return powered_holder(t.s, "guard") is not None and self.scheduled(t)
 
     def open(self, t) -> None:
         guard = powered_holder(t.s, "guard")

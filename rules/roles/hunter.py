@@ -40,9 +40,14 @@ class NightShotStep(Step):
     night_order = 45  # 002 calls him last, after the Witch
     names_waiting_seats = False
 
+    holder_role = "hunter"
+
+    def scheduled(self, t) -> bool:
+        return option(t.s, "hunter_night_shot") != "off" and t.s.day >= 2
+
     def runs(self, t) -> bool:
         rule = option(t.s, "hunter_night_shot")
-        return rule != "off" and t.s.day >= 2 and powered_holder(t.s, "hunter") is not None \
+        return self.scheduled(t) and powered_holder(t.s, "hunter") is not None \
             and not (rule == "once" and t.s.memo.get("hunter_night", {}).get("shot"))
 
     def open(self, t) -> None:

@@ -18,6 +18,10 @@ class InfectStep(Step):
     waiting_action = "infect_father.infect"
     night_order = 32  # after the pack, before the other wolves' own kills and the Witch
     names_waiting_seats = False
+    holder_role = "infect_father"
+
+    def scheduled(self, t) -> bool:
+        return t.s.day > 1 or option(t.s, "first_night_kill") == "on"
 
     def runs(self, t) -> bool:
         # every night while he lives, power spent or not: its running must not tell that he used it

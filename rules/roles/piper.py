@@ -17,6 +17,8 @@ class PiperStep(Step):
     night_order = 50  # after the Witch (003)
     names_waiting_seats = False
 
+    holder_role = "piper"
+
     def runs(self, t) -> bool:
         return powered_holder(t.s, "piper") is not None
 

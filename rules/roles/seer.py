@@ -5,6 +5,17 @@ she saw, not whose it is."""
 from rules.role import CARDS, Dawn, Role, Setting, Step, is_wolf, living, option, powered_holder
 
 
+def appearance(state, seat: int) -> str:
+    """What a reading shows of a card (the Seer's, the Medium's): the card as it shows itself
+    (the Trickster, the Traitor: a villager), or with 004's `wolf_or_not` only whether it is a
+    werewolf."""
+    card = CARDS[state.roles[seat]]
+    role = card.seen_as or card.id
+    if option(state, "seer_result") == "wolf_or_not":  # 004: only "werewolf" or "not one"
+        role = role if CARDS[role].wolf else "not_werewolf"
+    return role
+
+
 class SeerStep(Step):
     phase = "night.seer"
     duration = "seer"
@@ -13,9 +24,13 @@ class SeerStep(Step):
     night_order = 20
     names_waiting_seats = False
 
+    holder_role = "seer"
+
+    def scheduled(self, t) -> bool:
+        return not (t.s.day == 1 and option(t.s, "seer_first_night") == "none")
+
     def runs(self, t) -> bool:
-        return powered_holder(t.s, "seer") is not None and not (
-            t.s.day == 1 and option(t.s, "seer_first_night") == "none")
+        return powered_holder(t.s, "seer") is not None and self.scheduled(t)
 
     def open(self, t) -> None:
         seer = powered_holder(t.s, "seer")
@@ -34,10 +49,7 @@ class SeerStep(Step):
         self.see(t, seat, targets[0])
 
     def see(self, t, seat: int, target: int) -> None:
-        card = CARDS[t.s.roles[target]]
-        role = card.seen_as or card.id
-        if option(t.s, "seer_result") == "wolf_or_not":  # 004: only "werewolf" or "not one"
-            role = role if CARDS[role].wolf else "not_werewolf"
+        role = appearance(t.s, target)
         t.s.memo.setdefault("seer", {"results": []})["results"].append(
             {"seat": target, "role": role, "night": t.s.day})
         t.emit("seer_result", [seat], seat=target, role=role)

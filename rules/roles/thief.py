@@ -56,8 +56,13 @@ class ThiefStep(Step):
     night_order = 5  # before everyone, even Cupid (001, 002, 003)
     names_waiting_seats = False
 
+    holder_role = "thief"
+
+    def scheduled(self, t) -> bool:
+        return t.s.day == 1
+
     def runs(self, t) -> bool:
-        return t.s.day == 1 and powered_holder(t.s, "thief") is not None
+        return self.scheduled(t) and powered_holder(t.s, "thief") is not None
 
     def open(self, t) -> None:
         thief = powered_holder(t.s, "thief")

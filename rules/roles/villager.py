@@ -8,4 +8,4 @@ def no_wolf_alive(state) -> list | None:
     return None if living_wolves(state) else side(state, "village")
 
 
-ROLE = Role(id="villager", deal="filler", plain=True, wins=(Win("no_wolves_alive", 20, no_wolf_alive),))
+ROLE = Role(id="villager", deal="filler", plain=True, wins=(Win("no_wolves_alive", 20, no_wolf_alive, side="village"),))

@@ -2,8 +2,8 @@
 
 from collections import Counter
 
-from rules.role import (CARDS, Dawn, Role, Setting, Step, Win, allegiance, is_wolf, living,
-                        living_wolves, option, side, wolves)
+from rules.role import (CARDS, Dawn, Role, Setting, Step, Win, allegiance, counted, is_wolf,
+                        living, living_wolves, option, side, wolves)
 
 
 class WolvesStep(Step):
@@ -67,11 +67,22 @@ def view_fields(state, seat: int) -> dict:
     return {"wolves": wolves(state), "pointing": pointing}
 
 
+def attacker(t, victim: int) -> int:
+    """004's "attacking werewolf" (Nekomata, Psycho Killer), when the pack chose together: a
+    seeded draw among the living wolves whose last pointing was the victim, all living wolves if
+    none was (O4)."""
+    pointing = t.s.memo.get("wolves", {}).get("pointing", {})
+    pool = sorted(int(w) for w, target in pointing.items()
+                  if target == victim and t.s.alive[int(w)]) or living_wolves(t.s)
+    return pool[0] if len(pool) == 1 else t.rng().choice(pool)
+
+
 def only_wolves_alive(state) -> list | None:
-    """Every living player is of the pack and plays for it (a living White Werewolf, a wolf who
-    plays for himself, keeps the game going)."""
+    """Every living player plays for the pack, at least one of them a wolf: 004's Traitor (no
+    wolf, O44) counts with it; a living White Werewolf, a wolf who plays for himself, keeps the
+    game going."""
     alive = living(state)
-    if alive and all(is_wolf(state, s) and allegiance(state, s) == "wolves" for s in alive):
+    if alive and living_wolves(state) and all(allegiance(state, s) == "wolves" for s in alive):
         return side(state, "wolves")
     return None
 
@@ -97,11 +108,14 @@ def no_village_side_left(state) -> list | None:
 
 def at_parity(state) -> list | None:
     """004: the pack wins once the living wolves are at least as many as the others (O47: a
-    chain of deaths can jump past equality)."""
+    chain of deaths can jump past equality). The Traitor is no wolf: he counts among the others;
+    a Fox counts only with `fox_counted` (1.10). The pack is the wolves who play for it: a White
+    Werewolf, or a wolf among mixed lovers, counts among the others."""
     if option(state, "wolves_win") != "parity":
         return None
-    wolves = len(living_wolves(state))
-    if wolves and wolves >= sum(state.alive) - wolves:
+    pack = [s for s in living_wolves(state) if allegiance(state, s) == "wolves"]
+    others = sum(1 for s in living(state) if s not in pack and counted(state, s))
+    if pack and len(pack) >= others:
         return side(state, "wolves")
     return None
 
@@ -110,10 +124,10 @@ ROLE = Role(
     id="werewolf", team="wolves", wolf=True, deal="pack",
     steps=(WolvesStep(),),
     dawn=(Dawn(20, attack),),
-    wins=(Win("only_wolves_alive", 30, only_wolves_alive, settles=False),
-          Win("village_side_killed", 31, no_village_side_left),
+    wins=(Win("only_wolves_alive", 30, only_wolves_alive, settles=False, side="wolves"),
+          Win("village_side_killed", 31, no_village_side_left, side="wolves"),
           # a shot may still kill a wolf and undo it
-          Win("wolves_at_parity", 32, at_parity, settles=False)),
+          Win("wolves_at_parity", 32, at_parity, settles=False, side="wolves")),
     view=view_fields,
     settings=(
         Setting("wolf_count", ("table_000", "table_004", 1, 2, 3, 4, 5), "table_000",

@@ -14,9 +14,13 @@ class WhiteWerewolfStep(Step):
     waiting_action = "white_werewolf.devour"
     night_order = 36  # after the pack and its other wolves, before the Witch
     names_waiting_seats = False
+    holder_role = "white_werewolf"
+
+    def scheduled(self, t) -> bool:
+        return t.s.day % 2 == 0
 
     def runs(self, t) -> bool:
-        return t.s.day % 2 == 0 and powered_holder(t.s, "white_werewolf") is not None
+        return self.scheduled(t) and powered_holder(t.s, "white_werewolf") is not None
 
     def open(self, t) -> None:
         # The prompt opens even when no other wolf lives (empty menu): whether the step ends

@@ -12,10 +12,14 @@ class WitchStep(Step):
     night_order = 40
     names_waiting_seats = False
 
-    def runs(self, t) -> bool:
+    holder_role = "witch"
+
+    def scheduled(self, t) -> bool:
         # a first night without kills (004) has nothing for her either (O14)
-        return powered_holder(t.s, "witch") is not None and (
-            t.s.day > 1 or option(t.s, "first_night_kill") == "on")
+        return t.s.day > 1 or option(t.s, "first_night_kill") == "on"
+
+    def runs(self, t) -> bool:
+        return powered_holder(t.s, "witch") is not None and self.scheduled(t)
 
     def open(self, t) -> None:
         witch = powered_holder(t.s, "witch")

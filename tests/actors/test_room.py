@@ -580,6 +580,27 @@ async def test_a_write_that_landed_unacknowledged_is_not_applied_twice(clock):
     assert seqs == list(range(1, len(seqs) + 1))
 
 
+async def test_a_seed_004_room_seats_four_to_twenty_and_starts_with_four(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 4)
+    ack = await room.command(0, {"type": "settings", "id": 1, "preset": "seed_004"})
+    assert ack == {"type": "ack", "id": 1}
+    assert room.data.lobby()["roles_in_play"] == {"werewolf": 1, "seer": 1, "villager": 2}
+    assert await room.command(0, {"type": "start", "id": 2}) == {"type": "ack", "id": 2}
+    assert room.data.status == "running"
+
+
+async def test_a_seed_004_room_s_views_after_the_start(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 4)
+    await room.command(0, {"type": "settings", "id": 1, "preset": "seed_004",
+                           "durations": {"seer": 4}})
+    assert await room.command(0, {"type": "start", "id": 2}) == {"type": "ack", "id": 2}
+    for s in range(4):
+        view = room.data.view(s)
+        assert view["status"] == "running" and view["me"]["role"] is not None
+
+
 def spectator_counts(store: MemoryStore) -> list[int]:
     return [f["count"] for f in frames(store) if f["kind"] == "spectators"]
 

@@ -124,8 +124,8 @@ SHOWS_SETTINGS = f"""([durations, roles]) => {{
 
 async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dict]],
                      durations: dict[str, int], *, roles: list[str] | None = None,
-                     replicas: dict[int, str] | None = None, before_start=None
-                     ) -> tuple[str, list[Player]]:
+                     replicas: dict[int, str] | None = None, before_start=None,
+                     preset: str | None = None) -> tuple[str, list[Player]]:
     """The first spec creates the room through the home page; the others join from the share link,
     or from the same link on another gateway replica (`replicas`: player index -> base URL).
     The host sets the durations (and the special roles, if given) in the lobby; every page must
@@ -147,6 +147,13 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
     for p in players:
         await p.page.wait_for_selector(f"#lobby-players li:nth-child({len(players)})")
 
+    if preset is not None:  # first, as on the host's form: a preset keeps the durations
+        await host.page.select_option("#host-preset", preset)
+        for p in players:
+            await p.page.wait_for_selector(f"#lobby-preset[data-preset='{preset}']")
+        # the host's form has taken the server's values again before it is edited
+        await host.page.wait_for_function(
+            "() => [...document.querySelectorAll('#host-durations input')].every((i) => i.value)")
     for name, seconds in durations.items():
         await host.page.fill(f"#host-durations input[name={name}]", str(seconds))
     # One change sends every field: one settings command rather than one per field.
@@ -164,7 +171,15 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
         await before_start(players)
     await host.page.click("#start:not([disabled])")
     for p in players:
-        await p.page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")
+        try:
+            await p.page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")
+        except PlaywrightTimeout:
+            screen = await p.page.evaluate(
+                "() => [document.querySelector('.screen:not([hidden])')?.id,"
+                " document.querySelector('#card')?.dataset.role, document.body.dataset.phase,"
+                " document.querySelector('#lobby-need')?.textContent]")
+            raise AssertionError(f"{p.name}'s game never showed a card: {screen}, errors "
+                                 f"{p.errors}, refused {p.refused[-3:]}, replies {list(p.replies.values())[-3:]}") from None
         p.seat = int(await p.page.get_attribute("#players li.me", "data-seat"))
         p.role = await p.page.get_attribute("#card", "data-role")
     return room, players

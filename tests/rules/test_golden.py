@@ -36,6 +36,13 @@ TABLES = [
                                              "infect_father", "white_werewolf"]}, 6),
     # jinrou's "the dead see every card": a `cards` event to each seat as it dies
     ("eight_dead_see_roles", 8, {**SEED_000, "rules": {"dead_see_roles": "yes"}}, 7),
+    # seed 004's preset at its smallest table (recommendedSetup: a wolf, the Seer, 2 Villagers)
+    ("four_seed_004", 4, {"preset": "seed_004"}, 1),
+    # seed 004's rules with every card it names: Medium, Traitor (knows the pack), Fox, the
+    # Lover pair, Nekomata, Psycho Killer, Baker, Hunter, Guard; hidden cards
+    ("eighteen_seed_004_cards", 18, {"preset": "seed_004", "roles": [
+        "seer", "guard", "medium", "traitor", "fox", "lover", "nekomata", "psycho", "baker",
+        "hunter"], "rules": {"traitor_knows_pack": "yes"}}, 13),
 ]
 
 
@@ -112,7 +119,8 @@ def test_the_golden_games_cover_every_event_kind_the_engine_emits():
                      "vote_requested", "voted", "vote_result", "chat", "game_over",
                      "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer",
                      "peeked", "little_girl_caught", "charmed", "candidate", "thief_cards",
-                     "infected", "cards"}
+                     "infected", "cards", "medium_result", "traitor_pack", "lover_pair",
+                     "bread"}
 
 
 if __name__ == "__main__":

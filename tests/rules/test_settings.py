@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 from rules import (BadSettings, DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, PRESETS, SETTINGS,
                    SPECIAL_ROLES, Settings, declaration, min_players, roles_in_play, start_game,
                    wolves_for)
-from rules.settings import deal
+from rules.settings import deal, max_players
 
 
 @pytest.mark.parametrize("n, wolves", [(6, 1), (7, 1), (8, 2), (11, 2), (12, 3), (15, 3),
@@ -27,9 +27,14 @@ def test_the_host_may_leave_out_any_special_role():
     assert roles_in_play(6, Settings.from_json({"roles": []})) == {"werewolf": 1, "villager": 5}
 
 
-@pytest.mark.parametrize("n", range(MIN_PLAYERS, MAX_PLAYERS + 1))
+@pytest.mark.parametrize("n", range(6, 19))
 def test_the_deal_fills_every_seat(n):
     assert sum(roles_in_play(n, Settings.default()).values()) == n
+
+
+def test_seed_000_plays_six_to_eighteen_and_the_engine_s_widest_range_is_004_s():
+    assert (MIN_PLAYERS, MAX_PLAYERS) == (4, 20)
+    assert min_players(Settings.default()) == 6 and max_players(Settings.default()) == 18
 
 
 def test_a_lobby_not_yet_full_shows_the_deal_of_the_smallest_table():

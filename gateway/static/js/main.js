@@ -12,7 +12,7 @@ import qrcode from "../vendor/qrcode.mjs";
 
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers",
   "candidate", "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer", "peeked", "little_girl_caught", "charmed",
-  "infected", "thief_cards", "game_over"]);
+  "medium_result", "traitor_pack", "lover_pair", "bread", "infected", "thief_cards", "game_over"]);
 const FEED_LIMIT = 80;
 // Every card the catalogue explains, in its order: a new role's help comes with its keys.
 const helpRoles = () => keys("explain.").map((key) => key.slice("explain.".length));
@@ -294,8 +294,22 @@ function openHelp(role) {
   rebuild($("#help-roles"), helpRoles().map((r) => el("section", { id: `help-${r}`, "data-role": r, class: "helprole" },
     rolePicture(r, { className: "help-art" }),
     el("div", {}, el("h3", { text: roleName(r) }), el("p", { text: t(`explain.${r}`) })))));
+  renderSetupTable();
   $("#help").showModal();
   if (role) $(`#help-${role}`)?.scrollIntoView({ block: "start" });
+}
+
+// Seed 004's recommended table, one row per size: the server's `by_size`, made by the code
+// that deals (rules.presets.recommended_setup), never a copy of it.
+function renderSetupTable() {
+  const preset = (app.declared?.presets || []).find((p) => p.by_size);
+  if (!preset) return;
+  const sizes = Object.keys(preset.by_size).map(Number).sort((a, b) => a - b);
+  const cards = [...new Set(sizes.flatMap((n) => Object.keys(preset.by_size[n])))];
+  rebuild($("#help-004-table"), [
+    el("tr", {}, el("th", { text: t("help.004.players") }), ...cards.map((c) => el("th", { text: roleName(c) }))),
+    ...sizes.map((n) => el("tr", { "data-size": n }, el("td", { text: String(n) }),
+      ...cards.map((c) => el("td", { text: String(preset.by_size[n][c] || 0) }))))]);
 }
 
 // ---------- playing again at the same table ----------
@@ -456,6 +470,8 @@ function renderLobby(v) {
   $("#lobby-wolves").textContent = t("lobby.wolves", { n: rip.werewolf ?? 0 });
   rebuild($("#lobby-roles"), roleChips(rip));
   const preset = v.settings?.preset;
+  if (v.declared) app.declared = v.declared;
+  $("#lobby-preset").dataset.preset = preset || "";
   $("#lobby-preset").textContent = t("lobby.preset", { name: preset ? t(`preset.${preset}`) : t("lobby.preset.custom") });
   rebuild($("#lobby-rules"), shownRules(v).flatMap((r) =>
     [el("dt", { "data-key": r.id, text: t(`rule.${r.id}`) }), el("dd", { text: ruleValue(r.id, v.settings.rules[r.id]) })]));
@@ -478,8 +494,9 @@ function roleChips(rolesInPlay) {
 // where it differs from seed 000, which everyone knows.
 function shownRules(v, all = false) {
   const rip = v.roles_in_play || {};
-  const dealable = new Set((v.declared?.roles || []).map((r) => r.id));
-  return (v.declared?.rules || []).filter((r) => (rip[r.owner] || !dealable.has(r.owner))
+  const declared = v.declared || app.declared;
+  const dealable = new Set((declared?.roles || []).map((r) => r.id));
+  return (declared?.rules || []).filter((r) => (rip[r.owner] || !dealable.has(r.owner))
     && (all || v.settings?.rules?.[r.id] !== r.default));
 }
 
@@ -521,7 +538,8 @@ function renderHostForm(v, need) {
       el("label", {},
         el("span", { text: t(`rule.${r.id}`) }),
         el("select", { name: r.id, onchange: () => sendSettings() },
-          ...r.values.map((value, i) => el("option", { value: i, text: ruleValue(r.id, value) }))))));
+          ...r.values.map((value, i) => el("option", { value: i, class: value === r.default ? "default" : null,
+            text: value === r.default ? t("lobby.default", { value: ruleValue(r.id, value) }) : ruleValue(r.id, value) }))))));
     rolesBox.replaceChildren(...roles.map((role) =>
       el("label", { class: "check" },
         el("input", { type: "checkbox", name: "role", value: role, onchange: () => sendSettings() }),
@@ -554,7 +572,25 @@ function renderHostForm(v, need) {
       if (document.activeElement !== input && !input.dataset.dirty) input.value = durations[input.name];
     }
   }
+  renderSizePicker(v);
   $("#start").disabled = need;
+}
+
+// A preset whose roles follow the table's size (004): the host picks the size first and sees
+// the deal the code makes for it; the room deals that row for the players seated.
+function renderSizePicker(v) {
+  const preset = (v.declared?.presets || []).find((p) => p.id === v.settings?.preset && p.by_size);
+  $("#host-size-box").hidden = !preset;
+  if (!preset) return;
+  const box = $("#host-size");
+  const sizes = Object.keys(preset.by_size);
+  if (box.dataset.preset !== preset.id) {
+    box.dataset.preset = preset.id;
+    box.replaceChildren(...sizes.map((n) => el("option", { value: n, text: String(n) })));
+    box.value = String(Math.min(Math.max(v.players.length, Number(sizes[0])), Number(sizes.at(-1))));
+    box.onchange = () => rebuild($("#host-size-deal"), roleChips(preset.by_size[box.value]));
+  }
+  rebuild($("#host-size-deal"), roleChips(preset.by_size[box.value]));
 }
 
 // `preset` alone picks a preset; otherwise the form's roles, rules and durations are sent.
@@ -624,6 +660,9 @@ function renderGame(v) {
   }
   renderPlayers(v);
   rebuild($("#game-roles"), roleChips(v.roles_in_play));
+  // the rules the table plays, for every seat all game long
+  rebuild($("#game-rules"), shownRules(v).flatMap((r) =>
+    [el("dt", { "data-key": r.id, text: t(`rule.${r.id}`) }), el("dd", { text: ruleValue(r.id, v.settings.rules[r.id]) })]));
   renderChat(v);
   renderFeed();
 }
@@ -684,6 +723,11 @@ function renderCard(v) {
   for (const r of v.seer_results || []) {
     facts.push(el("li", { "data-fact": "seen", text: t("card.seen", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
   }
+  for (const r of v.medium_results || []) {
+    facts.push(el("li", { "data-fact": "medium", text: t("card.medium", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
+  }
+  if (v.pack) facts.push(el("li", { "data-fact": "pack", text: t("card.pack", { names: v.pack.map(nameOf).join(", ") }) }));
+  if (v.lover_pair) facts.push(el("li", { "data-fact": "lover_pair", text: t("card.lover", { name: nameOf(v.lover_pair.find((s) => s !== app.seat)) }) }));
   rebuild($("#card-facts"), facts);
 }
 
@@ -879,7 +923,9 @@ function feedText(ev, next) {
     case "phase": return t("feed.phase", { phase: has(`phase.${ev.phase}`) ? t(`phase.${ev.phase}`) : ev.phase, day: dayLabel(ev.phase, ev.day) });
     case "death": {
       const cause = has(`cause.${ev.cause}`) ? t(`cause.${ev.cause}`) : t("cause.unknown", { cause: ev.cause });
-      return t("feed.death", { name: nameOf(ev.seat), cause, role: roleName(ev.role) });
+      // seed 004 may keep the card hidden until the end (role null)
+      return ev.role == null ? t("feed.death.hidden", { name: nameOf(ev.seat), cause })
+        : t("feed.death", { name: nameOf(ev.seat), cause, role: roleName(ev.role) });
     }
     case "mayor": return ev.seat == null ? t("feed.mayor.none") : t(ev.how === "successor" ? "feed.mayor.successor" : "feed.mayor.elected", { name: nameOf(ev.seat) });
     case "vote_result": {
@@ -915,6 +961,10 @@ function feedText(ev, next) {
       t("feed.peeked.wolf", { letter, name: target == null ? "—" : nameOf(target) })).join(", ") });
     case "little_girl_caught": return t("feed.little_girl_caught", { name: nameOf(ev.seat) });
     case "charmed": return t("feed.charmed", { names: ev.charmed.map(nameOf).join(", ") });
+    case "medium_result": return t("feed.medium", { name: nameOf(ev.seat), role: roleName(ev.role) });
+    case "traitor_pack": return t("feed.traitor_pack", { names: ev.wolves.map(nameOf).join(", ") });
+    case "lover_pair": return t("feed.lover_pair", { name: nameOf(ev.lovers.find((s) => s !== app.seat)) });
+    case "bread": return t("feed.bread");
     case "infected": return t("feed.infected", { names: ev.wolves.map(nameOf).join(", ") });
     case "thief_cards": return t("feed.thief_cards", { first: roleName(ev.cards[0]), second: roleName(ev.cards[1]) });
     case "game_over": return t("feed.game_over");
@@ -966,6 +1016,8 @@ function renderEnd(v) {
 // ---------- boot ----------
 
 async function boot() {
+  // the declaration, for the help's generated table and the rules shown in a game
+  fetch("/api/rules").then((r) => (r.ok ? r.json() : null)).then((d) => { if (d) app.declared = d; }).catch(() => {});
   const lang = pickLanguage();
   await setLanguage(lang);
   const select = $("#lang");
