@@ -141,9 +141,6 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
     with ExitStack() as stack:
         print(f"\n== {layout}: starting the stack", flush=True)
         running, lc = start_load(stack, layout, args, env, out / f"locust-{layout}")
-        # Before the stack's Ray head goes: a driver left attached to a dead head exits this
-        # whole process 60 s later ("Failed to connect to GCS"), ending the next layout's run.
-        stack.callback(stages.detach)
         prev = 0
         for rooms in steps:
             avail = psutil.virtual_memory().available / 2**30

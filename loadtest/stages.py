@@ -85,12 +85,6 @@ def host_handles(ray_address: str | None, prefix: str, namespace: str = "werewol
     return [ray.get_actor(name, namespace=namespace) for name in names]
 
 
-def detach() -> None:
-    """Leave the Ray cluster `host_handles` attached to (its head is about to stop)."""
-    if ray.is_initialized():
-        ray.shutdown()
-
-
 def report(before: list[str], after: list[str]) -> dict:
     """stage name -> {"p50", "p99", "count"} (a gauge: {"value"})."""
     a, b = buckets(before), buckets(after)
