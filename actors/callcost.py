@@ -5,7 +5,9 @@
 - a Ray async actor call carrying one request (the transport commands used before), and one
   carrying 16 (a batch);
 - a request through a Redis inbox with its reply on a pub/sub channel (what `RoomClient` does),
-  one at a time and 16 at once.
+  one at a time and 16 at once;
+- a host's write (a PUBLISH) as its own redis-py call, and through `actors.store.Coalescer`
+  (the writes issued in one loop turn in one pipeline), 8 at once.
 Prints wall time and the caller process's CPU per request. Starts a private Ray head
 (tests/ray_head.py; run from the repository root) and uses REDIS_URL (default 127.0.0.1:6379)
 under a random key prefix.
@@ -27,6 +29,8 @@ import time  # noqa: E402
 import orjson  # noqa: E402
 import ray  # noqa: E402
 import redis.asyncio as aioredis  # noqa: E402
+
+from actors.store import Coalescer  # noqa: E402
 
 
 @ray.remote(num_cpus=0)
@@ -106,6 +110,16 @@ async def main(address: str, requests: int, redis_url: str) -> None:
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     print(f"| Ray actor call carrying 16 requests | 16 per call | {1e6 * wall / requests:.0f} | "
           f"{1e6 * cpu / requests:.0f} |")
+    writes = Coalescer(redis)
+    sink = f"{prefix}:sink"
+
+    async def own_call():
+        return await redis.publish(sink, b"reply")
+
+    async def coalesced():
+        return await writes.submit(lambda pipe: pipe.publish(sink, b"reply"))
+    await measure("a host's write, its own redis-py call", requests, 8, own_call)
+    await measure("a host's write, coalesced (one pipeline per loop turn)", requests, 8, coalesced)
     host.kill()
     reader.cancel()
     await redis.delete(inbox)
