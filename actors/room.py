@@ -416,7 +416,7 @@ class Room:
                  on_persist: Callable[[float, int], None] | None = None, chat_stored: int = 0) -> None:
         self.data = data  # committed: durable in the store
         # The store's chat list: which game's lines it holds and how many (each persist adds the new ones).
-        self._chat_stored = (None if data.game is None else data.game.seed, chat_stored)
+        self._chat_stored = (_game_id(data), chat_stored)
         self._on_persist = on_persist  # (seconds, requests) of every persist: the host's metrics
         self._idle_close = idle_close  # ms an empty table stays open; None: forever
         self._lobby_idle_close = lobby_idle_close  # the same for a lobby (shorter)
@@ -613,7 +613,7 @@ class Room:
         """Store `new`; None once durable, else how to answer every request of the group."""
         started = time.perf_counter()
         lines = [] if new.game is None else new.game.chat
-        game = None if new.game is None else new.game.seed
+        game = _game_id(new)
         stored_game, chat_from = self._chat_stored
         if game != stored_game or len(lines) < chat_from:  # another game: its chat starts afresh
             chat_from = 0
@@ -650,7 +650,7 @@ class Room:
             log.warning("room %s: reload failed (%r)", self.code, e)
             return False
         self.data = data
-        self._chat_stored = (None if data.game is None else data.game.seed, len(stored.chat))
+        self._chat_stored = (_game_id(data), len(stored.chat))
         self._resync = False
         self._arm()
         return True
@@ -691,6 +691,11 @@ class Room:
         self._armed = None
         self._timer = None
         self._submit(_tick, (self._idle_close, self._lobby_idle_close), lambda code, message: None)
+
+
+def _game_id(data: RoomData) -> int | None:
+    """Which game a room's stored chat lines belong to (its seed; None before the start)."""
+    return None if data.game is None else data.game.seed
 
 
 def _new_tokens(old: RoomData, new: RoomData) -> dict[str, int]:

@@ -185,7 +185,6 @@ class Session:
         self._in_flight = asyncio.Semaphore(COMMANDS_IN_FLIGHT)
         self._commands: set[asyncio.Task] = set()
         self._pings = TokenBucket(PING_RATE, PING_BURST)
-        self._welcoming: asyncio.Task | None = None  # the welcome and replay, while they are sent
         self._replay_left = 0  # events of the replay not written yet (at most)
         self._written = 0  # welcome-stage frames written (the stall check watches it move)
 
@@ -216,12 +215,11 @@ class Session:
             # subscribed before the welcome is taken
             async with gw.rooms.listen(room, seat, self.queue):
                 self.metrics.welcome_stages["subscribe"].observe(time.perf_counter() - started)
-                welcoming = self._welcoming = asyncio.create_task(self._welcome(since))
+                welcoming = asyncio.create_task(self._welcome(since))
                 try:
                     await self._until_welcomed(welcoming)
                 finally:
                     welcoming.cancel()
-                    self._welcoming = None
                 if welcoming.cancelled():  # it stopped reading its replay
                     close_code = CLOSE_OVERFLOW
                     return
