@@ -139,6 +139,9 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
     await host.page.wait_for_selector("#screen-lobby:not([hidden])")
     link = await host.page.input_value("#share-link")
     room = link.rsplit("/", 1)[1]
+    if preset is not None:  # first, as on the host's form (and seed 004 seats 19 and 20 only under it)
+        await host.page.select_option("#host-preset", preset)
+        await host.page.wait_for_selector(f"#lobby-preset[data-preset='{preset}']")
     for i, p in enumerate(players[1:], start=1):
         await p.page.goto(link.replace(url, (replicas or {}).get(i, url)))
         await p.page.fill("#form-join input[name=name]", p.name)
@@ -147,8 +150,7 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
     for p in players:
         await p.page.wait_for_selector(f"#lobby-players li:nth-child({len(players)})")
 
-    if preset is not None:  # first, as on the host's form: a preset keeps the durations
-        await host.page.select_option("#host-preset", preset)
+    if preset is not None:  # a preset keeps the durations
         for p in players:
             await p.page.wait_for_selector(f"#lobby-preset[data-preset='{preset}']")
         # the host's form has taken the server's values again before it is edited

@@ -586,10 +586,15 @@ function renderSizePicker(v) {
   const sizes = Object.keys(preset.by_size);
   if (box.dataset.preset !== preset.id) {
     box.dataset.preset = preset.id;
+    delete box.dataset.picked;
     box.replaceChildren(...sizes.map((n) => el("option", { value: n, text: String(n) })));
-    box.value = String(Math.min(Math.max(v.players.length, Number(sizes[0])), Number(sizes.at(-1))));
-    box.onchange = () => rebuild($("#host-size-deal"), roleChips(preset.by_size[box.value]));
+    box.onchange = () => {
+      box.dataset.picked = "1";
+      rebuild($("#host-size-deal"), roleChips(preset.by_size[box.value]));
+    };
   }
+  // The table as seated, as players arrive, until the host looks at another size.
+  if (!box.dataset.picked) box.value = String(Math.min(Math.max(v.players.length, Number(sizes[0])), Number(sizes.at(-1))));
   rebuild($("#host-size-deal"), roleChips(preset.by_size[box.value]));
 }
 
