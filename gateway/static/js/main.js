@@ -2,12 +2,13 @@
 // It holds no rules: what to show comes from the view and the events, what to do from the prompts.
 import { LANGS, pickLanguage, setLanguage, t, has, language, keys } from "./i18n.js";
 import { Connection } from "./conn.js";
-import { applyEvent } from "./state.js";
+import { applyEvent, promptKey } from "./state.js";
 import { el, rebuild } from "./dom.js";
 import { rolePicture } from "./art.js";
 import { renderTable } from "./table.js";
 import { TurnNotifier } from "./notify.js";
 import { Dawn } from "./dawn.js";
+import * as pass from "./pass.js";
 import qrcode from "../vendor/qrcode.mjs";
 
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers",
@@ -20,14 +21,16 @@ const HIDE_CARD_KEY = "ww:hide-card";
 
 const $ = (sel) => document.querySelector(sel);
 const app = {
-  room: null, seat: null, view: null, conn: null, connStatus: null,
-  feed: [], feedSeq: 0,
-  selected: {}, answered: {}, chatTab: null, chatPinned: false, renderQueued: false,
+  room: null, connStatus: null,
+  links: [], // the seats this page holds (seatLink): its own, or every player's on a phone passed around
+  here: null, // the seat whose screen shows (a spectator's and the passed phone's table: seat null)
+  chatTab: null, chatPinned: false, renderQueued: false,
   composerChannel: null, drafts: {},
   settingsPending: 0, settingsSent: null,
   nextWatch: null, // polls a finished room's lobby facts for the next game at this table
   cardHidden: localStorage.getItem(HIDE_CARD_KEY) === "1", // a phone shared at the table
   watching: false, // a spectator's page: no seat, the public table only
+  pass: null, // one phone passed around: {calling, holder} (pass.js decides who is called)
   turn: null, // announces this seat's prompts (title, vibration, sound)
   dawn: null,
 };
@@ -71,8 +74,14 @@ function watchLink(room) {
   return `${location.origin}${location.pathname}#/w/${room}`;
 }
 
+// A table on one phone passed around: #/p/CODE (every seat's token is kept by this page).
+function passFromUrl() {
+  const m = location.hash.match(/^#\/p\/([A-Za-z0-9]+)/);
+  return m ? m[1].toUpperCase() : null;
+}
+
 function roomFromUrl() {
-  const watched = watchFromUrl();
+  const watched = watchFromUrl() ?? passFromUrl();
   if (watched) return watched;
   const m = location.hash.match(/^#\/r\/([A-Za-z0-9]+)/);
   if (m) return m[1].toUpperCase();
@@ -108,52 +117,82 @@ function seated(answer) {
   else location.hash = `#/r/${answer.room}`;
 }
 
+// One seat this page holds: its socket, its view kept current by its events, its feed, what it
+// has selected and answered. `news`/`dismissed`: what pass.js counts to call it to the phone.
+function seatLink(room, token, onRejected) {
+  const link = { seat: null, token, view: null, feed: [], feedSeq: 0, selected: {}, answered: {}, news: 0, dismissed: new Set() };
+  // since=0 on a fresh page: the view comes whole, and the replayed history refills the feed.
+  link.conn = new Connection({
+    room, token, since: 0,
+    onWelcome: (frame) => onWelcome(link, frame),
+    onEvent: (ev, fresh) => onEvent(link, ev, fresh),
+    onError: (frame) => toast(errorText(frame)),
+    onStatus: (status) => link === app.links[0] && showConnStatus(status),
+    onRejected,
+  });
+  return link;
+}
+
+function dropLinks() {
+  for (const link of app.links) link.conn.stop();
+  Object.assign(app, { links: [], here: null, pass: null });
+  clearInterval(app.nextWatch);
+  app.nextWatch = null;
+}
+
 async function route() {
   const room = roomFromUrl();
-  if (app.conn && app.room !== room) {
-    app.conn.stop();
-    app.conn = null;
-    clearInterval(app.nextWatch);
-    app.nextWatch = null;
+  const watching = watchFromUrl() != null;
+  const passing = passFromUrl() != null;
+  if (app.links.length && (app.room !== room || app.watching !== watching || !!app.pass !== passing)) dropLinks();
+  if (location.hash === "#/pass") {
+    showPassNames();
+    return;
   }
   if (!room) {
     showScreen("screen-home");
     return;
   }
-  const watching = watchFromUrl() != null;
-  if (app.conn && app.watching !== watching) {
-    app.conn.stop();
-    app.conn = null;
-  }
   app.watching = watching;
   document.body.dataset.watching = watching ? "1" : "0";
-  const token = watching ? null : localStorage.getItem(tokenKey(room));
-  if (!token && !watching) {
+  document.body.dataset.pass = passing ? "1" : "0";
+  if (app.links.length) return;
+  const seats = passing ? pass.loadSeats(room) : null;
+  if (passing && !seats) { // a table passed around on another phone
+    toast(t("pass.not_here"));
+    location.hash = "";
+    return;
+  }
+  const token = watching || passing ? null : localStorage.getItem(tokenKey(room));
+  if (!token && !watching && !passing) {
     showJoin(room);
     return;
   }
-  if (app.conn) return;
-  Object.assign(app, { room, view: null, feed: [], feedSeq: 0, selected: {}, answered: {}, drafts: {}, composerChannel: null });
-  // since=0 on a fresh page: the view comes whole, and the replayed history refills the feed.
-  app.conn = new Connection({
-    room, token, since: 0,
-    onWelcome, onEvent,
-    onError: (frame) => toast(errorText(frame)),
-    onStatus: showConnStatus,
-    onRejected: watching ? (reason) => {
-      app.conn = null;
+  Object.assign(app, { room, drafts: {}, composerChannel: null });
+  if (passing) {
+    app.pass = { calling: null, holder: null, fresh: freshPass === room };
+    app.links = seats.map((s) => seatLink(room, s.token, () => {
+      dropLinks();
+      pass.forgetSeats(room);
+      toast(t("error.not_authenticated"));
+      location.hash = "";
+    }));
+  } else {
+    app.links = [seatLink(room, token, watching ? (reason) => {
+      dropLinks();
       showScreen("screen-join");
       offerJoin(false);
       $("#join-title").textContent = t("watch.title");
       $("#join-seated").textContent = t(reason === "spectators_forbidden" ? "watch.forbidden" : "error.not_found");
     } : () => {
       localStorage.removeItem(tokenKey(room));
-      app.conn = null;
+      dropLinks();
       toast(t("error.not_authenticated"));
       showJoin(room);
-    },
-  });
-  app.conn.start();
+    })];
+  }
+  app.here = app.links[0];
+  for (const link of app.links) link.conn.start();
 }
 
 // Shows or hides the join form's fields (its title and text stay).
@@ -216,6 +255,7 @@ function bindForms() {
     }
   });
   $("#start").addEventListener("click", () => send({ type: "start" }));
+  bindPassForms();
   $("#card-hide").addEventListener("click", () => {
     app.cardHidden = !app.cardHidden;
     localStorage.setItem(HIDE_CARD_KEY, app.cardHidden ? "1" : "0");
@@ -227,11 +267,11 @@ function bindForms() {
     showSound();
   });
   $("#dawn-close").addEventListener("click", () => app.dawn.close());
-  $("#card-help").addEventListener("click", () => openHelp(app.view?.me?.role));
+  $("#card-help").addEventListener("click", () => openHelp(app.here?.view?.me?.role));
   $("#again").addEventListener("click", async (e) => {
     e.target.disabled = true;
     try {
-      const answer = await api("POST", `/api/rooms/${app.room}/again`, { token: localStorage.getItem(tokenKey(app.room)) });
+      const answer = await api("POST", `/api/rooms/${app.room}/again`, { token: app.links[0].token });
       follow(answer.room);
     } catch (err) {
       toast(errorText(err));
@@ -250,7 +290,7 @@ function bindForms() {
     const text = input.value.trim();
     const channel = app.composerChannel;
     if (!text || !channel) return;
-    const writtenIn = phaseKey(app.view);
+    const writtenIn = phaseKey(app.here.view);
     // The line names the channel the composer showed: the server refuses it if the phase has moved
     // it to another one meanwhile, and a line still waiting for a welcome dies with its phase.
     send({ type: "chat", text, channel }, {
@@ -268,15 +308,19 @@ function bindForms() {
     app.qrFor = null;
     if (app.connStatus) showConnStatus(app.connStatus);
     if (!$("#screen-join").hidden) showJoin(roomFromUrl());
+    if (!$("#screen-pass").hidden) labelPassNames();
     render();
   });
 }
 
-// `expired` is passed to the connection; `explain(err)` may word a refusal for its context.
-function send(frame, { expired, explain } = {}) {
-  if (!app.conn) return Promise.reject({ code: "disconnected" });
-  return app.conn.send(frame, { expired }).catch((err) => {
-    toast(explain?.(err) ?? errorText(err));
+// `expired` is passed to the connection; `explain(err)` may word a refusal for its context ("": say
+// nothing, null: the error's own words).
+// `link`: the seat that sends it (on a phone passed around, a voter of the table's screen).
+function send(frame, { expired, explain } = {}, link = app.here) {
+  if (!link?.conn) return Promise.reject({ code: "disconnected" });
+  return link.conn.send(frame, { expired }).catch((err) => {
+    const text = explain?.(err) ?? errorText(err);
+    if (text) toast(text);
     throw err;
   });
 }
@@ -338,31 +382,40 @@ function follow(next) {
     location.hash = `#/w/${next}`;
     return;
   }
-  localStorage.setItem(tokenKey(next), localStorage.getItem(tokenKey(app.room)));
+  if (app.pass) {
+    pass.saveSeats(next, pass.loadSeats(app.room));
+    location.hash = `#/p/${next}`;
+    return;
+  }
+  localStorage.setItem(tokenKey(next), app.links[0].token);
   location.hash = `#/r/${next}`;
 }
 
 // ---------- connection callbacks ----------
 
-function onWelcome(frame) {
-  app.seat = frame.seat; // null for a spectator
-  app.view = { prompts: [], chat: {}, votes: {}, tally: {}, pointing: {}, ...frame.view };
+function onWelcome(link, frame) {
+  link.seat = frame.seat; // null for a spectator
+  link.view = { prompts: [], chat: {}, votes: {}, tally: {}, pointing: {}, ...frame.view };
   scheduleRender();
 }
 
-function onEvent(ev, fresh) {
-  if (!app.view) return;
-  const before = app.view.phase;
-  if (fresh) applyEvent(app.view, ev, app.seat);
-  if (fresh) app.dawn.see(ev, before);
+function onEvent(link, ev, fresh) {
+  const v = link.view;
+  if (!v) return;
+  const before = v.phase;
+  if (fresh) applyEvent(v, ev, link.seat);
+  // The dawn tells public news (deaths, the phase): one seat's stream is the table's.
+  if (fresh && link === app.links[0]) app.dawn.see(ev, before);
   if (fresh && ev.kind === "phase") app.chatPinned = false;
+  // On a phone passed around, news for one seat alone waits for that seat to hold the phone.
+  if (fresh && app.pass && link !== app.pass.holder && pass.isPrivateNews(ev.kind)) link.news += 1;
   // A replayed game_over still carries the full cards and chat for the end screen.
-  if (ev.kind === "game_over") app.view.final = { alive: ev.alive, roles: ev.roles, chat: ev.chat };
-  if (ev.seq > app.feedSeq) {
-    app.feedSeq = ev.seq;
+  if (ev.kind === "game_over") v.final = { alive: ev.alive, roles: ev.roles, chat: ev.chat };
+  if (ev.seq > link.feedSeq) {
+    link.feedSeq = ev.seq;
     if (FEED_KINDS.has(ev.kind)) {
-      app.feed.push(ev);
-      if (app.feed.length > FEED_LIMIT) app.feed.shift();
+      link.feed.push(ev);
+      if (link.feed.length > FEED_LIMIT) link.feed.shift();
     }
   }
   scheduleRender();
@@ -397,7 +450,11 @@ function scheduleRender() {
 }
 
 function render() {
-  const v = app.view;
+  if (app.pass) {
+    renderPass();
+    return;
+  }
+  const v = app.here?.view;
   if (!v) return;
   if (v.status === "lobby") renderLobby(v);
   else if (v.status === "finished" || v.outcome) renderEnd(v);
@@ -407,7 +464,7 @@ function render() {
 
 // The prompts this seat has not answered yet: the tab title, a vibration and (if on) a chime.
 function announceTurn(v) {
-  const open = v.status === "running" ? (v.prompts || []).map(promptKey).filter((key) => !app.answered[key]) : [];
+  const open = v.status === "running" ? (v.prompts || []).map(promptKey).filter((key) => !app.here.answered[key]) : [];
   app.turn.setBaseTitle(v.room ? `${t("app.title")} · ${v.room}` : t("app.title"));
   app.turn.update(open, t("turn.title"));
 }
@@ -425,19 +482,22 @@ const roleName = (role) => (role ? t(`role.${role}`) : t("role.unknown"));
 
 function nameOf(seat) {
   if (seat == null) return t("players.nobody");
-  const v = app.view;
+  const v = app.here.view;
   const s = (v.seats || []).find((x) => x.seat === Number(seat)) || v.players.find((x) => x.seat === Number(seat));
   return s ? s.name : `#${seat}`;
 }
 
+// On a phone passed around the page holds the host's seat too.
 function isHost(v) {
-  return v.host === app.seat;
+  return app.pass ? true : v.host === app.here.seat;
 }
 
 function renderLobby(v) {
   showScreen("screen-lobby");
   document.body.dataset.phase = "lobby";
   $("#lobby-title").textContent = t("lobby.title", { room: v.room });
+  // One phone passed around: nobody to share the link with; the players and rules are for the table.
+  $("#lobby-share").hidden = !!app.pass;
   const link = shareLink(v.room);
   $("#share-link").value = link;
   if (app.qrFor !== `${link}|${language()}`) {
@@ -449,7 +509,7 @@ function renderLobby(v) {
   }
 
   $("#watch-link").value = watchLink(v.room);
-  $("#lobby-watch").hidden = v.settings?.rules?.spectators === "forbidden";
+  $("#lobby-watch").hidden = !!app.pass || v.settings?.rules?.spectators === "forbidden";
   $("#lobby-spectators").textContent = t("watch.count", { n: v.spectators ?? 0 });
   $("#lobby-players-title").textContent = t("lobby.players", { n: v.players.length });
   rebuild($("#lobby-players"), v.players.map((p) =>
@@ -457,7 +517,7 @@ function renderLobby(v) {
       connDot(p.connected),
       el("span", { class: "name", text: p.name }),
       p.seat === v.host ? el("span", { class: "badge", text: t("lobby.host") }) : null,
-      p.seat === app.seat ? el("span", { class: "muted", text: `(${t("lobby.you")})` }) : null)));
+      p.seat === app.here.seat && !app.pass ? el("span", { class: "muted", text: `(${t("lobby.you")})` }) : null)));
 
   // The server shows the deal of the smallest table the settings can start while fewer are seated.
   const rip = v.roles_in_play || {};
@@ -610,7 +670,7 @@ function sendSettings(preset = null) {
     }
     const rules = {};
     for (const select of document.querySelectorAll("#host-rules select")) {
-      const rule = app.view.declared.rules.find((r) => r.id === select.name);
+      const rule = app.here.view.declared.rules.find((r) => r.id === select.name);
       rules[select.name] = rule.values[Number(select.value)];
     }
     sent = { roles, durations, rules };
@@ -655,25 +715,33 @@ function renderGame(v) {
   $("#phase-day").textContent = dayLabel(v.phase, v.day);
   tick();
   renderWaiting(v);
+  // No seat: a spectator, or the table's own screen of a phone passed around (its votes).
+  const seatless = app.here.seat == null;
   $("#spectating").hidden = !app.watching;
-  $("#card").hidden = app.watching;
-  $("#act").hidden = app.watching;
-  renderTable($("#table"), v, { me: app.seat, hideMine: app.cardHidden, nameOf, roleName });
-  if (!app.watching) {
+  $("#card").hidden = seatless;
+  $("#act").hidden = seatless;
+  $("#pass-bar").hidden = !app.pass || seatless;
+  $("#pass-table").hidden = !app.pass || !seatless;
+  renderTable($("#table"), v, { me: app.here.seat, hideMine: cardHidden(), nameOf, roleName });
+  if (!seatless) {
     renderCard(v);
-    renderPrompts(v);
+    renderPrompts(app.here);
+  } else if (app.pass) {
+    renderPassTable(v);
   }
   renderPlayers(v);
   rebuild($("#game-roles"), roleChips(v.roles_in_play));
   // the rules the table plays, for every seat all game long
   rebuild($("#game-rules"), shownRules(v).flatMap((r) =>
     [el("dt", { "data-key": r.id, text: t(`rule.${r.id}`) }), el("dd", { text: ruleValue(r.id, v.settings.rules[r.id]) })]));
-  renderChat(v);
+  // One phone passed around has no chat: the players sit at one table.
+  $("#chat-card").hidden = !!app.pass;
+  if (!app.pass) renderChat(v);
   renderFeed();
 }
 
 function tick() {
-  const v = app.view;
+  const v = app.here?.view;
   const box = $("#countdown");
   if (!v || !v.deadline || v.status !== "running") {
     box.textContent = "";
@@ -703,8 +771,9 @@ function renderCard(v) {
   const me = v.me || {};
   const card = $("#card");
   card.dataset.role = me.role || "";
-  const hide = app.cardHidden;
+  const hide = cardHidden();
   const toggle = $("#card-hide");
+  toggle.hidden = !!app.pass; // the covers hide it between players
   toggle.textContent = t(hide ? "card.show" : "card.hide");
   toggle.setAttribute("aria-pressed", hide ? "true" : "false");
   $("#card-role").textContent = hide ? t("card.hidden") : roleName(me.role);
@@ -717,11 +786,11 @@ function renderCard(v) {
   }
   const facts = [];
   if (me.alive === false) facts.push(el("li", { class: "warn", text: t("card.dead") }));
-  if (v.mayor === app.seat) facts.push(el("li", { text: t("card.mayor") }));
+  if (v.mayor === app.here.seat) facts.push(el("li", { text: t("card.mayor") }));
   if (v.linked) facts.push(el("li", { "data-fact": "linked", text: t("card.linked", { names: v.linked.map(nameOf).join(" ♥ ") }) }));
   if (v.lover != null) facts.push(el("li", { "data-fact": "lover", text: t("card.lover", { name: nameOf(v.lover) }) }));
   if (v.wolves) {
-    const others = v.wolves.filter((s) => s !== app.seat);
+    const others = v.wolves.filter((s) => s !== app.here.seat);
     facts.push(el("li", { "data-fact": "wolves",
       text: others.length ? t("card.wolves", { names: others.map(nameOf).join(", ") }) : t("card.lone_wolf") }));
   }
@@ -732,65 +801,67 @@ function renderCard(v) {
     facts.push(el("li", { "data-fact": "medium", text: t("card.medium", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
   }
   if (v.pack) facts.push(el("li", { "data-fact": "pack", text: t("card.pack", { names: v.pack.map(nameOf).join(", ") }) }));
-  if (v.lover_pair) facts.push(el("li", { "data-fact": "lover_pair", text: t("card.lover", { name: nameOf(v.lover_pair.find((s) => s !== app.seat)) }) }));
+  if (v.lover_pair) facts.push(el("li", { "data-fact": "lover_pair", text: t("card.lover", { name: nameOf(v.lover_pair.find((s) => s !== app.here.seat)) }) }));
   rebuild($("#card-facts"), facts);
 }
 
-function promptKey(p) {
-  return `${p.action}:${p.deadline}`;
-}
-
-function myCurrentChoice(v, p) {
-  if (p.action === "wolves.point") return v.pointing?.[app.seat];
-  if (p.action === "vote" || p.action === "mayor.elect") return v.votes?.[app.seat];
+function myCurrentChoice(link, p) {
+  const v = link.view;
+  if (p.action === "wolves.point") return v.pointing?.[link.seat];
+  if (p.action === "vote" || p.action === "mayor.elect") return v.votes?.[link.seat];
   return undefined;
 }
 
-function act(p, targets) {
+function act(link, p, targets, options = {}) {
   const key = promptKey(p);
-  send({ type: "act", action: p.action, targets }).then(() => {
-    app.answered[key] = targets;
-    delete app.selected[key];
+  send({ type: "act", action: p.action, targets }, options, link).then(() => {
+    link.answered[key] = targets;
+    delete link.selected[key];
     scheduleRender();
   }, () => {});
 }
 
-function renderPrompts(v) {
+function renderPrompts(link) {
+  const v = link.view;
   const prompts = v.prompts || [];
-  const nodes = prompts.map((p) => promptNode(v, p));
+  const nodes = prompts.map((p) => promptNode(link, p));
   if (!nodes.length) nodes.push(el("p", { class: "muted", text: t("act.nothing") }));
   // Offered even without a prompt, so the button is there as soon as the discussion starts.
   if (v.phase === "day.discussion" && v.requests && v.me?.alive && !prompts.some((p) => p.action === "vote.request")) {
-    nodes.push(requestNode(v, { action: "vote.request", choices: [], min: 0, max: 0, deadline: v.deadline }));
+    nodes.push(requestNode(link, askToVote(v)));
   }
   rebuild($("#prompts"), nodes);
 }
+
+const askToVote = (v) => ({ action: "vote.request", choices: [], min: 0, max: 0, deadline: v.deadline });
 
 function actionText(action, part) {
   return has(`action.${action}.${part}`) ? t(`action.${action}.${part}`) : part === "title" ? t("action.unknown.title", { action }) : "";
 }
 
-function requestNode(v, p) {
-  const r = v.requests || { count: 0, needed: null, mine: false };
+function requestNode(link, p) {
+  const r = link.view.requests || { count: 0, needed: null, mine: false };
   const vars = { count: r.count, needed: r.needed };
   // How many must ask is known once someone has asked (or from a welcome): no "?" before that.
   const counted = r.needed != null;
-  const asked = r.mine || app.answered[promptKey(p)];
+  const asked = r.mine || link.answered[promptKey(p)];
   return el("div", { class: "prompt", "data-action": p.action, "data-key": promptKey(p), "data-answered": asked ? "1" : null },
     el("h3", { text: actionText(p.action, "title") }),
     el("p", { class: "hint", text: actionText(p.action, "help") }),
     asked
       ? el("p", { class: "ok", text: t(counted ? "action.vote.request.asked" : "action.vote.request.asked_first", vars) })
-      : el("button", { type: "button", class: "primary", "data-fk": `req`, onclick: () => act(p, []),
+      : el("button", { type: "button", class: "primary", "data-fk": `${link.seat}:req`, onclick: () => act(link, p, []),
         text: t(counted ? "action.vote.request.button" : "action.vote.request.button_first", vars) }));
 }
 
-function promptNode(v, p) {
-  if (p.action === "vote.request") return requestNode(v, p);
+function promptNode(link, p) {
+  if (p.action === "vote.request") return requestNode(link, p);
+  const v = link.view;
   const key = promptKey(p);
-  const sel = app.selected[key] || new Set();
-  const current = myCurrentChoice(v, p);
-  const answered = app.answered[key];
+  const fk = `${link.seat}:${key}`; // one page may show several seats' prompts (a phone passed around)
+  const sel = link.selected[key] || new Set();
+  const current = myCurrentChoice(link, p);
+  const answered = link.answered[key];
   const extra = [];
   if (p.action.startsWith("witch.") && v.witch) {
     extra.push(el("p", { class: "info", text: v.witch.victim == null ? t("witch.no_victim") : t("witch.victim", { name: nameOf(v.witch.victim) }) }));
@@ -808,14 +879,14 @@ function promptNode(v, p) {
       next.add(seat);
     } else if (next.has(seat)) next.delete(seat);
     else if (next.size < p.max) next.add(seat);
-    app.selected[key] = next;
+    link.selected[key] = next;
     render();
   };
   const buttons = p.choices.map((seat) => {
     const picked = sel.has(seat) || (!sel.size && (current === seat || answered?.includes(seat)));
     const tally = v.tally?.[seat];
     return el("button", {
-      type: "button", class: "choice", "data-seat": seat, "data-fk": `${key}:${seat}`,
+      type: "button", class: "choice", "data-seat": seat, "data-fk": `${fk}:${seat}`,
       "aria-pressed": picked ? "true" : "false", onclick: () => choose(seat),
     }, el("span", { class: "name", text: nameOf(seat) }),
     tally ? el("span", { class: "count", text: t("players.votes", { n: tally }) }) : null);
@@ -832,10 +903,10 @@ function promptNode(v, p) {
     extra,
     el("div", { class: "choices", role: "group", "aria-label": actionText(p.action, "title") }, buttons),
     el("div", { class: "row" },
-      el("button", { type: "button", class: "primary confirm", "data-fk": `${key}:ok`, disabled: !ready,
-        onclick: () => act(p, [...sel]), text: p.max === 0 && has(`action.${p.action}.button`) ? t(`action.${p.action}.button`) : t("act.confirm") }),
-      p.min === 0 && p.max > 0 ? el("button", { type: "button", class: "pass", "data-fk": `${key}:pass`,
-        onclick: () => act(p, []), text: t("act.pass") }) : null),
+      el("button", { type: "button", class: "primary confirm", "data-fk": `${fk}:ok`, disabled: !ready,
+        onclick: () => act(link, p, [...sel]), text: p.max === 0 && has(`action.${p.action}.button`) ? t(`action.${p.action}.button`) : t("act.confirm") }),
+      p.min === 0 && p.max > 0 ? el("button", { type: "button", class: "pass", "data-fk": `${fk}:pass`,
+        onclick: () => act(link, p, []), text: t("act.pass") }) : null),
     answered ? el("p", { class: "ok", text: t("act.sent") }) : null);
 }
 
@@ -846,15 +917,15 @@ function renderPlayers(v) {
     const points = v.pointing?.[s.seat];
     const tally = v.tally?.[s.seat];
     return el("li", {
-      class: `player ${s.alive ? "alive" : "dead"} ${s.seat === app.seat ? "me" : ""}`,
+      class: `player ${s.alive ? "alive" : "dead"} ${s.seat === app.here.seat ? "me" : ""}`,
       "data-seat": s.seat, "data-alive": s.alive ? "1" : "0", "data-role": s.role || null,
     },
       connDot(online.get(s.seat)),
       el("span", { class: "name", text: s.name }),
-      s.seat === app.seat ? el("span", { class: "muted", text: `(${t("players.you")})` }) : null,
+      s.seat === app.here.seat ? el("span", { class: "muted", text: `(${t("players.you")})` }) : null,
       s.mayor || v.mayor === s.seat ? el("span", { class: "badge mayor", text: t("players.mayor") }) : null,
       el("span", { class: "state", text: s.alive ? t("players.alive") : t("players.dead") }),
-      s.role && !(app.cardHidden && s.seat === app.seat) ? el("span", { class: "chip role", text: roleName(s.role) }) : null,
+      s.role && !(cardHidden() && s.seat === app.here.seat) ? el("span", { class: "chip role", text: roleName(s.role) }) : null,
       tally ? el("span", { class: "tally", text: t("players.votes", { n: tally }) }) : null,
       voted !== undefined ? el("span", { class: "muted vote", text: t("players.voted_for", { name: nameOf(voted) }) }) : null,
       points !== undefined ? el("span", { class: "muted point", text: t("players.points_at", { name: nameOf(points) }) }) : null);
@@ -954,8 +1025,8 @@ function feedText(ev, next) {
       return result;
     }
     case "seer_result": return t("feed.seer", { name: nameOf(ev.seat), role: roleName(ev.role) });
-    case "lovers": return ev.lovers.includes(app.seat)
-      ? t("feed.lovers", { name: nameOf(ev.lovers.find((s) => s !== app.seat) ?? app.seat) })
+    case "lovers": return ev.lovers.includes(app.here.seat)
+      ? t("feed.lovers", { name: nameOf(ev.lovers.find((s) => s !== app.here.seat) ?? app.here.seat) })
       : t("card.linked", { names: ev.lovers.map(nameOf).join(" ♥ ") });
     case "candidate": return t("feed.candidate", { name: nameOf(ev.seat) });
     case "idiot_revealed": return t("feed.idiot_revealed", { name: nameOf(ev.seat) });
@@ -968,7 +1039,7 @@ function feedText(ev, next) {
     case "charmed": return t("feed.charmed", { names: ev.charmed.map(nameOf).join(", ") });
     case "medium_result": return t("feed.medium", { name: nameOf(ev.seat), role: roleName(ev.role) });
     case "traitor_pack": return t("feed.traitor_pack", { names: ev.wolves.map(nameOf).join(", ") });
-    case "lover_pair": return t("feed.lover_pair", { name: nameOf(ev.lovers.find((s) => s !== app.seat)) });
+    case "lover_pair": return t("feed.lover_pair", { name: nameOf(ev.lovers.find((s) => s !== app.here.seat)) });
     case "bread": return t("feed.bread");
     case "infected": return t("feed.infected", { names: ev.wolves.map(nameOf).join(", ") });
     case "thief_cards": return t("feed.thief_cards", { first: roleName(ev.cards[0]), second: roleName(ev.cards[1]) });
@@ -978,8 +1049,9 @@ function feedText(ev, next) {
 }
 
 function renderFeed() {
-  rebuild($("#feed"), app.feed.map((ev, i) =>
-    el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev, app.feed[i + 1]) })).reverse());
+  const feed = app.here.feed;
+  rebuild($("#feed"), feed.map((ev, i) =>
+    el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev, feed[i + 1]) })).reverse());
 }
 
 function renderEnd(v) {
@@ -991,7 +1063,7 @@ function renderEnd(v) {
   watchForNext();
   const final = v.final || {};
   const winners = v.outcome?.winners || [];
-  $("#end-me").textContent = app.watching ? "" : winners.includes(app.seat) ? t("end.you_won") : t("end.you_lost");
+  $("#end-me").textContent = app.here.seat == null ? "" : winners.includes(app.here.seat) ? t("end.you_won") : t("end.you_lost");
   rebuild($("#end-banner"), [rolePicture(BANNER[v.outcome?.reason] ?? null, { className: "banner-art" })]);
   $("#end-winners").textContent = winners.length ? t("end.winners", { names: winners.map(nameOf).join(", ") }) : t("end.no_winner");
   const reason = v.outcome?.reason;
@@ -1016,6 +1088,197 @@ function renderEnd(v) {
     el("section", { class: "endchat", "data-channel": ch },
       el("h3", { text: channelLabel(ch) }),
       el("ol", { class: "plain chatlog" }, ls.map(chatLine)))));
+}
+
+// ---------- one phone passed around ----------
+
+const FIRST_NAMES = 6; // rows the names form opens with
+let freshPass = null; // the room this page has just seated: it gets seed 004's preset once
+
+function cardHidden() {
+  return app.cardHidden && !app.pass; // the covers hide a passed phone's cards
+}
+
+// Whose screen shows: the lobby (the table's rules) until the start; then the player holding the
+// phone, or else the cover naming who takes it next, or else the table's own screen (the day's
+// votes); the end for all. A reload starts from a cover or the table's screen, never a seat's.
+function renderPass() {
+  const links = app.links;
+  if (!links.every((l) => l.view)) return;
+  const v = links[0].view;
+  const p = app.pass;
+  if (v.status === "lobby") {
+    app.here = links[0];
+    renderLobby(v);
+    if (p.fresh) {
+      p.fresh = false;
+      if (v.settings?.preset !== "seed_004") sendSettings({ preset: "seed_004" });
+    }
+    return;
+  }
+  if (v.status === "finished" || v.outcome) {
+    if (p.holder || p.calling) clearGame();
+    p.holder = p.calling = null;
+    app.here = tableLink(links);
+    renderEnd(app.here.view);
+    return;
+  }
+  if (p.holder) {
+    app.here = p.holder;
+    renderGame(p.holder.view);
+    $("#pass-who").textContent = t("pass.holder", { name: nameOf(p.holder.seat) });
+    return;
+  }
+  if (p.calling && !pass.needsCall(p.calling)) p.calling = null;
+  p.calling ??= pass.nextCall(links);
+  if (p.calling) {
+    showCover(p.calling);
+    return;
+  }
+  app.here = tableLink(links);
+  renderGame(app.here.view);
+}
+
+// The table's own screen: no seat, what every seat knows alike.
+function tableLink(links) {
+  return { seat: null, view: pass.publicView(links), feed: pass.publicFeed(links), selected: {}, answered: {} };
+}
+
+// Between two players: nothing of the last screen stays in the page, shown or hidden.
+function clearGame() {
+  for (const sel of ["#card-art", "#card-facts", "#prompts", "#table", "#players", "#feed", "#chat-log",
+    "#chat-tabs", "#pass-prompts", "#game-roles", "#game-rules", "#dawn-dead"]) $(sel).replaceChildren();
+  for (const sel of ["#card-role", "#card-explain", "#waiting", "#pass-who"]) $(sel).textContent = "";
+  $("#card").dataset.role = "";
+  $("#toast").hidden = true;
+  if ($("#help").open) $("#help").close();
+  app.dawn.close();
+}
+
+function showCover(link) {
+  app.here = null;
+  clearGame();
+  showScreen("screen-cover");
+  document.body.dataset.phase = app.links[0].view.phase;
+  const name = app.links[0].view.players.find((pl) => pl.seat === link.seat)?.name ?? `#${link.seat}`;
+  $("#cover-title").textContent = t("pass.cover.title", { name });
+  $("#cover-hint").textContent = t(pass.isNight(link.view.phase) ? "pass.cover.night" : "pass.cover.day", { name });
+  const show = $("#cover-show");
+  show.textContent = t("pass.cover.show", { name });
+  show.dataset.seat = link.seat;
+}
+
+// By day, every seat's public prompt (the vote, a shot...) under its name, and one button for the
+// table to ask for the vote; at night, nothing: the phone calls each player in turn.
+function renderPassTable(v) {
+  const night = pass.isNight(v.phase);
+  $("#pass-table-hint").textContent = t(night ? "pass.table.night" : "pass.table.day");
+  const nodes = [];
+  if (!night) {
+    // Read when clicked: a button that renders the same is kept with its first handler.
+    const asking = () => app.links.filter((l) => l.view.phase === "day.discussion" && l.view.requests && l.view.me?.alive
+      && !l.view.requests.mine && !(promptKey(askToVote(l.view)) in l.answered));
+    if (asking().length) {
+      nodes.push(el("button", { type: "button", id: "pass-vote-now", class: "primary", "data-fk": "vote-now",
+        // Once a majority has asked the vote begins: the requests after it are refused, and that is all.
+        onclick: () => asking().forEach((l) => act(l, askToVote(l.view), [], { explain: (err) => (err.code === "not_your_turn" ? "" : null) })),
+        text: t("pass.vote_now") }));
+    }
+    for (const l of app.links) {
+      for (const p of l.view.prompts || []) {
+        if (p.action === "vote.request") continue;
+        nodes.push(el("div", { class: "pass-seat", "data-seat": l.seat },
+          el("h3", { text: nameOf(l.seat) }), promptNode(l, p)));
+      }
+    }
+  }
+  rebuild($("#pass-prompts"), nodes);
+}
+
+function showPassNames() {
+  showScreen("screen-pass");
+  const list = $("#pass-names");
+  while (list.childElementCount < FIRST_NAMES) addPassName();
+  labelPassNames();
+}
+
+function addPassName() {
+  $("#pass-names").append(el("li", { class: "passname" },
+    el("input", { name: "player", maxlength: 24, required: true, autocomplete: "off" }),
+    el("button", { type: "button", class: "remove", onclick: (e) => {
+      e.currentTarget.closest("li").remove();
+      labelPassNames();
+    } })));
+}
+
+function labelPassNames() {
+  const rows = [...$("#pass-names").children];
+  rows.forEach((li, i) => {
+    const input = li.querySelector("input");
+    input.placeholder = t("pass.player", { n: i + 1 });
+    input.setAttribute("aria-label", t("pass.player", { n: i + 1 }));
+    const remove = li.querySelector("button");
+    remove.textContent = t("pass.remove");
+    remove.disabled = rows.length <= pass.MIN_NAMES;
+  });
+  $("#pass-add").disabled = rows.length >= pass.MAX_PLAYERS;
+  $("#pass-count").textContent = t("pass.count", { n: rows.length, max: pass.MAX_PLAYERS });
+}
+
+function bindPassForms() {
+  $("#pass-open").addEventListener("click", () => (location.hash = "#/pass"));
+  $("#pass-add").addEventListener("click", () => {
+    addPassName();
+    labelPassNames();
+    $("#pass-names li:last-child input").focus();
+  });
+  $("#form-pass").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const names = [...$("#pass-names").querySelectorAll("input")].map((input) => input.value.trim());
+    const folded = names.map((n) => n.toLocaleLowerCase());
+    const twice = names.find((n, i) => folded.indexOf(folded[i]) !== i);
+    if (twice) {
+      toast(t("pass.twice", { name: twice }));
+      return;
+    }
+    const button = e.submitter;
+    button.disabled = true;
+    let name = names[0];
+    try {
+      // One room, its seats joined one at a time so that they follow the order around the table.
+      const host = await api("POST", "/api/rooms", { name });
+      const seats = [{ seat: host.seat, name, token: host.token }];
+      for (name of names.slice(1)) {
+        const seat = await api("POST", `/api/rooms/${host.room}/join`, { name });
+        seats.push({ seat: seat.seat, name, token: seat.token });
+      }
+      pass.saveSeats(host.room, seats);
+      freshPass = host.room;
+      location.hash = `#/p/${host.room}`;
+    } catch (err) {
+      toast(t("pass.refused", { name, why: errorText(err) }));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  $("#cover-show").addEventListener("click", () => {
+    const p = app.pass;
+    if (!p?.calling) return;
+    p.holder = p.calling;
+    p.calling = null;
+    p.holder.news = 0;
+    render();
+    window.scrollTo(0, 0);
+  });
+  $("#pass-done").addEventListener("click", () => {
+    const p = app.pass;
+    if (!p?.holder) return;
+    pass.putDown(p.holder);
+    p.holder = null;
+    clearGame();
+    render();
+    window.scrollTo(0, 0);
+  });
 }
 
 // ---------- boot ----------

@@ -2,6 +2,11 @@
 // It copies what events say, and works out only what protocol.md fixes for every seat: the
 // channel the server will post its chat lines to.
 
+// A prompt, told apart from the same action's prompt of another phase.
+export function promptKey(p) {
+  return `${p.action}:${p.deadline}`;
+}
+
 function seatOf(view, seat) {
   return (view.seats || []).find((s) => s.seat === seat);
 }
