@@ -155,7 +155,7 @@ def test_six_players_on_one_phone_play_to_the_end_and_no_screen_shows_the_last_p
                 now = await page.evaluate(SCREEN, PRIVATE_FEED)
                 if now["screen"] == "screen-end":
                     break
-                if last is not None:  # the first screen after a player put the phone down
+                if last is not None:  # the first screen after a player put the phone down (or a reload)
                     assert now["screen"] in ("screen-cover", "screen-game") and not now["who"], now["screen"]
                     assert not (now["role"] or now["art"] or now["cardText"] or now["explain"]), now
                     assert no_trace_of(last, now) == [], (last["name"], now["screen"])
@@ -174,6 +174,11 @@ def test_six_players_on_one_phone_play_to_the_end_and_no_screen_shows_the_last_p
                     assert mine["name"] == name and name in mine["who"], (name, mine["who"])
                     assert mine["role"] and mine["art"], mine
                     cards[mine["seat"]] = mine["role"]
+                    if "reload" not in shots:  # a reload puts the phone down: a cover comes back
+                        shots.add("reload")
+                        await page.reload()
+                        last = mine
+                        continue
                     for other, theirs in seen.items():  # nobody else's screen comes back with it
                         if other != name:
                             same = theirs["role"] == mine["role"]
@@ -206,9 +211,16 @@ def test_six_players_on_one_phone_play_to_the_end_and_no_screen_shows_the_last_p
 
             assert sorted(cards) == list(range(len(NAMES)))  # every player saw their card
             assert covers >= len(NAMES) + 2 and checks >= covers, (covers, checks)
-            assert shots == {"cover", "card", "vote"}
+            assert shots == {"cover", "reload", "card", "vote"}
             assert await page.locator("#end-cards li").count() == len(NAMES)
             assert (await page.text_content("#end-winners")).strip()
+
+            # Again at the same table: the same seats on this phone, the next game's cards behind covers.
+            await page.click("#again")
+            await page.wait_for_selector(COVER)
+            room = (await page.evaluate("() => location.hash")).removeprefix("#/p/")
+            seats = await page.evaluate(f"() => JSON.parse(localStorage.getItem('ww:pass:{room}'))")
+            assert [s["name"] for s in seats] == NAMES and not any("seen" in s for s in seats)
             assert not phone.errors, phone.errors
 
     asyncio.run(main())

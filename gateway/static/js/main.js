@@ -118,9 +118,11 @@ function seated(answer) {
 }
 
 // One seat this page holds: its socket, its view kept current by its events, its feed, what it
-// has selected and answered. `news`/`dismissed`: what pass.js counts to call it to the phone.
-function seatLink(room, token, onRejected) {
-  const link = { seat: null, token, view: null, feed: [], feedSeq: 0, selected: {}, answered: {}, news: 0, dismissed: new Set() };
+// has selected and answered. `seen`, `news`, `dismissed`: on a phone passed around, the last event
+// it saw holding the phone, what it was told alone since, the prompts it put down (pass.js).
+function seatLink(room, token, onRejected, seen = 0) {
+  const link = { seat: null, token, view: null, feed: [], feedSeq: 0, selected: {}, answered: {},
+    seen, news: 0, dismissed: new Set() };
   // since=0 on a fresh page: the view comes whole, and the replayed history refills the feed.
   link.conn = new Connection({
     room, token, since: 0,
@@ -176,7 +178,7 @@ async function route() {
       pass.forgetSeats(room);
       toast(t("error.not_authenticated"));
       location.hash = "";
-    }));
+    }, s.seen));
   } else {
     app.links = [seatLink(room, token, watching ? (reason) => {
       dropLinks();
@@ -383,7 +385,8 @@ function follow(next) {
     return;
   }
   if (app.pass) {
-    pass.saveSeats(next, pass.loadSeats(app.room));
+    // the same seats and tokens; what each has seen counts the old room's events
+    pass.saveSeats(next, pass.loadSeats(app.room).map(({ seen, ...seat }) => seat));
     location.hash = `#/p/${next}`;
     return;
   }
@@ -407,8 +410,9 @@ function onEvent(link, ev, fresh) {
   // The dawn tells public news (deaths, the phase): one seat's stream is the table's.
   if (fresh && link === app.links[0]) app.dawn.see(ev, before);
   if (fresh && ev.kind === "phase") app.chatPinned = false;
-  // On a phone passed around, news for one seat alone waits for that seat to hold the phone.
-  if (fresh && app.pass && link !== app.pass.holder && pass.isPrivateNews(ev.kind)) link.news += 1;
+  // On a phone passed around, news for one seat alone waits for that seat to hold the phone
+  // (also news replayed to a reloaded page, if the seat had not seen it).
+  if (app.pass && link !== app.pass.holder && ev.seq > link.seen && pass.isPrivateNews(ev.kind)) link.news += 1;
   // A replayed game_over still carries the full cards and chat for the end screen.
   if (ev.kind === "game_over") v.final = { alive: ev.alive, roles: ev.roles, chat: ev.chat };
   if (ev.seq > link.feedSeq) {
@@ -1156,11 +1160,11 @@ function clearGame() {
 }
 
 function showCover(link) {
-  app.here = null;
+  app.here = tableLink(app.links); // what names and the dawn may read meanwhile: the public table
   clearGame();
   showScreen("screen-cover");
   document.body.dataset.phase = app.links[0].view.phase;
-  const name = app.links[0].view.players.find((pl) => pl.seat === link.seat)?.name ?? `#${link.seat}`;
+  const name = nameOf(link.seat);
   $("#cover-title").textContent = t("pass.cover.title", { name });
   $("#cover-hint").textContent = t(pass.isNight(link.view.phase) ? "pass.cover.night" : "pass.cover.day", { name });
   const show = $("#cover-show");
@@ -1273,7 +1277,7 @@ function bindPassForms() {
   $("#pass-done").addEventListener("click", () => {
     const p = app.pass;
     if (!p?.holder) return;
-    pass.putDown(p.holder);
+    pass.putDown(app.room, p.holder);
     p.holder = null;
     clearGame();
     render();

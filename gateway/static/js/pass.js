@@ -23,7 +23,7 @@ export function isPrivateNews(kind) {
   return PRIVATE_NEWS.has(kind);
 }
 
-// Where the page keeps the seats of a table passed around: [{seat, name, token}], seat order.
+// Where the page keeps the seats of a table passed around: [{seat, name, token, seen}], seat order.
 const storeKey = (room) => `ww:pass:${room}`;
 
 export function loadSeats(room) {
@@ -60,10 +60,14 @@ export function nextCall(links) {
   return links.find((l) => openPrompts(l).length) ?? links.find(needsCall) ?? null;
 }
 
-// A seat leaving the phone: its open prompts are put down, its news seen.
-export function putDown(link) {
+// A seat leaving the phone: its open prompts are put down, its news seen (and kept as seen, so
+// that a reloaded page calls it again only for what came later).
+export function putDown(room, link) {
   for (const p of openPrompts(link)) link.dismissed.add(promptKey(p));
   link.news = 0;
+  link.seen = link.feedSeq;
+  const seats = loadSeats(room);
+  if (seats) saveSeats(room, seats.map((s) => (s.seat === link.seat ? { ...s, seen: link.seen } : s)));
 }
 
 // The table's own screen, shown to everybody: only the fields every seat has alike, and of the
