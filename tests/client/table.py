@@ -37,6 +37,7 @@ class Player:
     errors: list = field(default_factory=list)  # uncaught page exceptions
     refused: list = field(default_factory=list)  # error frames the server sent this page
     chat_ids: dict = field(default_factory=dict)  # chat text -> id of the frame that sent it
+    sent: dict = field(default_factory=dict)  # frame id -> the type of the command it sent
     replies: dict = field(default_factory=dict)  # frame id -> the server's ack or error
     news: asyncio.Event = field(default_factory=asyncio.Event)  # set on every frame either way
 
@@ -82,6 +83,8 @@ def _watch(player: Player, ws) -> None:
         frame = json.loads(payload)
         if frame.get("type") == "chat":
             player.chat_ids[frame["text"]] = frame["id"]
+        if frame.get("id") is not None:
+            player.sent[frame["id"]] = frame.get("type")
         player.news.set()
 
     def received(payload: str | bytes) -> None:
@@ -172,6 +175,14 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
     if before_start:
         await before_start(players)
     await host.page.click("#start:not([disabled])")
+    # The click sent the start and the room took it (a click lost in a re-rendered form sends nothing).
+    try:
+        started = await until(host.news, lambda: next(
+            (host.replies[i] for i, kind in host.sent.items() if kind == "start" and i in host.replies), None))
+    except TimeoutError:
+        raise AssertionError(f"the host's start was {'sent' if 'start' in host.sent.values() else 'never sent'}"
+                             " and never answered") from None
+    assert started["type"] == "ack", started
     for p in players:
         try:
             await p.page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")

@@ -210,6 +210,8 @@ def test_six_players_on_one_phone_play_to_the_end_and_no_screen_shows_the_last_p
                                   wolves, voter, cards)
 
             assert sorted(cards) == list(range(len(NAMES)))  # every player saw their card
+            # the checks had something to find: a reading, the pack, a prompt's facts
+            assert any(screen["private"] for screen in seen.values()), seen
             assert covers >= len(NAMES) + 2 and checks >= covers, (covers, checks)
             assert shots == {"cover", "reload", "card", "vote"}
             assert await page.locator("#end-cards li").count() == len(NAMES)
