@@ -269,11 +269,12 @@ class RoomClient:
             raise RoomNotFound(f"no room {room!r}")
         return welcome
 
-    async def command(self, room: str, seat: int, frame: dict) -> dict:
-        """Apply an act/chat/settings/start frame: the ack (sent once durable) or error frame."""
+    async def command(self, room: str, seat: int, frame: dict, received: int | None = None) -> dict:
+        """Apply an act/chat/settings/start frame: the ack (sent once durable) or error frame.
+        `received`: when the client's frame was read (wall clock ms), for the room's rate limit."""
         code = normal_code(room)
         try:
-            return await self._send(await self._host_of(code), ("command", code, seat, frame))
+            return await self._send(await self._host_of(code), ("command", code, seat, (frame, received)))
         except HostRetired:
             return error_frame(frame.get("id") if isinstance(frame, dict) else None, "room_closed",
                                "the room is closed")

@@ -379,6 +379,7 @@ class Session:
         bad_in_a_row = 0
         while True:
             message = await self.ws.receive()
+            received = time.time_ns() // 1_000_000  # the room's rate limit counts from here
             if message["type"] == "websocket.disconnect":
                 return status.WS_1000_NORMAL_CLOSURE
             try:
@@ -398,16 +399,16 @@ class Session:
                             _error(command["id"], "rate_limited", "too many pings, slow down"))
                 continue
             await self._in_flight.acquire()
-            task = asyncio.create_task(self._command(command))
+            task = asyncio.create_task(self._command(command, received))
             self._commands.add(task)
             task.add_done_callback(self._commands.discard)
 
-    async def _command(self, command: dict) -> None:
+    async def _command(self, command: dict, received: int) -> None:
         """One command's round trip; its reply joins the socket's queue. Commands of one socket
         reach their room in the order they were read (the lane keeps a room's order)."""
         started = time.perf_counter()
         try:
-            reply = await self.gw.rooms.command(self.room, self.seat, command)
+            reply = await self.gw.rooms.command(self.room, self.seat, command, received)
         except Exception:
             log.exception("command %s failed in room %s", command["type"], self.room)
             reply = _error(command["id"], "internal", "the room did not answer, retry")
@@ -430,7 +431,7 @@ class WatchSession(Session):
             log.exception("spectator count failed in room %s", self.room)
             return False
 
-    async def _command(self, command: dict) -> None:
+    async def _command(self, command: dict, received: int) -> None:
         self._in_flight.release()
         self._reply(_error(command["id"], "not_authenticated", "a spectator's socket is read-only"))
 
