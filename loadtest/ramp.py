@@ -11,7 +11,7 @@ Locust's percentiles plus CPU and memory of every component (gateway, Ray hosts,
 Locust). It stops at the first step that breaks (p99 broadcast over --break-p99 ms, failures over
 --break-errors, any lost/duplicated/reordered event, tables that could not all connect) and writes
 results JSON, a markdown table and a PNG plot into --out. Optionally py-spy profiles the busiest
-processes of every step (--profile).
+processes of every step (--profile): while its tables arrive and while it holds.
 """
 from __future__ import annotations
 
@@ -93,6 +93,27 @@ def profile(pids: list, seconds: int, out: Path) -> list:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         files.append(f)
     return procs, files
+
+
+def profile_busiest(running, lc, n: int, out: Path, warmup: float = 10, window: float = 5):
+    """While tables arrive: py-spy the n processes busiest over `window` s, `warmup` s into the
+    arrivals, for 20 s (returns at once: (py-spy processes, their files))."""
+    time.sleep(warmup)
+    components = {**running.components(), "locust": lc.processes()}
+    a = cpu_snapshot(components)
+    time.sleep(window)
+    _, per_pid = cpu_delta(a, cpu_snapshot(components), window)
+    busiest = sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:n]
+    out.mkdir(parents=True, exist_ok=True)
+    return profile([(c, pid) for pid, (c, _v) in busiest], 20, out)
+
+
+def wait_all(procs: list) -> None:
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
 
 
 def summarize_profile(path: Path, top: int = 12) -> dict:
@@ -199,8 +220,11 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             lc.reset()
             lc.swarm(rooms, args.spawn_rate, running.urls[0])
             need = 18 * (rooms - prev)
+            arrival_profiles = (profile_busiest(running, lc, args.profile, out / f"arrival-{layout}-{rooms}")
+                                if args.profile else ([], []))
             connected = lc.wait_connected(rooms, need,
                                           args.spawn_timeout + (rooms - prev) / args.spawn_rate)
+            wait_all(arrival_profiles[0])
             spawned_ok = connected >= need
             arrival = lc.stats()  # the new tables' connects and room creations, as they arrived
             time.sleep(args.settle)
@@ -225,11 +249,7 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                 pdir.mkdir(parents=True, exist_ok=True)
                 pprocs, prof_files = profile([(c, pid) for pid, (c, _v) in busiest], 20, pdir)
                 time.sleep(max(0.0, args.hold - (time.monotonic() - t0)))
-                for p in pprocs:
-                    try:
-                        p.wait(timeout=30)
-                    except subprocess.TimeoutExpired:
-                        p.kill()
+                wait_all(pprocs)
             else:
                 time.sleep(args.hold)
             if probe:
@@ -255,6 +275,7 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                 row.update(held_create_p50=probe.percentile(0.5), held_create_p99=probe.percentile(0.99),
                            held_create_n=len(probe.ms), held_create_failures=probe.failures)
             row["profiles"] = {f.name: summarize_profile(f) for f in prof_files}
+            row["arrival_profiles"] = {f.name: summarize_profile(f) for f in arrival_profiles[1]}
             if metrics_before is not None:
                 row["stages"] = stages.report(metrics_before, stages.read_apart(
                     running.urls, running.ray_address, running.prefix))
