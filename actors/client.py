@@ -13,7 +13,7 @@ import logging
 import itertools
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import orjson
@@ -185,11 +185,14 @@ class RoomClient:
                 self._remember(code, host)
                 return code
 
-    async def again(self, room: str, token: str) -> dict:
+    async def again(self, room: str, token: str,
+                    admit: Callable[[], Awaitable[None]] | None = None) -> dict:
         """The next game of a finished room, opened by its host (seat 0): a new room seating the
         same players in the same seats, with the same tokens and settings, already started. The
         old room's lobby facts then name it (`next`), so each seat enters it with the token it
-        has. {"room", "seat": 0, "token"}; raises RoomNotFound or AgainRefused."""
+        has. {"room", "seat": 0, "token"}; raises RoomNotFound or AgainRefused. `admit` is awaited
+        just before a new room is opened (not for a retried click): the caller's limit on new
+        rooms, which refuses by raising."""
         code = normal_code(room)
         seat = await self.authenticate(code, token)
         if seat is None:
@@ -201,6 +204,8 @@ class RoomClient:
             return {"room": facts["next"], "seat": 0, "token": token}
         if facts["status"] != "finished":
             raise AgainRefused("not_your_turn", "the game is not over")
+        if admit is not None:
+            await admit()
         hashes = {int(s): h.decode() for h, s in (await self.redis.hgetall(self.keys.tokens(code))).items()}
         names = [p["name"] for p in facts["players"]]
         host = await self._place()

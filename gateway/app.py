@@ -203,15 +203,18 @@ def create_app(config: Config) -> FastAPI:
             await gw.limits.spend("lookups", address)
         return HTTPException(404, {"code": "room_not_found"})
 
-    @app.post("/api/rooms", status_code=201, response_model=HttpSeat,
-              responses={429: {"description": "rate_limited: too many rooms from this address"},
-                         503: {"description": "server_full: every host slot is taken"}})
-    async def create_room(body: HttpName, request: Request, gw: Gateway):
-        address = client_address(request.client and request.client.host)
+    async def admit_room(gw: GatewayState, address: str) -> None:
+        """Count one more new room of `address` (a creation or a play again); 429 past the limit."""
         limit = gw.config.rooms_per_address
         if limit and await gw.limits.spend("rooms", address) > limit:
             raise _refusal(429, "rate_limited", f"at most {limit} new rooms per address in "
                            f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+
+    @app.post("/api/rooms", status_code=201, response_model=HttpSeat,
+              responses={429: {"description": "rate_limited: too many rooms from this address"},
+                         503: {"description": "server_full: every host slot is taken"}})
+    async def create_room(body: HttpName, request: Request, gw: Gateway):
+        await admit_room(gw, client_address(request.client and request.client.host))
         try:
             return await gw.rooms.create_room(body.name)
         except ServerFull:
@@ -238,11 +241,14 @@ def create_app(config: Config) -> FastAPI:
     @app.post("/api/rooms/{room}/again", response_model=HttpSeat,
               responses={401: {"description": "not_authenticated"}, 403: {"description": "not_host"},
                          404: {"description": "no such room"},
-                         409: {"description": "not_your_turn: the game is not over"}})
+                         409: {"description": "not_your_turn: the game is not over"},
+                         429: {"description": "rate_limited: too many rooms from this address"},
+                         503: {"description": "server_full: every host slot is taken"}})
     async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
         address = await not_guessing(request, gw)
         try:
-            return await gw.rooms.again(room, body.token)
+            # The next game is a new room: it counts against the clicking address's rooms.
+            return await gw.rooms.again(room, body.token, admit=lambda: admit_room(gw, address))
         except RoomNotFound:
             raise await not_found(gw, address) from None
         except ServerFull:

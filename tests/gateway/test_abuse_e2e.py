@@ -282,3 +282,42 @@ async def test_hosts_are_capped_and_empty_lobbies_close_soon(stack):
         assert (await http.post("/api/rooms", json={"name": "Ines"})).status_code == 201
         assert (await player.request({"type": "ping"}))["type"] == "ack"
         await player.close()
+
+
+async def finished_table(http: httpx.AsyncClient, gateway, host_name: str) -> dict:
+    """A room of six created by `http`'s address, left empty until its lobby closed (finished):
+    its host may play again. Returns the host's seat."""
+    host = (await http.post("/api/rooms", json={"name": host_name})).json()
+    for i in range(5):
+        async with client(gateway) as guest:
+            assert (await guest.post(f"/api/rooms/{host['room']}/join",
+                                     json={"name": f"Guest{i}"})).status_code == 200
+
+    async def closed() -> None:
+        while (await http.get(f"/api/rooms/{host['room']}")).json()["status"] != "finished":
+            await asyncio.sleep(0.2)  # polling the room's status for the idle close
+    await asyncio.wait_for(closed(), 60)
+    return host
+
+
+async def test_playing_again_counts_against_the_rooms_of_the_clicking_address(stack):
+    gateway = stack.start_gateway(games_per_actor=50, env={"WW_ROOMS_PER_ADDRESS": "2",
+                                                           "WW_LOBBY_IDLE_CLOSE": "1"})
+    clicker = next(_addresses)
+    async with client(gateway, clicker) as http, client(gateway) as elsewhere:
+        first = await finished_table(http, gateway, "Layla")  # the clicker's first room
+        other = await finished_table(elsewhere, gateway, "Omar")  # another address's
+        again = await http.post(f"/api/rooms/{first['room']}/again", json={"token": first["token"]})
+        assert again.status_code == 200  # its second room
+        refused = await http.post("/api/rooms", json={"name": "Ines"})
+        assert refused.status_code == 429 and refused.json()["detail"]["code"] == "rate_limited"
+        # Over its limit, the clicker opens no next game either, whoever's table it is.
+        refused = await http.post(f"/api/rooms/{other['room']}/again", json={"token": other["token"]})
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
+        assert (await http.get(f"/api/rooms/{other['room']}")).json()["next"] is None
+        # A retried click opens nothing: it answers the room already opened.
+        retried = await http.post(f"/api/rooms/{first['room']}/again", json={"token": first["token"]})
+        assert retried.status_code == 200 and retried.json()["room"] == again.json()["room"]
+        # The other address is not held back.
+        assert (await elsewhere.post(f"/api/rooms/{other['room']}/again",
+                                     json={"token": other["token"]})).status_code == 200
