@@ -26,6 +26,7 @@ from actors.client import (AgainRefused, NameTaken, RoomClient, RoomFull, RoomNo
                            RoomStarted, ServerFull)
 from actors.config import Config
 from actors.metrics import watch_loop_lag
+from actors.store import StorageUnavailable
 from gateway.frames import HttpName, HttpSeat, HttpToken
 from gateway.limits import AddressLimits, client_address
 from gateway.metrics import Metrics
@@ -54,6 +55,7 @@ SECURITY_HEADERS = [
 ]
 
 GAUGE_INTERVAL = 1.0
+STORAGE_RETRY_AFTER = 5  # seconds a client waits before it tries again while Redis is unreachable
 
 # The HTTP status of each `again` refusal.
 AGAIN_STATUS = {"not_authenticated": 401, "not_host": 403, "not_your_turn": 409}
@@ -189,6 +191,15 @@ def create_app(config: Config) -> FastAPI:
         errors = [{"loc": e["loc"], "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
         return JSONResponse({"detail": errors}, status_code=422)
 
+    @app.exception_handler(StorageUnavailable)
+    async def storage_unavailable(request: Request, exc: StorageUnavailable):
+        # Redis stayed unreachable for all of REQUEST_PATIENCE (a failover that takes long):
+        # whatever the request had begun was given back (RoomClient._open_room).
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        return JSONResponse({"detail": {"code": "storage_unavailable",
+                                        "message": "the game store cannot be reached, try again"}},
+                            status_code=503, headers={"Retry-After": str(STORAGE_RETRY_AFTER)})
+
     async def not_guessing(request: Request, gw: GatewayState) -> str:
         """Refuse an address that tried too many unknown room codes (429); returns the address."""
         address = client_address(request.client and request.client.host)
@@ -212,7 +223,8 @@ def create_app(config: Config) -> FastAPI:
 
     @app.post("/api/rooms", status_code=201, response_model=HttpSeat,
               responses={429: {"description": "rate_limited: too many rooms from this address"},
-                         503: {"description": "server_full: every host slot is taken"}})
+                         503: {"description": "server_full: every host slot is taken; "
+                                              "storage_unavailable: Redis unreachable"}})
     async def create_room(body: HttpName, request: Request, gw: Gateway):
         await admit_room(gw, client_address(request.client and request.client.host))
         try:
@@ -224,7 +236,8 @@ def create_app(config: Config) -> FastAPI:
     @app.post("/api/rooms/{room}/join", response_model=HttpSeat,
               responses={404: {"description": "no such room"},
                          409: {"description": "room_full, room_started or name_taken"},
-                         429: {"description": "rate_limited: too many unknown room codes"}})
+                         429: {"description": "rate_limited: too many unknown room codes"},
+                         503: {"description": "storage_unavailable: Redis unreachable"}})
     async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
         address = await not_guessing(request, gw)
         try:
@@ -243,7 +256,8 @@ def create_app(config: Config) -> FastAPI:
                          404: {"description": "no such room"},
                          409: {"description": "not_your_turn: the game is not over"},
                          429: {"description": "rate_limited: too many rooms from this address"},
-                         503: {"description": "server_full: every host slot is taken"}})
+                         503: {"description": "server_full: every host slot is taken; "
+                                              "storage_unavailable: Redis unreachable"}})
     async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
         address = await not_guessing(request, gw)
         try:
