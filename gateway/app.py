@@ -6,6 +6,7 @@ Stateless: everything about a room lives in Redis and in its host actor, reached
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import threading
@@ -31,9 +32,9 @@ from gateway.frames import HttpName, HttpSeat, HttpToken
 from gateway.limits import AddressLimits, client_address
 from gateway.metrics import Metrics
 from rules import declaration
-from gateway.seats import LocalSeats
+from gateway.seats import LocalSeats, PresenceReports
 from gateway.state import GatewayState, gateway_state
-from gateway.ws import keep_presence_lease, websocket_endpoint
+from gateway.ws import keep_presence_lease, report_presence, websocket_endpoint
 
 DECLARATION = declaration()  # the rules never change while a gateway runs
 
@@ -164,9 +165,10 @@ def create_app(config: Config) -> FastAPI:
             signal.signal(signal.SIGTERM, on_sigterm)
         seats = LocalSeats()
         rooms.observe_push = metrics.inbox_push.observe
-        app.state.gateway = gw = GatewayState(config=config, rooms=rooms, seats=seats,
-                                              metrics=metrics,
-                                              limits=AddressLimits(rooms.redis, rooms.keys))
+        app.state.gateway = gw = GatewayState(
+            config=config, rooms=rooms, seats=seats, metrics=metrics,
+            limits=AddressLimits(rooms.redis, rooms.keys),
+            presence=PresenceReports(seats, functools.partial(report_presence, rooms)))
         watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
                      asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe)),
                      asyncio.create_task(sample_gauges(metrics, seats, rooms))]
