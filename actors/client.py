@@ -26,8 +26,7 @@ from actors.config import Config
 from actors.host import REPLY_UNAVAILABLE, RoomUnavailable
 from actors.placement import PlacementActor
 from actors.room import BadName, RoomData, clean_name, error_frame
-from actors.store import (REDIS_DOWN, Keys, RedisStore, connect, patiently,
-                          request_deadline)
+from actors.store import REDIS_DOWN, Keys, RedisStore, connect, patiently
 
 log = logging.getLogger(__name__)
 
@@ -171,11 +170,15 @@ class RoomClient:
 
     async def create_room(self, name: str) -> dict:
         """Open a room seating `name` as its host: {"room", "seat": 0, "token"}. Raises BadName,
-        ServerFull, or StorageUnavailable (Redis unreachable for longer than REQUEST_PATIENCE)."""
+        ServerFull, or StorageUnavailable (Redis unreachable for `config.request_patience` s)."""
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
-        _, code = await self._open_room(request_deadline(), name, token_hash(token))
+        _, code = await self._open_room(self._deadline(), name, token_hash(token))
         return {"room": code, "seat": 0, "token": token}
+
+    def _deadline(self) -> float:
+        """Until when a request retries while Redis is unreachable (`patiently`'s `until`)."""
+        return asyncio.get_running_loop().time() + self.config.request_patience
 
     async def _open_room(self, until: float, name: str, hashed: str) -> tuple[str, str]:
         """Reserve a slot on a host, a free code there, and have the host open the room with its
@@ -223,7 +226,7 @@ class RoomClient:
         StorageUnavailable. `admit` is awaited just before a new room is opened (not for a
         retried click): the caller's limit on new rooms, which refuses by raising."""
         code = normal_code(room)
-        until = request_deadline()
+        until = self._deadline()
 
         async def finished_table() -> tuple[dict, dict[int, str]]:
             seat = await self.authenticate(code, token)
@@ -283,15 +286,15 @@ class RoomClient:
                 raise RoomStarted(f"room {code} has ended") from None
             _raise_refusal(reply)
             return reply
-        reply = await patiently(seat, f"joining room {code}", request_deadline(), RETRIED)
+        reply = await patiently(seat, f"joining room {code}", self._deadline(), RETRIED)
         return {"room": code, "seat": reply["seat"], "token": token}
 
     async def lobby(self, room: str) -> dict:
         """Public lobby facts: room, status, host, players, settings, roles_in_play, next (the
         room of the next game at this table, once a finished room's host has opened it)."""
         code = normal_code(room)
-        return await patiently(lambda: self._lobby(code), f"reading room {code}", request_deadline(),
-                               RETRIED)
+        return await patiently(lambda: self._lobby(code), f"reading room {code}",
+                               self._deadline(), RETRIED)
 
     async def _lobby(self, code: str) -> dict:
         try:

@@ -36,9 +36,6 @@ REDIS_CONNECTIONS = 64  # per process; more concurrent commands wait for a free 
 INBOX_TAKE = 512  # requests a host takes from its inbox at once
 WAIT_TIMEOUT_MS = 1000  # how long a persist waits for its replicas before it counts as failed
 CODE_CLAIM_TTL = 600  # seconds a reserved room code waits for its room's first write
-# Seconds a client's request (an HTTP call) retries while Redis is unreachable: a Sentinel
-# failover promotes a replica in 2-3 s; past this the request answers 503 (StorageUnavailable).
-REQUEST_PATIENCE = 10.0
 SENTINEL_SCHEME = "redis+sentinel"
 
 
@@ -104,11 +101,6 @@ class StorageUnavailable(Exception):
 # What an unreachable Redis raises: refused or lost connections, no primary known to the
 # sentinels, a demoted primary (redis-py turns its READONLY into a ConnectionError), LOADING.
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
-
-
-def request_deadline() -> float:
-    """Until when a client's request retries while Redis is unreachable (`patiently`'s `until`)."""
-    return asyncio.get_running_loop().time() + REQUEST_PATIENCE
 
 
 async def patiently(op: Callable[[], Awaitable[T]], what: str, until: float | None = None,

@@ -167,7 +167,7 @@ def create_app(config: Config) -> FastAPI:
         rooms.observe_push = metrics.inbox_push.observe
         app.state.gateway = gw = GatewayState(
             config=config, rooms=rooms, seats=seats, metrics=metrics,
-            limits=AddressLimits(rooms.redis, rooms.keys),
+            limits=AddressLimits(rooms.redis, rooms.keys, config.request_patience),
             presence=PresenceReports(seats, functools.partial(report_presence, rooms)))
         watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
                      asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe)),
@@ -195,7 +195,7 @@ def create_app(config: Config) -> FastAPI:
 
     @app.exception_handler(StorageUnavailable)
     async def storage_unavailable(request: Request, exc: StorageUnavailable):
-        # Redis stayed unreachable for all of REQUEST_PATIENCE (a failover that takes long):
+        # Redis stayed unreachable for all of WW_REQUEST_PATIENCE (a failover that takes long):
         # whatever the request had begun was given back (RoomClient._open_room).
         log.warning("%s %s: %s", request.method, request.url.path, exc)
         return JSONResponse({"detail": {"code": "storage_unavailable",

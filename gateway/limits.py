@@ -7,12 +7,13 @@ host usually holds the whole /64.
 """
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import time
 
 import redis.asyncio as aioredis
 
-from actors.store import Keys, patiently, request_deadline
+from actors.store import Keys, patiently
 
 LIMIT_WINDOW = 600  # seconds
 
@@ -30,9 +31,10 @@ def client_address(host: str | None) -> str:
 
 
 class AddressLimits:
-    def __init__(self, redis: aioredis.Redis, keys: Keys) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keys, patience: float) -> None:
         self._redis = redis
         self._keys = keys
+        self._patience = patience  # seconds a count retries while Redis is unreachable
 
     def _key(self, what: str, address: str) -> str:
         return self._keys.limit(what, address, int(time.time() // LIMIT_WINDOW))
@@ -41,7 +43,7 @@ class AddressLimits:
         """How much `address` used of `what` in the current window. Both calls retry while
         Redis is unreachable, then raise StorageUnavailable (a 503)."""
         key = self._key(what, address)
-        used = await patiently(lambda: self._redis.get(key), f"limit {what}", request_deadline())
+        used = await patiently(lambda: self._redis.get(key), f"limit {what}", self._deadline())
         return int(used or 0)
 
     async def spend(self, what: str, address: str) -> int:
@@ -54,7 +56,10 @@ class AddressLimits:
                 pipe.expire(key, LIMIT_WINDOW)
                 counted, _ = await pipe.execute()
             return counted
-        return await patiently(count, f"limit {what}", request_deadline())
+        return await patiently(count, f"limit {what}", self._deadline())
+
+    def _deadline(self) -> float:
+        return asyncio.get_running_loop().time() + self._patience
 
     @staticmethod
     def retry_after() -> int:

@@ -209,7 +209,6 @@ class Session:
             return await _refuse(self.ws, "too_many_sockets")
         self.metrics.sockets.inc()
         close_code = status.WS_1000_NORMAL_CLOSURE
-        welcomed = False
         try:
             started = time.perf_counter()
             # subscribed before the welcome is taken
@@ -230,7 +229,6 @@ class Session:
                     close_code = CLOSE_OVERFLOW
                     return
                 self.metrics.welcome_stages["total"].observe(time.perf_counter() - started)
-                welcomed = True
                 gw.presence.changed(room, seat)  # reported by a task: frames are read meanwhile
                 close_code = await self._serve()
         except (WebSocketDisconnect, OSError):
@@ -241,8 +239,7 @@ class Session:
         finally:
             self.metrics.sockets.dec()
             gw.seats.leave(room, seat)
-            if welcomed:
-                gw.presence.changed(room, seat)
+            gw.presence.changed(room, seat)
             if self.ws.application_state == WebSocketState.CONNECTED \
                     and self.ws.client_state == WebSocketState.CONNECTED:
                 try:

@@ -9,7 +9,6 @@ import orjson
 import pytest
 import ray
 
-from actors import store as store_module
 from actors.client import NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
 from actors.config import Config
 from actors.room import RATE_LIMITS
@@ -254,13 +253,13 @@ async def test_hosts_emptied_by_ended_games_are_stopped_and_their_rooms_still_re
 
 
 @pytest.fixture
-async def outage(ray_address, prefix, monkeypatch):
+async def outage(ray_address, prefix, request):
     """A RoomClient whose Redis is a private redis-server (append-only file) that the test kills
-    and starts again; requests wait 2 s for it instead of REQUEST_PATIENCE."""
-    monkeypatch.setattr(store_module, "REQUEST_PATIENCE", 2.0)
+    and starts again; its requests retry for `request.param` seconds."""
     with redis_server() as server:
         config = Config(redis_url=server.url, ray_address=ray_address, prefix=prefix,
-                        namespace=prefix, games_per_actor=10, warm_actors=1)
+                        namespace=prefix, games_per_actor=10, warm_actors=1,
+                        request_patience=request.param)
         async with RoomClient(config) as rc:
             yield server, rc
             if server.process.poll() is not None:
@@ -272,34 +271,34 @@ async def slots_taken(rc: RoomClient) -> float:
     return sum(score for _, score in await rc.redis.zrange(rc.keys.hosts(), 0, -1, withscores=True))
 
 
-async def until_slots_taken(rc: RoomClient, count: int) -> None:
-    async def given_back() -> None:
-        while await slots_taken(rc) != count:
-            await asyncio.sleep(0.1)  # polling Redis for the gateway's give-back
-    await asyncio.wait_for(given_back(), 30)
-
-
 async def room_keys(rc: RoomClient) -> set[bytes]:
     return {key async for key in rc.redis.scan_iter(match=rc.keys.room("*"))}
 
 
-async def test_a_creation_that_redis_interrupts_opens_its_room_or_gives_everything_back(outage):
+@pytest.mark.parametrize("outage", [60.0], indirect=True)  # longer than any restart
+async def test_a_creation_that_redis_interrupts_waits_for_it(outage):
     server, rc = outage
-    place, claim_code = rc._place, rc._claim_code
+    place = rc._place
     restarted = []
 
     async def place_then_redis_restarts():
         host = await place()
-        server.kill()
+        server.kill()  # just after the host slot was reserved
         restarted.append(asyncio.create_task(asyncio.to_thread(server.start)))
         return host
-    # Redis dies just after the host slot was reserved and is back within the patience.
     rc._place = place_then_redis_restarts
     created = await rc.create_room("Layla")
     await restarted[0]
     assert (await rc.join(created["room"], "Omar"))["seat"] == 1
     assert await slots_taken(rc) == 1
+
+
+@pytest.mark.parametrize("outage", [1.0], indirect=True)
+async def test_a_creation_given_up_leaves_nothing_half_made(outage):
+    server, rc = outage
+    assert (await rc.create_room("Layla"))["seat"] == 0
     kept = await room_keys(rc)
+    place, claim_code = rc._place, rc._claim_code
 
     async def place_then_redis_dies():
         host = await place()
@@ -310,7 +309,7 @@ async def test_a_creation_that_redis_interrupts_opens_its_room_or_gives_everythi
         code = await claim_code(host)
         server.kill()
         return code
-    # It dies after the slot, or after the slot and the code, and stays away: the request gives
+    # Redis dies after the slot, or after the slot and the code, and stays away: the request gives
     # up, and once Redis is back the slot and the code are free again.
     for rc._place, rc._claim_code in ((place_then_redis_dies, claim_code),
                                       (place, claim_then_redis_dies)):
@@ -322,3 +321,10 @@ async def test_a_creation_that_redis_interrupts_opens_its_room_or_gives_everythi
     rc._place, rc._claim_code = place, claim_code
     assert (await rc.create_room("Tariq"))["seat"] == 0
     assert await slots_taken(rc) == 2
+
+
+async def until_slots_taken(rc: RoomClient, count: int) -> None:
+    async def given_back() -> None:
+        while await slots_taken(rc) != count:
+            await asyncio.sleep(0.1)  # polling Redis for the client's give-back
+    await asyncio.wait_for(given_back(), 30)

@@ -319,13 +319,15 @@ async def test_hosts_are_capped_and_empty_lobbies_close_soon(stack):
 
 
 async def finished_table(http: httpx.AsyncClient, gateway, host_name: str) -> dict:
-    """A room of six created by `http`'s address, left empty until its lobby closed (finished):
-    its host may play again. Returns the host's seat."""
+    """A room of six created by `http`'s address, then left empty until its lobby closed
+    (finished): its host may play again. Returns the host's seat."""
     host = (await http.post("/api/rooms", json={"name": host_name})).json()
+    present = await connect(gateway.ws_url, host["room"], host["token"])  # open while they join
     for i in range(5):
         async with client(gateway) as guest:
             assert (await guest.post(f"/api/rooms/{host['room']}/join",
                                      json={"name": f"Guest{i}"})).status_code == 200
+    await present.close()
 
     async def closed() -> None:
         while (await http.get(f"/api/rooms/{host['room']}")).json()["status"] != "finished":

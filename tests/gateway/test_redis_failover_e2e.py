@@ -83,7 +83,8 @@ async def test_rooms_open_and_seat_players_through_a_sentinel_failover(ray_addre
     with sentinel_group() as group:
         stack = Stack(ray_address=ray_address, redis_url=group.url, prefix=ww_prefix)
         try:
-            gateway = stack.start_gateway(games_per_actor=50)
+            # Patience past any promotion, however loaded the machine (here it takes 2-3 s).
+            gateway = stack.start_gateway(games_per_actor=50, env={"WW_REQUEST_PATIENCE": "60"})
             answers: list[httpx.Response] = []
             rooms: list[str] = []
             arrived = asyncio.Condition()
@@ -132,7 +133,7 @@ async def test_rooms_answer_503_while_redis_stays_away_and_nothing_is_left_half_
     with redis_server() as redis:
         stack = Stack(ray_address=ray_address, redis_url=redis.url, prefix=ww_prefix)
         try:
-            gateway = stack.start_gateway(games_per_actor=50)
+            gateway = stack.start_gateway(games_per_actor=50, env={"WW_REQUEST_PATIENCE": "2"})
             async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
                 room = (await http.post("/api/rooms", json={"name": "Layla"})).json()["room"]
                 redis.kill()
