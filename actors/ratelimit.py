@@ -17,9 +17,17 @@ class TokenBucket:
     def take(self, now: float | None = None) -> bool:
         now = time.monotonic() if now is None else now
         if now > self._at:
-            self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+            self._tokens = self._held(now)
             self._at = now
         if self._tokens >= 1:
             self._tokens -= 1
             return True
         return False
+
+    def wait(self, now: float | None = None) -> float:
+        """Seconds until `take` can succeed (0: now)."""
+        now = time.monotonic() if now is None else now
+        return max(0.0, (1 - self._held(now)) / self.rate)
+
+    def _held(self, now: float) -> float:
+        return min(self.burst, self._tokens + max(0.0, now - self._at) * self.rate)

@@ -645,14 +645,19 @@ class Room:
     async def _reload(self) -> bool:
         try:
             stored = await self._store.load(self.code)
-            data = RoomData.from_stored(stored)
+            if stored is None and self.data.seq == 0:
+                # A new room whose first write (its creator's seat) never landed: what it holds
+                # is all there is, and the creator's retry seats them.
+                data, chat_stored = self.data, 0
+            else:
+                data, chat_stored = RoomData.from_stored(stored), len(stored.chat)
             if data.seq > self.data.seq:  # a write whose outcome we never learnt did land
                 await self._store.publish_stored(self.code, self.data.seq)
         except Exception as e:
             log.warning("room %s: reload failed (%r)", self.code, e)
             return False
         self.data = data
-        self._chat_stored = (_game_id(data), len(stored.chat))
+        self._chat_stored = (_game_id(data), chat_stored)
         self._resync = False
         self._arm()
         return True

@@ -132,6 +132,16 @@ async def test_joins_are_refused_by_cause(store, clock):
     assert (await h.create_room("BBBBBB", " ", "t"))["error"] == "bad_name"
 
 
+async def test_a_room_whose_first_write_failed_opens_when_its_creation_is_retried(store, clock):
+    h = host(store, clock)
+    store.fail = ConnectionError("Redis is away")  # the room is claimed; seating its host fails
+    assert (await h.create_room("AAAAAA", "Host", "t0"))["error"] == "internal"
+    store.fail = None
+    assert await h.create_room("AAAAAA", "Host", "t0") == {"seat": 0}  # the gateway's retry
+    assert await h.join("AAAAAA", "Omar", "t1") == {"seat": 1}
+    assert store.kinds("AAAAAA") == ["joined", "joined"]
+
+
 async def test_a_request_that_fails_fails_alone(store, clock):
     h = host(store, clock)
     await h.start()

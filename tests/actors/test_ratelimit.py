@@ -6,8 +6,10 @@ def test_burst_then_refill_at_rate():
     now = bucket._at
     assert [bucket.take(now) for _ in range(6)] == [True] * 5 + [False]
     assert bucket.take(now + 0.5) is False
-    assert bucket.take(now + 1.0) is True
+    assert bucket.wait(now + 0.5) == 0.5
+    assert bucket.take(now + 1.0) is True and bucket.wait(now + 1.0) == 1.0
     assert [bucket.take(now + 100) for _ in range(6)] == [True] * 5 + [False]
+    assert bucket.wait(now + 200) == 0
 
 
 def test_a_time_before_the_last_refills_nothing():
