@@ -32,7 +32,9 @@ MAX_BAD_FRAMES_IN_A_ROW = 20
 SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with `since`
 REPLAY_PAGE = 256  # stored events a replay reads from the log at once
 # How often a socket still taking its welcome and replay is checked for having stopped reading.
-REPLAY_STALL_SECONDS = 2.0
+# A reader can pause for seconds and still be reading (a phone, a loaded client): at 2 s the soak's
+# generator, starved of CPU, had 11 re-reads of a finished game's log dropped.
+REPLAY_STALL_SECONDS = 5.0
 WATCHERS_PER_ROOM = 100  # spectator sockets of one room on one gateway process
 CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
 # Commands of one socket awaiting their reply. The receive loop reads on while they travel (a seat's
