@@ -231,8 +231,7 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             lc.reset()
             comps = {**running.components(), "locust": lc.processes()}
             a = cpu_snapshot(comps)
-            metrics_before = (stages.read_apart(running.urls, running.ray_address, running.prefix)
-                              if layout != "baseline" else None)
+            metrics_before = read_stages(running) if layout != "baseline" else None
             t0 = time.monotonic()
             load0 = os.getloadavg()[0]
             sys0 = psutil.cpu_times()
@@ -277,8 +276,9 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             row["profiles"] = {f.name: summarize_profile(f) for f in prof_files}
             row["arrival_profiles"] = {f.name: summarize_profile(f) for f in arrival_profiles[1]}
             if metrics_before is not None:
-                row["stages"] = stages.report(metrics_before, stages.read_apart(
-                    running.urls, running.ray_address, running.prefix))
+                metrics_after = read_stages(running)
+                if metrics_after is not None:
+                    row["stages"] = stages.report(metrics_before, metrics_after)
             row["machine_cpu_pct"] = round(machine, 1) if machine is not None else None
             row["ours_cpu_pct_of_machine"] = round(sum(cpu.values()) / psutil.cpu_count(), 1)
             row["busiest"] = [(c, pid, round(v, 1)) for pid, (c, v) in
@@ -293,6 +293,16 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                 break
             prev = rooms
     return rows
+
+
+def read_stages(running) -> list | None:
+    """The stage metrics of every gateway and host, or None (said) if one could not be read: a
+    step's figures do not depend on them."""
+    try:
+        return stages.read_apart(running.urls, running.ray_address, running.prefix)
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"   (stage metrics not read: {e!r})", flush=True)
+        return None
 
 
 def make_row(layout, rooms, st, failures, cpu, mem, socks, held, spawned_ok, load0, load1, step_s):
