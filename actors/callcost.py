@@ -89,18 +89,18 @@ async def main(address: str, requests: int, redis_url: str) -> None:
     async def through_inbox():
         number = next(numbers)
         future = waiting[number] = asyncio.get_running_loop().create_future()
-        await redis.rpush(inbox, orjson.dumps(["gw", number, "command", "ROOM", 0, {}]))
+        await redis.rpush(inbox, orjson.dumps(["gw", number, "command", "ROOM", 0, [{}, None]]))
         return await future
 
     async def ray_call():
-        return await echo.batch.remote([("command", "ROOM", 0, {})])
+        return await echo.batch.remote([("command", "ROOM", 0, [{}, None])])
 
     print("| transport | requests in flight | wall µs per request | caller CPU µs per request |\n"
           "|---|---|---|---|")
     for together in (1, 16):
         await measure("Ray actor call, one request per call", requests, together, ray_call)
         await measure("Redis inbox + reply channel", requests, together, through_inbox)
-    batch = [("command", "ROOM", 0, {})] * 16
+    batch = [("command", "ROOM", 0, [{}, None])] * 16
 
     async def ray_batch():
         return await echo.batch.remote(batch)

@@ -13,7 +13,7 @@ import logging
 import itertools
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import orjson
@@ -26,7 +26,7 @@ from actors.config import Config
 from actors.host import REPLY_UNAVAILABLE, RoomUnavailable
 from actors.placement import PlacementActor
 from actors.room import BadName, RoomData, clean_name, error_frame
-from actors.store import Keys, RedisStore, connect
+from actors.store import REDIS_DOWN, Keys, RedisStore, connect, patiently
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,10 @@ class HostRetired(Exception):
 
 
 _REFUSALS = {cls.code: cls for cls in (RoomNotFound, RoomFull, RoomStarted, NameTaken, BadName)}
+_REFUSALS["internal"] = RoomUnavailable  # the room could not write (Redis unreachable): retry
+_REFUSALS["room_closed"] = RoomStarted  # it ended meanwhile
+# What a request retries for a while: an unreachable Redis, here or behind a host's answer.
+RETRIED = (*REDIS_DOWN, RoomUnavailable)
 
 
 def token_hash(token: str) -> str:
@@ -108,6 +112,7 @@ class RoomClient:
         self._flushes: set[asyncio.Task] = set()
         self._incarnations: dict[str, str] = {}  # host -> its process's incarnation, as last asked
         self._fetching: dict[tuple, asyncio.Task] = {}  # lookups in progress (see _shared)
+        self._giving_back: set[asyncio.Task] = set()  # creations given up, undone once Redis is back
         # Requests in each pipeline of inbox pushes: the gateway's metric.
         self.observe_push: Callable[[int], None] | None = None
         # This process, as the rooms know it in their seats' presence (see `renew_lease`).
@@ -131,6 +136,8 @@ class RoomClient:
         await self.renew_lease()  # before any presence names this process
 
     async def close(self) -> None:
+        for task in self._giving_back:  # not done while Redis was away: the slots stay taken
+            task.cancel()
         if self.subscriptions is not None:
             await self.subscriptions.close()
         if self.redis is not None:
@@ -162,15 +169,41 @@ class RoomClient:
     # -- rooms -----------------------------------------------------------------------------
 
     async def create_room(self, name: str) -> dict:
-        """Open a room seating `name` as its host: {"room", "seat": 0, "token"}. Raises BadName
-        or ServerFull."""
+        """Open a room seating `name` as its host: {"room", "seat": 0, "token"}. Raises BadName,
+        ServerFull, or StorageUnavailable (Redis unreachable for `config.request_patience` s)."""
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
-        host = await self._place()
-        code = await self._claim_code(host)
-        reply = await self._call(host, "create_room", code, name, token_hash(token))
-        _raise_refusal(reply)
-        return {"room": code, "seat": reply["seat"], "token": token}
+        _, code = await self._open_room(self._deadline(), name, token_hash(token))
+        return {"room": code, "seat": 0, "token": token}
+
+    def _deadline(self) -> float:
+        """Until when a request retries while Redis is unreachable (`patiently`'s `until`)."""
+        return asyncio.get_running_loop().time() + self.config.request_patience
+
+    async def _open_room(self, until: float, name: str, hashed: str) -> tuple[str, str]:
+        """Reserve a slot on a host, a free code there, and have the host open the room with its
+        creator (`name`, token hash `hashed`) seated: (host, code). Each step is retried while
+        Redis is unreachable, until `until`; every step can be retried (the host recognises a
+        room it holds and a seat by its token hash). A creation that fails after the slot was
+        reserved gives slot and code back (as soon as Redis answers), so nothing is left half
+        made."""
+        host = await patiently(self._place, "placing a room", until, RETRIED)
+        code = None
+
+        async def seat_creator() -> None:
+            _raise_refusal(await self._call(host, "create_room", code, name, hashed))
+        try:
+            code = await patiently(lambda: self._claim_code(host), "reserving a room code", until,
+                                   RETRIED)
+            await patiently(seat_creator, f"opening room {code}", until, RETRIED)
+        except Exception:
+            task = asyncio.create_task(patiently(lambda: self.store.give_back(host, code),
+                                                 f"giving back a slot of {host}"))
+            self._giving_back.add(task)
+            task.add_done_callback(self._giving_back.discard)
+            raise
+        self._remember(code, host)
+        return host, code
 
     async def _place(self) -> str:
         host = await self._call(self._placement_name, "place")
@@ -181,68 +214,96 @@ class RoomClient:
     async def _claim_code(self, host: str) -> str:
         while True:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-            if await self.redis.hsetnx(self.keys.room(code), "host", host):
-                self._remember(code, host)
+            if await self.store.claim_code(code, host):
                 return code
 
-    async def again(self, room: str, token: str) -> dict:
+    async def again(self, room: str, token: str,
+                    admit: Callable[[], Awaitable[None]] | None = None) -> dict:
         """The next game of a finished room, opened by its host (seat 0): a new room seating the
         same players in the same seats, with the same tokens and settings, already started. The
         old room's lobby facts then name it (`next`), so each seat enters it with the token it
-        has. {"room", "seat": 0, "token"}; raises RoomNotFound or AgainRefused."""
+        has. {"room", "seat": 0, "token"}; raises RoomNotFound, AgainRefused, ServerFull or
+        StorageUnavailable. `admit` is awaited just before a new room is opened (not for a
+        retried click): the caller's limit on new rooms, which refuses by raising."""
         code = normal_code(room)
-        seat = await self.authenticate(code, token)
-        if seat is None:
-            raise AgainRefused("not_authenticated", "no seat of this room has that token")
-        if seat != 0:
-            raise AgainRefused("not_host", "only the host may start the next game")
-        facts = await self.lobby(code)
+        until = self._deadline()
+
+        async def finished_table() -> tuple[dict, dict[int, str]]:
+            seat = await self.authenticate(code, token)
+            if seat is None:
+                raise AgainRefused("not_authenticated", "no seat of this room has that token")
+            if seat != 0:
+                raise AgainRefused("not_host", "only the host may start the next game")
+            facts = await self._lobby(code)
+            hashes = {int(s): h.decode()
+                      for h, s in (await self.redis.hgetall(self.keys.tokens(code))).items()}
+            return facts, hashes
+        facts, hashes = await patiently(finished_table, f"reading room {code}", until, RETRIED)
         if facts["next"] is not None:  # a retried click
             return {"room": facts["next"], "seat": 0, "token": token}
         if facts["status"] != "finished":
             raise AgainRefused("not_your_turn", "the game is not over")
-        hashes = {int(s): h.decode() for h, s in (await self.redis.hgetall(self.keys.tokens(code))).items()}
+        if admit is not None:
+            await admit()
         names = [p["name"] for p in facts["players"]]
-        host = await self._place()
-        new = await self._claim_code(host)
-        _raise_refusal(await self._call(host, "create_room", new, names[0], hashes[0]))
-        for s, name in enumerate(names[1:], start=1):
-            _raise_refusal(await self._call(host, "join", new, name, hashes[s]))
-        for frame in ({"type": "settings", "id": "again-settings", **facts["settings"]},
-                      {"type": "start", "id": "again-start"}):
-            reply = await self.command(new, 0, frame)
-            if reply["type"] == "error":
-                raise AgainRefused(reply["code"], reply["message"])
-        # Named only once every seat is in, so a page that follows the name is let in. Two clicks
-        # at once: the first to name its room wins (the other room, unattended, closes idle).
-        if not await self.redis.hsetnx(self.keys.room(code), "next", new):
-            new = (await self.redis.hget(self.keys.room(code), "next")).decode()
-        return {"room": new, "seat": 0, "token": token}
+        host, new = await self._open_room(until, names[0], hashes[0])
+
+        async def seat_the_table() -> None:  # each step recognised if it already happened
+            for s, name in enumerate(names[1:], start=1):
+                _raise_refusal(await self._call(host, "join", new, name, hashes[s]))
+            for frame in ({"type": "settings", "id": "again-settings", **facts["settings"]},
+                          {"type": "start", "id": "again-start"}):
+                reply = await self.command(new, 0, frame)
+                if reply["type"] == "error":
+                    if reply["code"] == "internal":
+                        raise RoomUnavailable(reply["message"])
+                    raise AgainRefused(reply["code"], reply["message"])
+
+        async def name_it() -> str:
+            # Named only once every seat is in, so a page that follows the name is let in. Two
+            # clicks at once: the first to name its room wins (the other room, unattended,
+            # closes idle).
+            if await self.redis.hsetnx(self.keys.room(code), "next", new):
+                return new
+            return (await self.redis.hget(self.keys.room(code), "next")).decode()
+        await patiently(seat_the_table, f"seating room {new}", until, RETRIED)
+        return {"room": await patiently(name_it, f"naming room {new}", until, RETRIED),
+                "seat": 0, "token": token}
 
     async def join(self, room: str, name: str) -> dict:
         """Seat `name`: {"room", "seat", "token"}. Raises RoomNotFound, RoomFull, RoomStarted,
-        NameTaken or BadName."""
+        NameTaken, BadName or StorageUnavailable. Retried while Redis is unreachable: the room
+        recognises a retried join by its token hash."""
         code = normal_code(room)
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
-        try:
-            reply = await self._call(await self._host_of(code), "join", code, name, token_hash(token))
-        except HostRetired:
-            raise RoomStarted(f"room {code} has ended") from None
-        _raise_refusal(reply)
+
+        async def seat() -> dict:
+            try:
+                reply = await self._call(await self._host_of(code), "join", code, name,
+                                         token_hash(token))
+            except HostRetired:
+                raise RoomStarted(f"room {code} has ended") from None
+            _raise_refusal(reply)
+            return reply
+        reply = await patiently(seat, f"joining room {code}", self._deadline(), RETRIED)
         return {"room": code, "seat": reply["seat"], "token": token}
 
     async def lobby(self, room: str) -> dict:
         """Public lobby facts: room, status, host, players, settings, roles_in_play, next (the
         room of the next game at this table, once a finished room's host has opened it)."""
         code = normal_code(room)
+        return await patiently(lambda: self._lobby(code), f"reading room {code}",
+                               self._deadline(), RETRIED)
+
+    async def _lobby(self, code: str) -> dict:
         try:
             facts = await self._call(await self._host_of(code), "lobby", code)
         except HostRetired:
             data = await self._stored(code)
             facts = None if data is None else data.lobby()
         if facts is None:
-            raise RoomNotFound(f"no room {room!r}")
+            raise RoomNotFound(f"no room {code!r}")
         following = await self.redis.hget(self.keys.room(code), "next") if facts["status"] == "finished" else None
         return {**facts, "next": following and following.decode()}
 
@@ -269,11 +330,12 @@ class RoomClient:
             raise RoomNotFound(f"no room {room!r}")
         return welcome
 
-    async def command(self, room: str, seat: int, frame: dict) -> dict:
-        """Apply an act/chat/settings/start frame: the ack (sent once durable) or error frame."""
+    async def command(self, room: str, seat: int, frame: dict, received: int | None = None) -> dict:
+        """Apply an act/chat/settings/start frame: the ack (sent once durable) or error frame.
+        `received`: when the client's frame was read (wall clock ms), for the room's rate limit."""
         code = normal_code(room)
         try:
-            return await self._send(await self._host_of(code), ("command", code, seat, frame))
+            return await self._send(await self._host_of(code), ("command", code, seat, (frame, received)))
         except HostRetired:
             return error_frame(frame.get("id") if isinstance(frame, dict) else None, "room_closed",
                                "the room is closed")

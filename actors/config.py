@@ -46,6 +46,9 @@ class Config:
     # Replicas that must have a room's write (Redis WAIT) before it is acknowledged: with 1, a
     # Sentinel failover to that replica loses no acknowledged command (docs/architecture.md).
     redis_wait: int = 0
+    # Seconds an HTTP call (create, join, again, a lobby) retries while Redis is unreachable: a
+    # Sentinel failover promotes a replica in 2-3 s here; past it the call answers 503.
+    request_patience: float = 10.0
 
     def __post_init__(self) -> None:
         if self.games_per_actor < 1:
@@ -62,6 +65,8 @@ class Config:
             raise ValueError("sockets_per_seat must be >= 1")
         if self.redis_wait < 0:
             raise ValueError("redis_wait must be >= 0")
+        if self.request_patience < 0:
+            raise ValueError("request_patience must be >= 0")
         try:  # refuse bad durations here, not later inside every host actor that starts
             self.room_settings()
         except rules.RulesError as e:
@@ -95,6 +100,7 @@ class Config:
             ("WW_PRESENCE_LEASE", "presence_lease", int),
             ("WW_HOST_RESOURCE", "host_resource", str),
             ("WW_REDIS_WAIT", "redis_wait", int),
+            ("WW_REQUEST_PATIENCE", "request_patience", float),
         ):
             if key in env:
                 values[name] = kind(env[key])

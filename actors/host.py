@@ -178,13 +178,14 @@ class RoomHost:
         return await room.join(name, token_hash)
 
     async def request(self, kind: str, code: str, seat: int, arg):
-        """One request of a gateway: ("command", code, seat, frame) -> ack/error frame;
+        """One request of a gateway: ("command", code, seat, (frame, received ms or None)) ->
+        ack/error frame;
         ("presence", code, seat, (gateway, connected)) -> None; ("watch", code, None,
         (gateway, count)) -> None (spectator sockets); ("welcome", code, seat, None)
         -> welcome or None; RoomUnavailable (returned) when the room could not be loaded."""
         try:
             if kind == "command":
-                return await self.command(code, seat, arg)
+                return await self.command(code, seat, *arg)
             if kind == "welcome":
                 return await self.welcome(code, seat)
             if kind == "watch":
@@ -194,18 +195,19 @@ class RoomHost:
         except Exception:  # e.g. the room could not be loaded: this request fails, no other
             log.exception("host %s: %s for room %s failed", self.name, kind, code)
             if kind == "command":
-                return error_frame(arg.get("id") if isinstance(arg, dict) else None, "internal",
+                frame = arg[0] if isinstance(arg, (list, tuple)) and arg else None
+                return error_frame(frame.get("id") if isinstance(frame, dict) else None, "internal",
                                    "the room is unavailable, retry")
             if kind == "welcome":  # returned, not raised: the client raises it for this caller only
                 return RoomUnavailable(f"room {code} is unavailable, retry")
         return None
 
-    async def command(self, code: str, seat: int, frame: dict) -> dict:
+    async def command(self, code: str, seat: int, frame: dict, received: int | None = None) -> dict:
         room = await self._room(code)
         if room is None:
             frame_id = frame.get("id") if isinstance(frame, dict) else None
             return error_frame(frame_id, "room_closed", "the room is closed")
-        return await room.command(seat, frame)
+        return await room.command(seat, frame, received)
 
     async def presence(self, code: str, seat: int, gateway: str, connected: bool) -> None:
         room = await self._room(code)

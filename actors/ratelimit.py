@@ -1,4 +1,5 @@
-"""Token bucket: `burst` actions at once, refilled at `rate` per second."""
+"""Token bucket: `burst` actions at once, refilled at `rate` per second. Times may come out of
+order (stamped by different gateways): an earlier one refills nothing."""
 from __future__ import annotations
 
 import time
@@ -15,9 +16,18 @@ class TokenBucket:
 
     def take(self, now: float | None = None) -> bool:
         now = time.monotonic() if now is None else now
-        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
-        self._at = now
+        if now > self._at:
+            self._tokens = self._held(now)
+            self._at = now
         if self._tokens >= 1:
             self._tokens -= 1
             return True
         return False
+
+    def wait(self, now: float | None = None) -> float:
+        """Seconds until `take` can succeed (0: now)."""
+        now = time.monotonic() if now is None else now
+        return max(0.0, (1 - self._held(now)) / self.rate)
+
+    def _held(self, now: float) -> float:
+        return min(self.burst, self._tokens + max(0.0, now - self._at) * self.rate)

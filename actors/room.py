@@ -321,7 +321,7 @@ def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
     return replace(data, game=game, status=status)
 
 
-def _command(data: RoomData, now: int, seat: int, frame: dict,
+def _command(data: RoomData, now: int, seat: int, frame: dict, received: int | None,
              take_token: Callable[[int, str, int], bool]):
     _check_seat(data, seat)
     frame_id = frame.get("id")
@@ -333,8 +333,9 @@ def _command(data: RoomData, now: int, seat: int, frame: dict,
     if handler is None:
         raise Refused("bad_frame", f"unknown command type {kind!r}")
     # After the retry check, so a command already applied is acked again; before the rules, so
-    # every command sent counts, refused or not.
-    if not take_token(seat, kind, now):
+    # every command sent counts, refused or not. Counted when the gateway read it: lines that
+    # waited together in a queue were not sent together.
+    if not take_token(seat, kind, now if received is None else min(now, received)):
         raise Refused("rate_limited", f"too many {kind} commands, slow down")
     change = handler(data, now, seat, frame)
     if key is not None:
@@ -482,12 +483,13 @@ class Room:
         return await self._submit(_join, (name, token_hash),
                                   lambda code, message: {"error": code, "message": message})
 
-    async def command(self, seat: int, frame: dict) -> dict:
-        """The ack or error frame answering `frame` (act, chat, settings, start)."""
+    async def command(self, seat: int, frame: dict, received: int | None = None) -> dict:
+        """The ack or error frame answering `frame` (act, chat, settings, start); `received`:
+        when a gateway read it (wall clock ms), for the rate limit."""
         if not isinstance(frame, dict):
             return error_frame(None, "bad_frame", "a command is a JSON object")
         frame_id = frame.get("id")
-        return await self._submit(_command, (seat, frame, self._take_token),
+        return await self._submit(_command, (seat, frame, received, self._take_token),
                                   lambda code, message: error_frame(frame_id, code, message))
 
     def _take_token(self, seat: int, kind: str, now: int) -> bool:
@@ -643,14 +645,19 @@ class Room:
     async def _reload(self) -> bool:
         try:
             stored = await self._store.load(self.code)
-            data = RoomData.from_stored(stored)
+            if stored is None and self.data.seq == 0:
+                # A new room whose first write (its creator's seat) never landed: what it holds
+                # is all there is, and the creator's retry seats them.
+                data, chat_stored = self.data, 0
+            else:
+                data, chat_stored = RoomData.from_stored(stored), len(stored.chat)
             if data.seq > self.data.seq:  # a write whose outcome we never learnt did land
                 await self._store.publish_stored(self.code, self.data.seq)
         except Exception as e:
             log.warning("room %s: reload failed (%r)", self.code, e)
             return False
         self.data = data
-        self._chat_stored = (_game_id(data), len(stored.chat))
+        self._chat_stored = (_game_id(data), chat_stored)
         self._resync = False
         self._arm()
         return True

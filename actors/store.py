@@ -35,6 +35,7 @@ FINAL = ("finished", "broken")
 REDIS_CONNECTIONS = 64  # per process; more concurrent commands wait for a free connection
 INBOX_TAKE = 512  # requests a host takes from its inbox at once
 WAIT_TIMEOUT_MS = 1000  # how long a persist waits for its replicas before it counts as failed
+CODE_CLAIM_TTL = 600  # seconds a reserved room code waits for its room's first write
 SENTINEL_SCHEME = "redis+sentinel"
 
 
@@ -93,17 +94,33 @@ class NotReplicated(Exception):
     """WAIT saw fewer replicas take a write than asked: it may not survive a failover."""
 
 
-async def patiently(op: Callable[[], Awaitable[T]], what: str) -> T:
-    """Run `op`, retrying while Redis is unreachable. Actor constructors use it: an actor whose
-    constructor raised would not be restarted, and its rooms would stop."""
+class StorageUnavailable(Exception):
+    """Redis stayed unreachable for as long as the caller could wait (`patiently`'s `until`)."""
+
+
+# What an unreachable Redis raises: refused or lost connections, no primary known to the
+# sentinels, a demoted primary (redis-py turns its READONLY into a ConnectionError), LOADING.
+REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+async def patiently(op: Callable[[], Awaitable[T]], what: str, until: float | None = None,
+                    retry_on: tuple[type[BaseException], ...] = REDIS_DOWN) -> T:
+    """Run `op`, retrying while Redis is unreachable: for ever (actor constructors: an actor
+    whose constructor raised would not be restarted, and its rooms would stop), or until the event
+    loop's clock reaches `until`, then StorageUnavailable (a client's request, which must answer:
+    a Sentinel failover takes 2-3 s, a longer outage gets a 503)."""
+    loop = asyncio.get_running_loop()
     pause = 0.1
     while True:
         try:
             return await op()
-        except (RedisConnectionError, RedisTimeoutError, OSError) as e:
+        except retry_on as e:
+            if until is not None and loop.time() + pause > until:
+                raise StorageUnavailable(f"{what}: {e!r}") from e
             log.warning("%s: %r; retrying in %.1f s", what, e, pause)
         await asyncio.sleep(pause)
-        pause = min(pause * 2, 5.0)
+        # A request looks again every second at most, so it goes on as soon as Redis is back.
+        pause = min(pause * 2, 5.0 if until is None else 1.0)
 
 
 class Stored(NamedTuple):
@@ -195,6 +212,27 @@ class Keys:
         return f"{self.prefix}:stack"
 
 
+# A new room's code, reserved on its host (KEYS: room; ARGV: host, ttl). The reservation lapses
+# unless the room's first write lands (_PERSIST makes it permanent): a creation that never got
+# that far (its gateway gave up or died) leaves no code taken for ever.
+_CLAIM_CODE = """
+if redis.call('HSETNX', KEYS[1], 'host', ARGV[1]) == 0 then return 0 end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+# A creation given up (KEYS: hosts, room or none; ARGV: host): its host slot back, and its code,
+# unless the host holds the room (it claimed an epoch): that lobby, never entered, closes by
+# itself and gives its slot back then.
+_GIVE_BACK = """
+if KEYS[2] then
+  if redis.call('HEXISTS', KEYS[2], 'epoch') == 1 then return 0 end
+  redis.call('DEL', KEYS[2])
+end
+redis.call('ZINCRBY', KEYS[1], -1, ARGV[1])
+return 1
+"""
+
 _CLAIM = """
 local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
 redis.call('HSET', KEYS[1], 'host', ARGV[1])
@@ -234,6 +272,8 @@ if ARGV[3] == 'finished' or ARGV[3] == 'broken' then
   redis.call('SREM', KEYS[5], ARGV[8])
   redis.call('ZINCRBY', KEYS[6], -1, ARGV[7])
   for _, k in ipairs({1, 2, 3, 4, 7}) do redis.call('EXPIRE', KEYS[k], ARGV[6]) end
+else
+  redis.call('PERSIST', KEYS[1])  -- the code reserved by _CLAIM_CODE is the room's now
 end
 return 1
 """
@@ -298,12 +338,23 @@ class RedisStore:
         self.finished_ttl = finished_ttl
         self.wait_replicas = wait_replicas
         self._claim = redis.register_script(_CLAIM)
+        self._claim_code = redis.register_script(_CLAIM_CODE)
+        self._give_back = redis.register_script(_GIVE_BACK)
         self._persist = redis.register_script(_PERSIST)
         self._writes = Coalescer(redis, wait_replicas)
 
     async def claim(self, code: str, host: str) -> int:
         k = self.keys
         return int(await self._claim(keys=[k.room(code), k.host_rooms(host)], args=[host, code]))
+
+    async def claim_code(self, code: str, host: str) -> bool:
+        """Reserve room code `code` on `host`; False if a room has it (see _CLAIM_CODE)."""
+        return bool(await self._claim_code(keys=[self.keys.room(code)], args=[host, CODE_CLAIM_TTL]))
+
+    async def give_back(self, host: str, code: str | None) -> None:
+        """Undo a creation given up after its host slot (and code, if any) was reserved."""
+        keys = [self.keys.hosts()] + ([] if code is None else [self.keys.room(code)])
+        await self._give_back(keys=keys, args=[host])
 
     async def load(self, code: str) -> Stored | None:
         pipe = self.redis.pipeline(transaction=True)  # both as of one moment

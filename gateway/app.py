@@ -6,6 +6,7 @@ Stateless: everything about a room lives in Redis and in its host actor, reached
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import threading
@@ -26,13 +27,14 @@ from actors.client import (AgainRefused, NameTaken, RoomClient, RoomFull, RoomNo
                            RoomStarted, ServerFull)
 from actors.config import Config
 from actors.metrics import watch_loop_lag
+from actors.store import StorageUnavailable
 from gateway.frames import HttpName, HttpSeat, HttpToken
 from gateway.limits import AddressLimits, client_address
 from gateway.metrics import Metrics
 from rules import declaration
-from gateway.seats import LocalSeats
+from gateway.seats import LocalSeats, PresenceReports
 from gateway.state import GatewayState, gateway_state
-from gateway.ws import keep_presence_lease, websocket_endpoint
+from gateway.ws import keep_presence_lease, report_presence, websocket_endpoint
 
 DECLARATION = declaration()  # the rules never change while a gateway runs
 
@@ -54,6 +56,7 @@ SECURITY_HEADERS = [
 ]
 
 GAUGE_INTERVAL = 1.0
+STORAGE_RETRY_AFTER = 5  # seconds a client waits before it tries again while Redis is unreachable
 
 # The HTTP status of each `again` refusal.
 AGAIN_STATUS = {"not_authenticated": 401, "not_host": 403, "not_your_turn": 409}
@@ -162,9 +165,10 @@ def create_app(config: Config) -> FastAPI:
             signal.signal(signal.SIGTERM, on_sigterm)
         seats = LocalSeats()
         rooms.observe_push = metrics.inbox_push.observe
-        app.state.gateway = gw = GatewayState(config=config, rooms=rooms, seats=seats,
-                                              metrics=metrics,
-                                              limits=AddressLimits(rooms.redis, rooms.keys))
+        app.state.gateway = gw = GatewayState(
+            config=config, rooms=rooms, seats=seats, metrics=metrics,
+            limits=AddressLimits(rooms.redis, rooms.keys, config.request_patience),
+            presence=PresenceReports(seats, functools.partial(report_presence, rooms)))
         watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
                      asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe)),
                      asyncio.create_task(sample_gauges(metrics, seats, rooms))]
@@ -189,6 +193,15 @@ def create_app(config: Config) -> FastAPI:
         errors = [{"loc": e["loc"], "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
         return JSONResponse({"detail": errors}, status_code=422)
 
+    @app.exception_handler(StorageUnavailable)
+    async def storage_unavailable(request: Request, exc: StorageUnavailable):
+        # Redis stayed unreachable for all of WW_REQUEST_PATIENCE (a failover that takes long):
+        # whatever the request had begun was given back (RoomClient._open_room).
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        return JSONResponse({"detail": {"code": "storage_unavailable",
+                                        "message": "the game store cannot be reached, try again"}},
+                            status_code=503, headers={"Retry-After": str(STORAGE_RETRY_AFTER)})
+
     async def not_guessing(request: Request, gw: GatewayState) -> str:
         """Refuse an address that tried too many unknown room codes (429); returns the address."""
         address = client_address(request.client and request.client.host)
@@ -203,15 +216,19 @@ def create_app(config: Config) -> FastAPI:
             await gw.limits.spend("lookups", address)
         return HTTPException(404, {"code": "room_not_found"})
 
-    @app.post("/api/rooms", status_code=201, response_model=HttpSeat,
-              responses={429: {"description": "rate_limited: too many rooms from this address"},
-                         503: {"description": "server_full: every host slot is taken"}})
-    async def create_room(body: HttpName, request: Request, gw: Gateway):
-        address = client_address(request.client and request.client.host)
+    async def admit_room(gw: GatewayState, address: str) -> None:
+        """Count one more new room of `address` (a creation or a play again); 429 past the limit."""
         limit = gw.config.rooms_per_address
         if limit and await gw.limits.spend("rooms", address) > limit:
             raise _refusal(429, "rate_limited", f"at most {limit} new rooms per address in "
                            f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+
+    @app.post("/api/rooms", status_code=201, response_model=HttpSeat,
+              responses={429: {"description": "rate_limited: too many rooms from this address"},
+                         503: {"description": "server_full: every host slot is taken; "
+                                              "storage_unavailable: Redis unreachable"}})
+    async def create_room(body: HttpName, request: Request, gw: Gateway):
+        await admit_room(gw, client_address(request.client and request.client.host))
         try:
             return await gw.rooms.create_room(body.name)
         except ServerFull:
@@ -221,7 +238,8 @@ def create_app(config: Config) -> FastAPI:
     @app.post("/api/rooms/{room}/join", response_model=HttpSeat,
               responses={404: {"description": "no such room"},
                          409: {"description": "room_full, room_started or name_taken"},
-                         429: {"description": "rate_limited: too many unknown room codes"}})
+                         429: {"description": "rate_limited: too many unknown room codes"},
+                         503: {"description": "storage_unavailable: Redis unreachable"}})
     async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
         address = await not_guessing(request, gw)
         try:
@@ -238,11 +256,15 @@ def create_app(config: Config) -> FastAPI:
     @app.post("/api/rooms/{room}/again", response_model=HttpSeat,
               responses={401: {"description": "not_authenticated"}, 403: {"description": "not_host"},
                          404: {"description": "no such room"},
-                         409: {"description": "not_your_turn: the game is not over"}})
+                         409: {"description": "not_your_turn: the game is not over"},
+                         429: {"description": "rate_limited: too many rooms from this address"},
+                         503: {"description": "server_full: every host slot is taken; "
+                                              "storage_unavailable: Redis unreachable"}})
     async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
         address = await not_guessing(request, gw)
         try:
-            return await gw.rooms.again(room, body.token)
+            # The next game is a new room: it counts against the clicking address's rooms.
+            return await gw.rooms.again(room, body.token, admit=lambda: admit_room(gw, address))
         except RoomNotFound:
             raise await not_found(gw, address) from None
         except ServerFull:

@@ -278,14 +278,15 @@ class HttpRoom(LobbyFacts, Frame):
 class HttpErrorDetail(BaseModel):
     code: Literal["room_not_found", "room_full", "room_started", "name_taken",
                   "not_authenticated", "not_host", "not_your_turn", "rate_limited", "server_full",
-                  "too_large"]
+                  "storage_unavailable", "too_large"]
     message: str | None = None
 
 
 class HttpError(Frame):
     doc = ("HTTP 401/403/404/409 answer of join, again and GET room; 413 of any body too large; 429 "
-           "rate_limited (rooms or unknown room codes from one address) and 503 server_full (no "
-           "host slot).")
+           "rate_limited (rooms or unknown room codes from one address); 503 server_full (no "
+           "host slot) and storage_unavailable (Redis unreachable for 10 s, e.g. a long failover; "
+           "with Retry-After).")
     detail: HttpErrorDetail
 
 

@@ -7,12 +7,13 @@ host usually holds the whole /64.
 """
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import time
 
 import redis.asyncio as aioredis
 
-from actors.store import Keys
+from actors.store import Keys, patiently
 
 LIMIT_WINDOW = 600  # seconds
 
@@ -30,25 +31,35 @@ def client_address(host: str | None) -> str:
 
 
 class AddressLimits:
-    def __init__(self, redis: aioredis.Redis, keys: Keys) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keys, patience: float) -> None:
         self._redis = redis
         self._keys = keys
+        self._patience = patience  # seconds a count retries while Redis is unreachable
 
     def _key(self, what: str, address: str) -> str:
         return self._keys.limit(what, address, int(time.time() // LIMIT_WINDOW))
 
     async def spent(self, what: str, address: str) -> int:
-        """How much `address` used of `what` in the current window."""
-        return int(await self._redis.get(self._key(what, address)) or 0)
+        """How much `address` used of `what` in the current window. Both calls retry while
+        Redis is unreachable, then raise StorageUnavailable (a 503)."""
+        key = self._key(what, address)
+        used = await patiently(lambda: self._redis.get(key), f"limit {what}", self._deadline())
+        return int(used or 0)
 
     async def spend(self, what: str, address: str) -> int:
         """Count one more; returns the count in the current window, this one included."""
         key = self._key(what, address)
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.incr(key)
-            pipe.expire(key, LIMIT_WINDOW)
-            count, _ = await pipe.execute()
-        return count
+
+        async def count() -> int:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.incr(key)
+                pipe.expire(key, LIMIT_WINDOW)
+                counted, _ = await pipe.execute()
+            return counted
+        return await patiently(count, f"limit {what}", self._deadline())
+
+    def _deadline(self) -> float:
+        return asyncio.get_running_loop().time() + self._patience
 
     @staticmethod
     def retry_after() -> int:

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from actors.config import Config
     from gateway.metrics import Metrics
     from gateway.limits import AddressLimits
-    from gateway.seats import LocalSeats
+    from gateway.seats import LocalSeats, PresenceReports
 
 
 @dataclass
@@ -21,6 +21,7 @@ class GatewayState:
     seats: LocalSeats
     metrics: Metrics
     limits: AddressLimits
+    presence: PresenceReports
 
 
 def gateway_state(conn: HTTPConnection) -> GatewayState:

@@ -17,7 +17,7 @@ from fastapi import Depends, WebSocket, WebSocketDisconnect, status
 from pydantic import ValidationError
 from starlette.websockets import WebSocketState
 
-from actors.client import RoomNotFound
+from actors.client import RoomClient, RoomNotFound
 from actors.room import WATCHER
 from actors.ratelimit import TokenBucket
 from gateway import frames
@@ -32,7 +32,9 @@ MAX_BAD_FRAMES_IN_A_ROW = 20
 SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with `since`
 REPLAY_PAGE = 256  # stored events a replay reads from the log at once
 # How often a socket still taking its welcome and replay is checked for having stopped reading.
-REPLAY_STALL_SECONDS = 2.0
+# A reader can pause for seconds and still be reading (a phone, a loaded client): at 2 s the soak's
+# generator, starved of CPU, had 11 re-reads of a finished game's log dropped.
+REPLAY_STALL_SECONDS = 5.0
 WATCHERS_PER_ROOM = 100  # spectator sockets of one room on one gateway process
 CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
 # Commands of one socket awaiting their reply. The receive loop reads on while they travel (a seat's
@@ -209,7 +211,6 @@ class Session:
             return await _refuse(self.ws, "too_many_sockets")
         self.metrics.sockets.inc()
         close_code = status.WS_1000_NORMAL_CLOSURE
-        announce: asyncio.Task | None = None
         try:
             started = time.perf_counter()
             # subscribed before the welcome is taken
@@ -230,8 +231,7 @@ class Session:
                     close_code = CLOSE_OVERFLOW
                     return
                 self.metrics.welcome_stages["total"].observe(time.perf_counter() - started)
-                # The seat's frames are read meanwhile: its first command need not wait for a write.
-                announce = asyncio.create_task(self._presence(True))
+                gw.presence.changed(room, seat)  # reported by a task: frames are read meanwhile
                 close_code = await self._serve()
         except (WebSocketDisconnect, OSError):
             pass  # the client left during the welcome
@@ -240,10 +240,8 @@ class Session:
             close_code = status.WS_1011_INTERNAL_ERROR
         finally:
             self.metrics.sockets.dec()
-            last_here = gw.seats.leave(room, seat)
-            # after it, never before; a spectator's count changes with each of its sockets
-            if announce is not None and await announce and (last_here or seat == WATCHER):
-                await self._presence(False)
+            gw.seats.leave(room, seat)
+            gw.presence.changed(room, seat)
             if self.ws.application_state == WebSocketState.CONNECTED \
                     and self.ws.client_state == WebSocketState.CONNECTED:
                 try:
@@ -263,16 +261,6 @@ class Session:
                 welcoming.cancel()
                 await asyncio.wait((welcoming,))
                 return
-
-    async def _presence(self, connected: bool) -> bool:
-        if self.seat == WATCHER:  # spectators are counted, not seated
-            return await self._count_watchers()
-        try:
-            await self.gw.rooms.presence(self.room, self.seat, connected)
-            return True
-        except Exception:
-            log.exception("presence failed in room %s seat %s", self.room, self.seat)
-            return False
 
     async def _welcome(self, since: int | None) -> bool:
         """Send the welcome and, with `since`, the stored events the seat missed up to it."""
@@ -379,6 +367,7 @@ class Session:
         bad_in_a_row = 0
         while True:
             message = await self.ws.receive()
+            received = time.time_ns() // 1_000_000  # the room's rate limit counts from here
             if message["type"] == "websocket.disconnect":
                 return status.WS_1000_NORMAL_CLOSURE
             try:
@@ -398,16 +387,16 @@ class Session:
                             _error(command["id"], "rate_limited", "too many pings, slow down"))
                 continue
             await self._in_flight.acquire()
-            task = asyncio.create_task(self._command(command))
+            task = asyncio.create_task(self._command(command, received))
             self._commands.add(task)
             task.add_done_callback(self._commands.discard)
 
-    async def _command(self, command: dict) -> None:
+    async def _command(self, command: dict, received: int) -> None:
         """One command's round trip; its reply joins the socket's queue. Commands of one socket
         reach their room in the order they were read (the lane keeps a room's order)."""
         started = time.perf_counter()
         try:
-            reply = await self.gw.rooms.command(self.room, self.seat, command)
+            reply = await self.gw.rooms.command(self.room, self.seat, command, received)
         except Exception:
             log.exception("command %s failed in room %s", command["type"], self.room)
             reply = _error(command["id"], "internal", "the room did not answer, retry")
@@ -422,17 +411,21 @@ class WatchSession(Session):
     public view and the events whose audience is everybody (`listen` with WATCHER), and it is
     counted in the room's lobby facts (`spectators`)."""
 
-    async def _count_watchers(self) -> bool:
-        try:  # the count held here now: whichever of two updates lands last is the current one
-            await self.gw.rooms.watch(self.room, self.gw.seats.count(self.room, WATCHER))
-            return True
-        except Exception:
-            log.exception("spectator count failed in room %s", self.room)
-            return False
-
-    async def _command(self, command: dict) -> None:
+    async def _command(self, command: dict, received: int) -> None:
         self._in_flight.release()
         self._reply(_error(command["id"], "not_authenticated", "a spectator's socket is read-only"))
+
+
+async def report_presence(rooms: RoomClient, room: str, seat: int, value: int) -> None:
+    """Tell the room what this process holds of a seat (`value`: connected 1 or 0) or of its
+    spectators (WATCHER: `value` sockets); see gateway.seats.PresenceReports."""
+    try:
+        if seat == WATCHER:
+            await rooms.watch(room, value)
+        else:
+            await rooms.presence(room, seat, bool(value))
+    except Exception:  # the room keeps what it last heard from this process
+        log.exception("presence report failed in room %s seat %s", room, seat)
 
 
 def _error(frame_id: str | int | None, code: str, message: str) -> dict:

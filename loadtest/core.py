@@ -33,6 +33,7 @@ class LoadModel:
     night_gap: tuple[float, float] | float  # uniform (lo, hi), or the mean of a Poisson process
     ask_fraction: tuple[float, float]  # ask-to-vote sent this far into the discussion's time left
     durations: dict | None  # the stack's phase durations (None: the server's defaults)
+    max_game: float  # seconds before a game counts as timed out
 
     def chat_gap(self, channel: str, rng: random.Random) -> float:
         gap = self.day_gap if channel == "day" else self.night_gap
@@ -46,9 +47,10 @@ RUSH_DURATIONS = {"cupid": 3, "seer": 3, "wolves": 5, "witch": 3, "election": 5,
 
 MODELS = {
     "human": LoadModel("human", think=(2.0, 15.0), day_gap=(20.0, 40.0), night_gap=(20.0, 40.0),
-                       ask_fraction=(0.7, 0.95), durations=None),
+                       ask_fraction=(0.7, 0.95), durations=None,
+                       max_game=3600),  # 18 seats at the default durations: ~20-45 min
     "rush": LoadModel("rush", think=(0.3, 2.0), day_gap=20.0, night_gap=10.0,
-                      ask_fraction=(0.3, 0.9), durations=RUSH_DURATIONS),
+                      ask_fraction=(0.3, 0.9), durations=RUSH_DURATIONS, max_game=900),
 }
 
 

@@ -81,8 +81,8 @@ def _options(parser):
                         "generator a Locust event; a uniform sample keeps the percentiles)")
     g.add_argument("--ww-verify-seats", type=int, default=int(_env("WW_LT_VERIFY_SEATS", "1")),
                    help="seats per game re-read with hello since=0 after game_over and compared")
-    g.add_argument("--ww-max-game", type=float, default=float(_env("WW_LT_MAX_GAME", "900")),
-                   help="seconds before a game counts as timed out")
+    g.add_argument("--ww-max-game", default=_env("WW_LT_MAX_GAME", ""),
+                   help="seconds before a game counts as timed out (default: the model's)")
     g.add_argument("--ww-games", type=int, default=int(_env("WW_LT_GAMES", "0")),
                    help="games per table before it stops (0: until the run ends)")
 
@@ -327,7 +327,7 @@ class Game:
             return
         self.started.wait(timeout=30)
         chatter = gevent.spawn(self.chat_loop)
-        deadline = time.monotonic() + self.opts.ww_max_game
+        deadline = time.monotonic() + self.model.max_game
         try:
             while not self.all_over.is_set():
                 if self.broken.is_set():
@@ -411,6 +411,8 @@ def model_of(opts):
         changes["day_gap"] = float(opts.ww_chat_interval)
     if opts.ww_night_chat_interval:
         changes["night_gap"] = float(opts.ww_night_chat_interval)
+    if opts.ww_max_game:
+        changes["max_game"] = float(opts.ww_max_game)
     return dataclasses.replace(model, **changes)
 
 

@@ -11,7 +11,7 @@ Locust's percentiles plus CPU and memory of every component (gateway, Ray hosts,
 Locust). It stops at the first step that breaks (p99 broadcast over --break-p99 ms, failures over
 --break-errors, any lost/duplicated/reordered event, tables that could not all connect) and writes
 results JSON, a markdown table and a PNG plot into --out. Optionally py-spy profiles the busiest
-processes of every step (--profile).
+processes of every step (--profile): while its tables arrive and while it holds.
 """
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
@@ -93,6 +95,27 @@ def profile(pids: list, seconds: int, out: Path) -> list:
     return procs, files
 
 
+def profile_busiest(running, lc, n: int, out: Path, warmup: float = 10, window: float = 5):
+    """While tables arrive: py-spy the n processes busiest over `window` s, `warmup` s into the
+    arrivals, for 20 s (returns at once: (py-spy processes, their files))."""
+    time.sleep(warmup)
+    components = {**running.components(), "locust": lc.processes()}
+    a = cpu_snapshot(components)
+    time.sleep(window)
+    _, per_pid = cpu_delta(a, cpu_snapshot(components), window)
+    busiest = sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:n]
+    out.mkdir(parents=True, exist_ok=True)
+    return profile([(c, pid) for pid, (c, _v) in busiest], 20, out)
+
+
+def wait_all(procs: list) -> None:
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 def summarize_profile(path: Path, top: int = 12) -> dict:
     """Self and inclusive shares of functions in a py-spy raw (collapsed) file."""
     self_c, incl_c, total = Counter(), Counter(), 0
@@ -116,6 +139,48 @@ def summarize_profile(path: Path, top: int = 12) -> dict:
     return {"samples": total,
             "self": [(f, round(100 * c / total, 1)) for f, c in self_c.most_common(top)],
             "inclusive": [(f, round(100 * c / total, 1)) for f, c in incl_c.most_common(top * 2)]}
+
+
+class CreationProbe:
+    """Opens one room a second (round robin over the gateways) while a step holds: the creation
+    latency with the step's rooms running, apart from the tables' own arrival burst. The rooms
+    probed stay empty and close as idle lobbies do."""
+
+    def __init__(self, urls: list, every: float = 1.0) -> None:
+        self.urls, self.every = urls, every
+        self.ms: list = []
+        self.failures = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        n = 0
+        while not self._stop.wait(self.every):
+            url = self.urls[n % len(self.urls)] + "/api/rooms"
+            n += 1
+            request = urllib.request.Request(url, data=b'{"name": "Probe"}', method="POST",
+                                             headers={"Content-Type": "application/json"})
+            t0 = time.perf_counter()
+            try:
+                with urllib.request.urlopen(request, timeout=30) as r:
+                    r.read()
+                self.ms.append(1000 * (time.perf_counter() - t0))
+            except OSError:
+                self.failures += 1
+
+    def percentile(self, q: float) -> float | None:
+        if not self.ms:
+            return None
+        ordered = sorted(self.ms)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def start_load(stack: ExitStack, layout: str, args, env: dict, log_dir: Path):
@@ -155,20 +220,25 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             lc.reset()
             lc.swarm(rooms, args.spawn_rate, running.urls[0])
             need = 18 * (rooms - prev)
+            arrival_profiles = (profile_busiest(running, lc, args.profile, out / f"arrival-{layout}-{rooms}")
+                                if args.profile else ([], []))
             connected = lc.wait_connected(rooms, need,
                                           args.spawn_timeout + (rooms - prev) / args.spawn_rate)
+            wait_all(arrival_profiles[0])
             spawned_ok = connected >= need
             arrival = lc.stats()  # the new tables' connects and room creations, as they arrived
             time.sleep(args.settle)
             lc.reset()
             comps = {**running.components(), "locust": lc.processes()}
             a = cpu_snapshot(comps)
-            hosts = stages.host_handles(running.ray_address, running.prefix)
-            metrics_before = stages.read(running.urls, hosts) if layout != "baseline" else None
+            metrics_before = read_stages(running) if layout != "baseline" else None
             t0 = time.monotonic()
             load0 = os.getloadavg()[0]
             sys0 = psutil.cpu_times()
             prof_files = []
+            probe = CreationProbe(running.urls) if layout != "baseline" else None
+            if probe:
+                probe.__enter__()
             if args.profile and args.hold > 30:
                 time.sleep(args.hold - 25)
                 mid = cpu_snapshot({**running.components(), "locust": lc.processes()})
@@ -178,13 +248,11 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                 pdir.mkdir(parents=True, exist_ok=True)
                 pprocs, prof_files = profile([(c, pid) for pid, (c, _v) in busiest], 20, pdir)
                 time.sleep(max(0.0, args.hold - (time.monotonic() - t0)))
-                for p in pprocs:
-                    try:
-                        p.wait(timeout=30)
-                    except subprocess.TimeoutExpired:
-                        p.kill()
+                wait_all(pprocs)
             else:
                 time.sleep(args.hold)
+            if probe:
+                probe.__exit__(None, None, None)
             comps = {**running.components(), "locust": lc.processes()}
             b = cpu_snapshot(comps)
             held = time.monotonic() - t0
@@ -202,9 +270,15 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                        arrive_connect_p99=pct(arrival.get("connect"), "99%"),
                        arrive_create_p50=pct(arrival.get("create_room"), "50%"),
                        arrive_create_p99=pct(arrival.get("create_room"), "99%"))
+            if probe:
+                row.update(held_create_p50=probe.percentile(0.5), held_create_p99=probe.percentile(0.99),
+                           held_create_n=len(probe.ms), held_create_failures=probe.failures)
             row["profiles"] = {f.name: summarize_profile(f) for f in prof_files}
+            row["arrival_profiles"] = {f.name: summarize_profile(f) for f in arrival_profiles[1]}
             if metrics_before is not None:
-                row["stages"] = stages.report(metrics_before, stages.read(running.urls, hosts))
+                metrics_after = read_stages(running)
+                if metrics_after is not None:
+                    row["stages"] = stages.report(metrics_before, metrics_after)
             row["machine_cpu_pct"] = round(machine, 1) if machine is not None else None
             row["ours_cpu_pct_of_machine"] = round(sum(cpu.values()) / psutil.cpu_count(), 1)
             row["busiest"] = [(c, pid, round(v, 1)) for pid, (c, v) in
@@ -219,6 +293,16 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                 break
             prev = rooms
     return rows
+
+
+def read_stages(running) -> list | None:
+    """The stage metrics of every gateway and host, or None (said) if one could not be read: a
+    step's figures do not depend on them."""
+    try:
+        return stages.read_apart(running.urls, running.ray_address, running.prefix)
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"   (stage metrics not read: {e!r})", flush=True)
+        return None
 
 
 def make_row(layout, rooms, st, failures, cpu, mem, socks, held, spawned_ok, load0, load1, step_s):
@@ -263,7 +347,7 @@ def fmt(v, nd=0):
     return "-" if v is None else f"{v:.{nd}f}"
 
 
-HEADER = ("| layout | rooms | sockets | load | arriving: welcome p50/p99, create p50/p99 | ack chat p50/p99 | ack act p50/p99 | "
+HEADER = ("| layout | rooms | sockets | load | arriving: welcome p50/p99, create p50/p99 | create while held p50/p99 | ack chat p50/p99 | ack act p50/p99 | "
           "broadcast p50/p99 | deliveries/s | frames/s | games | fail | machine CPU % (ours) | CPU % gw / ray-hosts / "
           "ray-sys / redis / locust | RSS MB gw / ray-hosts / ray-sys / locust | broke |")
 
@@ -273,6 +357,7 @@ def format_row(r: dict) -> str:
     return (f"| {r['layout']} | {r['rooms']} | {r['sockets']} | {r['load'][1]} | "
             f"{fmt(r.get('arrive_connect_p50'))}/{fmt(r.get('arrive_connect_p99'))}, "
             f"{fmt(r.get('arrive_create_p50'))}/{fmt(r.get('arrive_create_p99'))} | "
+            f"{fmt(r.get('held_create_p50'))}/{fmt(r.get('held_create_p99'))} | "
             f"{fmt(r['ack_chat_p50'])}/{fmt(r['ack_chat_p99'])} | {fmt(r['ack_act_p50'])}/{fmt(r['ack_act_p99'])} | "
             f"{fmt(r['bcast_p50'])}/{fmt(r['bcast_p99'])} | {r['deliveries_s']} | {r['frames_s']} | "
             f"{r['games']} | {r['failures']} | {fmt(r.get('machine_cpu_pct'))} ({fmt(r.get('ours_cpu_pct_of_machine'))}) | "

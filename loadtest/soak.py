@@ -29,6 +29,7 @@ from pathlib import Path
 import psutil
 import redis
 
+from actors.store import Keys
 from loadtest.core import MODELS, RUSH_DURATIONS
 from loadtest.runner import count, locust_cluster
 from loadtest.stack import real_stack
@@ -71,8 +72,8 @@ def finished_rooms(r: redis.Redis, prefix: str) -> set[str]:
 
 
 def room_keys(prefix: str, code: str) -> list[str]:
-    base = f"{prefix}:room:{code}"
-    return [base, base + ":state", base + ":log", base + ":tokens"]
+    keys = Keys(prefix)
+    return [keys.room(code), keys.state(code), keys.log(code), keys.tokens(code), keys.chat(code)]
 
 
 def main(argv=None) -> int:

@@ -10,6 +10,9 @@ The ramp (loadtest/ramp.py) reads them around every step's hold and prints them 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
 import time
 import urllib.request
 from collections import defaultdict
@@ -64,12 +67,25 @@ def percentile(before: dict, after: dict, q: float) -> float | None:
 def read(gateways: list[str], hosts: list) -> list[str]:
     texts = []
     for url in gateways:
-        with urllib.request.urlopen(url.rstrip("/") + "/metrics", timeout=10) as r:
+        with urllib.request.urlopen(url.rstrip("/") + "/metrics", timeout=60) as r:  # a busy loop
             texts.append(r.read().decode())
     if hosts:
         import ray
 
         texts += ray.get([h.metrics.remote() for h in hosts], timeout=30)
+    return texts
+
+
+def read_apart(gateways: list[str], ray_address: str | None, prefix: str) -> list[str]:
+    """`read`, with the hosts read by a child process: a Ray driver that stays attached outlives
+    its cluster badly (it exits the whole process 60 s after the head is gone), and the ramp
+    stops one stack's head before it starts the next layout's."""
+    texts = read(gateways, [])
+    if ray_address:
+        child = subprocess.run([sys.executable, "-m", "loadtest.stages", "--ray-address", ray_address,
+                                "--prefix", prefix, "--dump-hosts"],
+                               capture_output=True, text=True, timeout=120, check=True)
+        texts += json.loads(child.stdout)
     return texts
 
 
@@ -114,14 +130,19 @@ def format_report(stages: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gateways", required=True, help="comma-separated gateway base URLs")
+    ap.add_argument("--gateways", default="", help="comma-separated gateway base URLs")
     ap.add_argument("--ray-address", help="also read every game host of --prefix")
     ap.add_argument("--prefix", default="ww")
     ap.add_argument("--namespace", default="werewolf")
     ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--dump-hosts", action="store_true",
+                    help="print the hosts' metrics texts as a JSON list, and exit")
     args = ap.parse_args(argv)
-    gateways = args.gateways.split(",")
     hosts = host_handles(args.ray_address, args.prefix, args.namespace)
+    if args.dump_hosts:
+        print(json.dumps(read([], hosts)))
+        return 0
+    gateways = args.gateways.split(",")
     before = read(gateways, hosts)
     time.sleep(args.seconds)  # the window measured
     print(format_report(report(before, read(gateways, hosts))))

@@ -12,13 +12,21 @@ import ray
 from actors.client import NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted
 from actors.config import Config
 from actors.room import RATE_LIMITS
+from actors.store import StorageUnavailable
 from tests.actors.conftest import REDIS_URL
 from tests.actors.players import act_frames
+from tests.redis_servers import redis_server
 
 pytestmark = pytest.mark.e2e
 
 SHORT = {name: 1 for name in ("cupid", "seer", "wolves", "witch", "election", "discussion", "vote",
                               "tiebreak", "hunter", "successor")}
+
+
+async def kill_actors(rc: RoomClient) -> None:
+    hosts = [name.decode() for name in await rc.redis.zrange(rc.keys.hosts(), 0, -1)]
+    for name in hosts + [rc._placement_name]:
+        ray.kill(ray.get_actor(name, namespace=rc.config.namespace))
 
 
 @pytest.fixture
@@ -28,9 +36,7 @@ async def cluster(ray_address, prefix, request):
                     games_per_actor=request.param, warm_actors=1, durations=SHORT)
     async with RoomClient(config) as rc:
         yield rc
-        hosts = [name.decode() for name in await rc.redis.zrange(rc.keys.hosts(), 0, -1)]
-        for name in hosts + [f"{prefix}-placement"]:
-            ray.kill(ray.get_actor(name, namespace=prefix))
+        await kill_actors(rc)
 
 
 async def open_table(rc: RoomClient, players: int) -> tuple[str, list[str]]:
@@ -244,3 +250,81 @@ async def test_hosts_emptied_by_ended_games_are_stopped_and_their_rooms_still_re
     with pytest.raises(RoomStarted):
         await rc.join(ended, "Late")
     assert await rc.command(live, 0, {"type": "start", "id": "go"}) == {"type": "ack", "id": "go"}
+
+
+@pytest.fixture
+async def outage(ray_address, prefix, request):
+    """A RoomClient whose Redis is a private redis-server (append-only file) that the test kills
+    and starts again; its requests retry for `request.param` seconds."""
+    with redis_server() as server:
+        config = Config(redis_url=server.url, ray_address=ray_address, prefix=prefix,
+                        namespace=prefix, games_per_actor=10, warm_actors=1,
+                        request_patience=request.param)
+        async with RoomClient(config) as rc:
+            yield server, rc
+            if server.process.poll() is not None:
+                await asyncio.to_thread(server.start)
+            await kill_actors(rc)
+
+
+async def slots_taken(rc: RoomClient) -> float:
+    return sum(score for _, score in await rc.redis.zrange(rc.keys.hosts(), 0, -1, withscores=True))
+
+
+async def room_keys(rc: RoomClient) -> set[bytes]:
+    return {key async for key in rc.redis.scan_iter(match=rc.keys.room("*"))}
+
+
+@pytest.mark.parametrize("outage", [60.0], indirect=True)  # longer than any restart
+async def test_a_creation_that_redis_interrupts_waits_for_it(outage):
+    server, rc = outage
+    place = rc._place
+    restarted = []
+
+    async def place_then_redis_restarts():
+        host = await place()
+        server.kill()  # just after the host slot was reserved
+        restarted.append(asyncio.create_task(asyncio.to_thread(server.start)))
+        return host
+    rc._place = place_then_redis_restarts
+    created = await rc.create_room("Layla")
+    await restarted[0]
+    assert (await rc.join(created["room"], "Omar"))["seat"] == 1
+    assert await slots_taken(rc) == 1
+
+
+@pytest.mark.parametrize("outage", [1.0], indirect=True)
+async def test_a_creation_given_up_leaves_nothing_half_made(outage):
+    server, rc = outage
+    assert (await rc.create_room("Layla"))["seat"] == 0
+    kept = await room_keys(rc)
+    place, claim_code = rc._place, rc._claim_code
+
+    async def place_then_redis_dies():
+        host = await place()
+        server.kill()
+        return host
+
+    async def claim_then_redis_dies(host):
+        code = await claim_code(host)
+        server.kill()
+        return code
+    # Redis dies after the slot, or after the slot and the code, and stays away: the request gives
+    # up, and once Redis is back the slot and the code are free again.
+    for rc._place, rc._claim_code in ((place_then_redis_dies, claim_code),
+                                      (place, claim_then_redis_dies)):
+        with pytest.raises(StorageUnavailable):
+            await rc.create_room("Ines")
+        await asyncio.to_thread(server.start)
+        await until_slots_taken(rc, 1)
+        assert await room_keys(rc) == kept
+    rc._place, rc._claim_code = place, claim_code
+    assert (await rc.create_room("Tariq"))["seat"] == 0
+    assert await slots_taken(rc) == 2
+
+
+async def until_slots_taken(rc: RoomClient, count: int) -> None:
+    async def given_back() -> None:
+        while await slots_taken(rc) != count:
+            await asyncio.sleep(0.1)  # polling Redis for the client's give-back
+    await asyncio.wait_for(given_back(), 30)

@@ -17,6 +17,7 @@ def test_environment_and_overrides():
     assert (config.games_per_actor, config.warm_actors) == (200, 3)
     assert config.durations == {"discussion": 60}
     assert config.room_settings().durations["discussion"] == 60
+    assert Config.from_env({"WW_REQUEST_PATIENCE": "2.5"}).request_patience == 2.5
 
 
 def test_nonsense_is_refused():

@@ -16,7 +16,7 @@ async def running_room(h: RoomHost, code: str) -> None:
     assert await h.create_room(code, "Host", "t0") == {"seat": 0}
     for i in range(1, 6):
         assert await h.join(code, f"P{i}", f"t{i}") == {"seat": i}
-    assert await h.request("command", code, 0, {"type": "start", "id": 1}) == {"type": "ack", "id": 1}
+    assert await h.request("command", code, 0, ({"type": "start", "id": 1}, None)) == {"type": "ack", "id": 1}
 
 
 async def test_new_rooms_take_the_configured_durations(store, clock):
@@ -77,9 +77,9 @@ async def test_inbox_requests_are_each_answered_on_their_own(store, clock):
     await h.start()
     await running_room(h, "AAAAAA")
     replies = await ask(h, store, [
-        ("command", "ZZZZZZ", 0, {"type": "chat", "id": 1, "text": "hi"}),
+        ("command", "ZZZZZZ", 0, ({"type": "chat", "id": 1, "text": "hi"}, None)),
         ("presence", "AAAAAA", 3, ("gw1", True)),
-        ("command", "AAAAAA", 0, {"type": "settings", "id": 2}),
+        ("command", "AAAAAA", 0, ({"type": "settings", "id": 2}, None)),
     ])
     assert replies[0][1]["code"] == "room_closed"
     assert replies[1] == (REPLY_OK, None) and h.rooms["AAAAAA"].data.players[3].connected
@@ -132,6 +132,16 @@ async def test_joins_are_refused_by_cause(store, clock):
     assert (await h.create_room("BBBBBB", " ", "t"))["error"] == "bad_name"
 
 
+async def test_a_room_whose_first_write_failed_opens_when_its_creation_is_retried(store, clock):
+    h = host(store, clock)
+    store.fail = ConnectionError("Redis is away")  # the room is claimed; seating its host fails
+    assert (await h.create_room("AAAAAA", "Host", "t0"))["error"] == "internal"
+    store.fail = None
+    assert await h.create_room("AAAAAA", "Host", "t0") == {"seat": 0}  # the gateway's retry
+    assert await h.join("AAAAAA", "Omar", "t1") == {"seat": 1}
+    assert store.kinds("AAAAAA") == ["joined", "joined"]
+
+
 async def test_a_request_that_fails_fails_alone(store, clock):
     h = host(store, clock)
     await h.start()
@@ -139,7 +149,7 @@ async def test_a_request_that_fails_fails_alone(store, clock):
     store.rooms["BBBBBB"] = {"epoch": "1", "host": "h1", "status": "running"}
     store.snapshots["BBBBBB"] = b"{not a snapshot"  # this room cannot be loaded
     replies = await ask(h, store, [("welcome", "BBBBBB", 0, None),
-                                   ("command", "BBBBBB", 0, {"type": "start", "id": 7}),
+                                   ("command", "BBBBBB", 0, ({"type": "start", "id": 7}, None)),
                                    ("welcome", "AAAAAA", 1, None)])
     assert replies[0] == (REPLY_UNAVAILABLE, "room BBBBBB is unavailable, retry")
     assert replies[1][1]["code"] == "internal"

@@ -220,6 +220,20 @@ async def test_chat_is_rate_limited_per_seat_and_refills_with_time(store, clock)
     assert (await room.command(1, {"type": "chat", "id": 8, "text": "hi"}))["code"] == "rate_limited"
 
 
+async def test_chat_lines_read_a_second_apart_are_not_refused_for_arriving_together(store, clock):
+    """The limit counts when the gateway read a line: a stalled queue delivers them at once."""
+    room = await new_room(store, clock)
+    await seat(room, 2)
+    sent = [clock.now() - 8000 + 1000 * i for i in range(8)]
+    codes = [(await room.command(1, {"type": "chat", "id": i, "text": "hi"}, at))["code"]
+             for i, at in enumerate(sent)]
+    assert codes == ["not_your_turn"] * 8
+    future = clock.now() + 60_000  # a stamp ahead of the room's clock counts as now
+    codes = [(await room.command(1, {"type": "chat", "id": 10 + i, "text": "hi"}, future))["code"]
+             for i in range(6)]
+    assert codes == ["not_your_turn"] * 5 + ["rate_limited"]
+
+
 async def test_a_retried_chat_line_is_acked_again_past_the_limit(store, clock):
     room = await new_room(store, clock)
     await seat(room, 6)

@@ -119,6 +119,30 @@ async def test_a_final_status_releases_the_room_and_sets_a_ttl(rstore, redis, pr
         assert 0 < await redis.ttl(key) <= 3600
 
 
+async def test_a_reserved_code_lapses_unless_its_room_is_written(rstore, redis, prefix):
+    room = f"{prefix}:room:{CODE}"
+    assert await rstore.claim_code(CODE, "h1") and not await rstore.claim_code(CODE, "h2")
+    assert 0 < await redis.ttl(room) <= 600
+    await rstore.claim(CODE, "h1")
+    await write(rstore, epoch=1, first_seq=1, texts=["hello"])
+    assert await redis.ttl(room) == -1  # the room's own now
+
+
+async def test_a_creation_given_up_gives_back_its_slot_and_code_unless_its_host_has_the_room(
+        rstore, redis, prefix):
+    await redis.zadd(f"{prefix}:hosts", {"h1": 3})
+    await rstore.give_back("h1", None)  # given up before a code was reserved
+    assert await rstore.claim_code("AAAAAA", "h1")
+    await rstore.give_back("h1", "AAAAAA")  # after: the code is free again
+    assert await redis.zscore(f"{prefix}:hosts", "h1") == 1
+    assert not await redis.exists(f"{prefix}:room:AAAAAA")
+    assert await rstore.claim_code(CODE, "h1")
+    await rstore.claim(CODE, "h1")  # the host holds the room: its idle close gives the slot back
+    await rstore.give_back("h1", CODE)
+    assert await redis.zscore(f"{prefix}:hosts", "h1") == 1
+    assert (await rstore.status(CODE))["host"] == "h1"
+
+
 async def test_a_room_persists_through_redis(rstore):
     clock = FakeClock()
     room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=rstore,

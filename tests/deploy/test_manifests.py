@@ -15,14 +15,18 @@ from tests.deploy.docker import ROOT
 MANIFESTS = sorted((ROOT / "deploy/kubernetes").glob("*.yaml"))
 K8S = kubernetes_validate.latest_version()
 
-# The ray.io/v1 RayCluster fields of KubeRay's CRD (helm-chart/kuberay-operator/crds/
-# ray.io_rayclusters.yaml, KubeRay 1.5), minus the embedded PodTemplateSpecs, which are checked
-# against Kubernetes' schema below. Unknown fields fail, as the API server's pruning would drop them.
-_START_PARAMS = {"type": "object", "additionalProperties": {"type": "string"}}
+# The ray.io/v1 RayCluster fields of KubeRay's CRD (ray-operator/config/crd/bases/
+# ray.io_rayclusters.yaml), minus the embedded PodTemplateSpecs, which are checked against
+# Kubernetes' schema below. Checked field by field against the CRD of KubeRay 1.0 and the
+# RayCluster spec embedded in the ~1.4 RayCronJob CRD, plus the 1.6 API reference's additions
+# (upgradeStrategy, authOptions.secretName, the groups' resources and labels). No minimums on the
+# replica counts: the CRD has none (int32 with defaults). Unknown fields fail, as the API server's
+# strict field validation (kubectl >= 1.27) refuses them and its pruning would drop them.
+_STRINGS = {"type": "object", "additionalProperties": {"type": "string"}}
 _TEMPLATE = {"type": "object"}
+_GROUP = {"rayStartParams": _STRINGS, "template": _TEMPLATE, "resources": _STRINGS, "labels": _STRINGS}
 RAYCLUSTER = {
     "type": "object",
-    "required": ["apiVersion", "kind", "metadata", "spec"],
     "properties": {
         "apiVersion": {"const": "ray.io/v1"}, "kind": {"const": "RayCluster"},
         "metadata": {"type": "object", "required": ["name"]},
@@ -32,31 +36,36 @@ RAYCLUSTER = {
                 "rayVersion": {"type": "string"},
                 "authOptions": {"type": "object", "properties": {
                     "mode": {"enum": ["disabled", "token"]},
-                    "enableK8sTokenAuth": {"type": "boolean"}}},
+                    "enableK8sTokenAuth": {"type": "boolean"},
+                    "secretName": {"type": "string"}}},
                 "enableInTreeAutoscaling": {"type": "boolean"},
-                "autoscalerOptions": {"type": "object"},
-                "gcsFaultToleranceOptions": {"type": "object"},
-                "headServiceAnnotations": {"type": "object"},
-                "managedBy": {"type": "string"},
+                "autoscalerOptions": {"type": "object", "properties": {
+                    "upscalingMode": {"enum": ["Default", "Aggressive", "Conservative"]},
+                    "version": {"enum": ["v1", "v2"]}}},
+                "gcsFaultToleranceOptions": {"type": "object", "required": ["redisAddress"]},
+                "headServiceAnnotations": _STRINGS,
+                "managedBy": {"enum": ["ray.io/kuberay-operator", "kueue.x-k8s.io/multikueue"]},
                 "suspend": {"type": "boolean"},
+                "upgradeStrategy": {"type": "object", "properties": {
+                    "type": {"enum": ["Recreate", "None"]}}},
                 "headGroupSpec": {
                     "type": "object", "additionalProperties": False, "required": ["template"],
-                    "properties": {"rayStartParams": _START_PARAMS, "template": _TEMPLATE,
-                                   "serviceType": {"type": "string"},
+                    "properties": {**_GROUP, "serviceType": {"type": "string"},
                                    "headService": {"type": "object"},
                                    "enableIngress": {"type": "boolean"}}},
                 "workerGroupSpecs": {"type": "array", "items": {
                     "type": "object", "additionalProperties": False,
-                    "required": ["groupName", "template"],
-                    "properties": {"groupName": {"type": "string"},
-                                   "replicas": {"type": "integer", "minimum": 0},
-                                   "minReplicas": {"type": "integer", "minimum": 0},
-                                   "maxReplicas": {"type": "integer", "minimum": 0},
-                                   "numOfHosts": {"type": "integer", "minimum": 1},
+                    "required": ["groupName", "template"],  # min/maxReplicas have defaults
+                    "properties": {**_GROUP, "groupName": {"type": "string"},
+                                   "replicas": {"type": "integer"},
+                                   "minReplicas": {"type": "integer"},
+                                   "maxReplicas": {"type": "integer"},
+                                   "numOfHosts": {"type": "integer"},
                                    "idleTimeoutSeconds": {"type": "integer"},
                                    "suspend": {"type": "boolean"},
-                                   "rayStartParams": _START_PARAMS, "template": _TEMPLATE,
-                                   "scaleStrategy": {"type": "object"}}}},
+                                   "scaleStrategy": {"type": "object", "properties": {
+                                       "workersToDelete": {"type": "array",
+                                                           "items": {"type": "string"}}}}}}},
             },
         },
     },

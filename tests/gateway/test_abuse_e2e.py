@@ -10,11 +10,16 @@ import itertools
 import os
 import secrets
 import socket as socketlib
+import time
 
 import httpx
 import orjson
 import pytest
 
+from actors.client import RoomClient
+from actors.config import Config
+from gateway.seats import REPORT_BURST, REPORT_RATE
+from tests.gateway.checks import stored_log
 from tests.stack import HTTP_TIMEOUT, connect, open_socket, start_gateway
 
 pytestmark = pytest.mark.e2e
@@ -22,6 +27,7 @@ pytestmark = pytest.mark.e2e
 ROOMS_PER_ADDRESS = 3
 LOOKUP_FAILURES = 5
 SOCKETS_PER_SEAT = 2
+FLAPS = 30  # reconnects of one seat in a loop
 # Events of the replay: more than a connection's buffers hold (gateway.http.SEND_BUFFER_BYTES and
 # the transport's 64 KiB, ~2,000 presence events), and SEND_QUEUE_FRAMES more.
 REPLAY_EVENTS = 3000
@@ -198,6 +204,38 @@ async def test_security_headers_and_no_cdn_docs(gateway):
         assert (await http.get("/openapi.json")).status_code == 200
 
 
+async def test_a_seat_reconnecting_in_a_loop_costs_its_table_a_few_presence_events(
+        gateway, redis_url):
+    async with client(gateway) as http:
+        host = (await http.post("/api/rooms", json={"name": "Layla"})).json()
+        room = host["room"]
+        guest = (await http.post(f"/api/rooms/{room}/join", json={"name": "Omar"})).json()
+        watcher = await connect(gateway.ws_url, room, host["token"])
+        started = time.monotonic()
+        for _ in range(FLAPS):  # open, hello, close, again
+            tab = await connect(gateway.ws_url, room, guest["token"])
+            await tab.close()
+
+        async def reported(connected: bool) -> None:
+            while (await http.get(f"/api/rooms/{room}")).json()["players"][1]["connected"] \
+                    is not connected:
+                await asyncio.sleep(0.1)  # polling the lobby for the room's presence
+        await asyncio.wait_for(reported(False), 60)  # the last state is the one the room has
+        elapsed = time.monotonic() - started
+        flaps = [e for e in await stored_log(redis_url, gateway.prefix, room)
+                 if '"kind":"presence"' in e["frame"] and '"seat":1' in e["frame"]]
+        # A burst, then one a token, and a report already sent when the loop ended plus the
+        # last state: not one event per connect and one per close.
+        assert len(flaps) <= REPORT_BURST + elapsed * REPORT_RATE + 2 < 2 * FLAPS
+        # The phone is back: served at once, and the table learns it.
+        phone = await connect(gateway.ws_url, room, guest["token"])
+        assert (await phone.request({"type": "ping"}))["type"] == "ack"
+        await asyncio.wait_for(reported(True), 60)
+        assert (await watcher.request({"type": "ping"}))["type"] == "ack"
+        for socket in (phone, watcher):
+            await socket.close()
+
+
 def ws_frame(payload: bytes) -> bytes:
     """A masked client text frame (RFC 6455), for a socket that is written to by hand."""
     mask = os.urandom(4)
@@ -211,25 +249,21 @@ async def metric(http: httpx.AsyncClient, name: str) -> float:
     return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " "))
 
 
-async def test_a_socket_that_never_reads_its_replay_is_dropped(gateway):
+async def test_a_socket_that_never_reads_its_replay_is_dropped(gateway, ray_address, redis_url):
     """hello with since 0, then never read a byte: the slow-socket guard applies while the
     welcome and replay are written, not only after them."""
     async with client(gateway) as http:
         host = (await http.post("/api/rooms", json={"name": "Layla"})).json()
         room = host["room"]
-        seats = [host] + [(await http.post(f"/api/rooms/{room}/join", json={"name": name})).json()
-                          for name in ("Omar", "Ines", "Tariq")]
-    # A long log, grown through the room itself: sockets coming and going (presence events).
-    seq = 0
-
-    async def come_and_go(token: str) -> None:
-        nonlocal seq
-        while seq < REPLAY_EVENTS:
-            tab = await connect(gateway.ws_url, room, token)
-            seq = max(seq, tab.welcome["seq"])
-            await tab.close()
-    await asyncio.gather(*(come_and_go(s["token"]) for s in seats[1:]))
+        seats = [host, (await http.post(f"/api/rooms/{room}/join", json={"name": "Omar"})).json()]
+    # A long log, grown through the room itself: presence changes as a gateway process reports
+    # them (here without the limit a gateway puts on its sockets' comings and goings).
+    config = Config(redis_url=redis_url, ray_address=ray_address, prefix=gateway.prefix)
+    async with RoomClient(config) as rc:
+        for _ in range(0, REPLAY_EVENTS, 200):  # each one a change: connected, gone, connected...
+            await asyncio.gather(*(rc.presence(room, 1, i % 2 == 0) for i in range(200)))
     watcher = await connect(gateway.ws_url, room, seats[1]["token"])
+    assert watcher.welcome["seq"] > REPLAY_EVENTS
 
     attacker = socketlib.socket()
     attacker.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_RCVBUF, 4096)  # before connect: a small window
@@ -282,3 +316,44 @@ async def test_hosts_are_capped_and_empty_lobbies_close_soon(stack):
         assert (await http.post("/api/rooms", json={"name": "Ines"})).status_code == 201
         assert (await player.request({"type": "ping"}))["type"] == "ack"
         await player.close()
+
+
+async def finished_table(http: httpx.AsyncClient, gateway, host_name: str) -> dict:
+    """A room of six created by `http`'s address, then left empty until its lobby closed
+    (finished): its host may play again. Returns the host's seat."""
+    host = (await http.post("/api/rooms", json={"name": host_name})).json()
+    present = await connect(gateway.ws_url, host["room"], host["token"])  # open while they join
+    for i in range(5):
+        async with client(gateway) as guest:
+            assert (await guest.post(f"/api/rooms/{host['room']}/join",
+                                     json={"name": f"Guest{i}"})).status_code == 200
+    await present.close()
+
+    async def closed() -> None:
+        while (await http.get(f"/api/rooms/{host['room']}")).json()["status"] != "finished":
+            await asyncio.sleep(0.2)  # polling the room's status for the idle close
+    await asyncio.wait_for(closed(), 60)
+    return host
+
+
+async def test_playing_again_counts_against_the_rooms_of_the_clicking_address(stack):
+    gateway = stack.start_gateway(games_per_actor=50, env={"WW_ROOMS_PER_ADDRESS": "2",
+                                                           "WW_LOBBY_IDLE_CLOSE": "1"})
+    clicker = next(_addresses)
+    async with client(gateway, clicker) as http, client(gateway) as elsewhere:
+        first = await finished_table(http, gateway, "Layla")  # the clicker's first room
+        other = await finished_table(elsewhere, gateway, "Omar")  # another address's
+        again = await http.post(f"/api/rooms/{first['room']}/again", json={"token": first["token"]})
+        assert again.status_code == 200  # its second room
+        refused = await http.post("/api/rooms", json={"name": "Ines"})
+        assert refused.status_code == 429 and refused.json()["detail"]["code"] == "rate_limited"
+        # Over its limit, the clicker opens no next game either, whoever's table it is.
+        refused = await http.post(f"/api/rooms/{other['room']}/again", json={"token": other["token"]})
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
+        assert (await http.get(f"/api/rooms/{other['room']}")).json()["next"] is None
+        # A retried click opens nothing: it answers the room already opened.
+        retried = await http.post(f"/api/rooms/{first['room']}/again", json={"token": first["token"]})
+        assert retried.status_code == 200 and retried.json()["room"] == again.json()["room"]
+        # The other address is not held back.
+        assert (await elsewhere.post(f"/api/rooms/{other['room']}/again",
+                                     json={"token": other["token"]})).status_code == 200

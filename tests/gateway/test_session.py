@@ -2,6 +2,7 @@
 the same through the real stack): order, audience, replay, and dropping a socket that stops
 reading without slowing down the others."""
 import asyncio
+import functools
 from contextlib import asynccontextmanager
 
 import orjson
@@ -9,7 +10,7 @@ from starlette.websockets import WebSocketState
 
 from actors.config import Config
 from gateway.metrics import Metrics
-from gateway.seats import LocalSeats
+from gateway.seats import LocalSeats, PresenceReports
 from gateway.state import GatewayState
 from gateway import ws
 from gateway.ws import CLOSE_OVERFLOW, SEND_QUEUE_FRAMES, Session
@@ -26,6 +27,7 @@ class Room:
         self.log = log
         self.listeners: list[tuple[asyncio.Queue, int]] = []
         self.presence_calls: list[tuple[int, bool]] = []
+        self._presence_changed = asyncio.Condition()
 
     @asynccontextmanager
     async def listen(self, room, seat, queue):
@@ -46,7 +48,14 @@ class Room:
         return self.log[since:upto]
 
     async def presence(self, room, seat, connected):
-        self.presence_calls.append((seat, connected))
+        async with self._presence_changed:
+            self.presence_calls.append((seat, connected))
+            self._presence_changed.notify_all()
+
+    async def until_presence(self, calls: list[tuple[int, bool]]) -> None:
+        async with self._presence_changed:
+            await asyncio.wait_for(self._presence_changed.wait_for(
+                lambda: self.presence_calls == calls), 5)
 
 
 class Socket:
@@ -83,8 +92,9 @@ class Socket:
 
 
 def gateway(room: Room) -> GatewayState:
-    return GatewayState(config=Config(), rooms=room, seats=LocalSeats(), metrics=Metrics(),
-                        limits=None)
+    seats = LocalSeats()
+    return GatewayState(config=Config(), rooms=room, seats=seats, metrics=Metrics(), limits=None,
+                        presence=PresenceReports(seats, functools.partial(ws.report_presence, room)))
 
 
 async def test_welcome_then_replay_then_live_events_of_the_seat_only_never_twice():
@@ -101,7 +111,7 @@ async def test_welcome_then_replay_then_live_events_of_the_seat_only_never_twice
         ("welcome", 4), ("event", 3), ("event", 4), ("event", 6)]
     await socket.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(session, 5)
-    assert room.presence_calls == [(1, True), (1, False)]
+    await room.until_presence([(1, True), (1, False)])
 
 
 async def test_a_socket_that_stops_reading_is_dropped_and_the_others_keep_up():
