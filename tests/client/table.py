@@ -269,14 +269,20 @@ async def answer(player: Player, key: str, action: str, wolves: set[int]) -> Non
         # The client marks the prompt answered once the server has acked.
         await page.wait_for_selector(f"{selector}[data-answered]")
 
+    await unless_closed(page, selector, move)
+
+
+async def unless_closed(page: Page, selector: str, move) -> None:
+    """`move()`, unless the prompt at `selector` goes first: its phase ended under it, or the game
+    did (the end screen hides it). A failed move is a failure only while the prompt stays."""
     moving = asyncio.ensure_future(move())
-    closed = asyncio.ensure_future(page.wait_for_selector(selector, state="detached", timeout=GAME_MS))
+    closed = asyncio.ensure_future(page.wait_for_selector(selector, state="hidden", timeout=GAME_MS))
     done, pending = await asyncio.wait({moving, closed}, return_when=asyncio.FIRST_COMPLETED)
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
     if moving in done and closed not in done:
-        moving.result()  # a failed move is a failure, unless the prompt closed under it
+        moving.result()
 
 
 OPEN_PROMPT = ".prompt:not([data-answered])"

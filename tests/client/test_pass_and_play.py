@@ -8,10 +8,11 @@ Takes the README's pictures of the cover and of a card shown.
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 
-from tests.client.table import DOCS, PHONE, chromium, new_player, pick
+from tests.client.table import DOCS, PHONE, chromium, new_player, pick, unless_closed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -89,9 +90,8 @@ async def answer_here(page, scope: str, role: str, wolves: set[int], voter: int,
         villagers = [s for s in options if cards.get(s) == "villager" and s != voter]
         targets = villagers[:1] or options[:1]
     else:
-        me = type("Me", (), {"role": role})()
         n = max(1, int(await prompt.get_attribute("data-min") or 1))
-        targets = pick(action, options, me, wolves, n)
+        targets = pick(action, options, SimpleNamespace(role=role), wolves, n)
     selector = f'{scope} .prompt[data-key="{key}"]'
 
     async def move() -> None:
@@ -100,16 +100,7 @@ async def answer_here(page, scope: str, role: str, wolves: set[int], voter: int,
         await page.click(f"{selector} button.confirm")
         await page.wait_for_selector(f"{selector}[data-answered]")
 
-    # Answered, unless its step's time runs out first (the prompt then goes, the game goes on), or
-    # the answer ends the game (the end screen then shows).
-    moving = asyncio.ensure_future(move())
-    gone = asyncio.ensure_future(page.wait_for_selector(selector, state="hidden", timeout=240_000))
-    done, pending = await asyncio.wait({moving, gone}, return_when=asyncio.FIRST_COMPLETED)
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
-    if moving in done and gone not in done:
-        moving.result()
+    await unless_closed(page, selector, move)
 
 
 @pytest.mark.timeout(600)
