@@ -563,3 +563,19 @@ def test_with_hidden_cards_a_dead_white_werewolf_s_step_still_runs_on_his_nights
     assert g.phase == "night.white_werewolf" and g.state.prompts == []  # nobody asked
     g.timeout()
     assert g.phase.startswith("day.")
+
+
+def test_a_white_werewolf_counts_among_the_others_for_the_pack_s_parity():
+    """D42: he wins alone, so the pack cannot reach parity by counting him."""
+    g = game(["werewolf", "white_werewolf", "seer", "villager", "villager", "villager"])
+    g.timeout()
+    through_day(g, 5)  # werewolf, White Werewolf, seer, two villagers
+    while g.phase != "night.wolves":
+        g.timeout()
+    g.act(0, "wolves.point", [4])
+    g.act(1, "wolves.point", [4])
+    while g.phase.startswith("night"):
+        g.timeout()  # his even night: he passes
+    assert not g.state.alive[4]
+    # 2 wolf cards against 2 others, but the pack is one wolf against three
+    assert g.state.outcome is None
