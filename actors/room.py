@@ -52,7 +52,6 @@ ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat
 RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5)}
 STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
-DECLARED = rules.declaration()  # the roles, house rules and presets a host may choose, as data
 WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it gets public events only
 
 
@@ -154,8 +153,6 @@ class RoomData:
             "settings": self.settings.to_json(),
             "roles_in_play": roles_in_play(len(self.players), self.settings),
             "spectators": sum(self.watchers.values()),
-            # for the host's form and the rules shown in the lobby; a game's views need none
-            **({"declared": DECLARED} if self.status == "lobby" else {}),
         }
 
     def view(self, seat: int) -> dict:

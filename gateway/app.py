@@ -305,8 +305,9 @@ def create_app(config: Config) -> FastAPI:
 
     @app.get("/api/rules")
     async def declared_rules():
-        """The roles, rules and presets as data (rules.declaration()), for the help page's
-        generated tables and the rules shown during a game; the lobby view carries it too."""
+        """The roles, rules and presets as data (rules.declaration()): the client fetches it once
+        and builds the host's form, the rules shown to every seat and the help from it (no
+        welcome carries it: it was 80 % of a lobby welcome's bytes)."""
         return DECLARATION
 
     @app.get("/healthz")

@@ -534,7 +534,6 @@ function renderLobby(v) {
   $("#lobby-wolves").textContent = t("lobby.wolves", { n: rip.werewolf ?? 0 });
   rebuild($("#lobby-roles"), roleChips(rip));
   const preset = v.settings?.preset;
-  if (v.declared) app.declared = v.declared;
   $("#lobby-preset").dataset.preset = preset || "";
   $("#lobby-preset").textContent = t("lobby.preset", { name: preset ? t(`preset.${preset}`) : t("lobby.preset.custom") });
   rebuild($("#lobby-rules"), shownRules(v).flatMap((r) =>
@@ -558,7 +557,7 @@ function roleChips(rolesInPlay) {
 // where it differs from seed 000, which everyone knows.
 function shownRules(v, all = false) {
   const rip = v.roles_in_play || {};
-  const declared = v.declared || app.declared;
+  const declared = app.declared;
   const dealable = new Set((declared?.roles || []).map((r) => r.id));
   return (declared?.rules || []).filter((r) => (rip[r.owner] || !dealable.has(r.owner))
     && (all || v.settings?.rules?.[r.id] !== r.default));
@@ -578,7 +577,7 @@ function durationLabel(key) {
 // that shows what the host sent (or for an error) before it takes the server's values again.
 function renderHostForm(v, need) {
   const chosen = new Set(v.settings?.roles || []);
-  const roles = (v.declared?.roles || []).map((r) => r.id);
+  const roles = (app.declared?.roles || []).map((r) => r.id);
   const durations = v.settings?.durations || {};
   const rules = shownRules(v, true);
   const shape = `${roles.join()}|${rules.map((r) => r.id).join()}|${Object.keys(durations).join()}|${language()}`;
@@ -596,7 +595,7 @@ function renderHostForm(v, need) {
     } : null;
     app.hostShape = shape;
     presetBox.replaceChildren(el("option", { value: "", text: t("lobby.preset.custom") }),
-      ...(v.declared?.presets || []).map((p) => el("option", { value: p.id, text: t(`preset.${p.id}`) })));
+      ...(app.declared?.presets || []).map((p) => el("option", { value: p.id, text: t(`preset.${p.id}`) })));
     presetBox.onchange = () => presetBox.value && sendSettings({ preset: presetBox.value });
     rulesBox.replaceChildren(...rules.map((r) =>
       el("label", {},
@@ -643,7 +642,7 @@ function renderHostForm(v, need) {
 // A preset whose roles follow the table's size (004): the host picks the size first and sees
 // the deal the code makes for it; the room deals that row for the players seated.
 function renderSizePicker(v) {
-  const preset = (v.declared?.presets || []).find((p) => p.id === v.settings?.preset && p.by_size);
+  const preset = (app.declared?.presets || []).find((p) => p.id === v.settings?.preset && p.by_size);
   $("#host-size-box").hidden = !preset;
   if (!preset) return;
   const box = $("#host-size");
@@ -674,7 +673,7 @@ function sendSettings(preset = null) {
     }
     const rules = {};
     for (const select of document.querySelectorAll("#host-rules select")) {
-      const rule = app.here.view.declared.rules.find((r) => r.id === select.name);
+      const rule = app.declared.rules.find((r) => r.id === select.name);
       rules[select.name] = rule.values[Number(select.value)];
     }
     sent = { roles, durations, rules };
@@ -1287,11 +1286,23 @@ function bindPassForms() {
 
 // ---------- boot ----------
 
+async function loadDeclaration() {
+  for (let pause = 500; ; pause = Math.min(pause * 2, 8000)) {
+    try {
+      const r = await fetch("/api/rules");
+      if (r.ok) return await r.json();
+    } catch { /* offline for a moment: try again */ }
+    await new Promise((done) => setTimeout(done, pause));
+  }
+}
+
 async function boot() {
-  // the declaration, for the help's generated table and the rules shown in a game
-  fetch("/api/rules").then((r) => (r.ok ? r.json() : null)).then((d) => { if (d) app.declared = d; }).catch(() => {});
+  // The declaration (roles, house rules, presets): the host's form, the rules shown, the help.
+  // Fetched once, before any room is shown; welcomes do not carry it (9.6 KB each).
+  const declaration = loadDeclaration();
   const lang = pickLanguage();
   await setLanguage(lang);
+  app.declared = await declaration;
   const select = $("#lang");
   select.replaceChildren(...LANGS.map((l) => el("option", { value: l, text: t(`lang.${l}`) })));
   select.value = lang;

@@ -14,7 +14,7 @@ const PRIVATE_NEWS = new Set(["role", "wolves", "lovers", "seer_result", "medium
 const PUBLIC_FEED = new Set(["game_started", "phase", "death", "mayor", "vote_result", "candidate", "idiot_revealed",
   "powers_lost", "scapegoat_voters", "talkative_seer", "bread", "game_over"]);
 // The view's fields every seat has alike (protocol.md "Welcome and view"); all others are a seat's own.
-const PUBLIC_FIELDS = ["room", "status", "host", "players", "settings", "spectators", "roles_in_play", "declared",
+const PUBLIC_FIELDS = ["room", "status", "host", "players", "settings", "spectators", "roles_in_play",
   "phase", "day", "deadline", "votes", "tally", "waiting", "mayor", "outcome", "final"];
 
 export const isNight = (phase) => String(phase).startsWith("night.");
