@@ -95,17 +95,22 @@ def profile(pids: list, seconds: int, out: Path) -> list:
     return procs, files
 
 
-def profile_busiest(running, lc, n: int, out: Path, warmup: float = 10, window: float = 5):
-    """While tables arrive: py-spy the n processes busiest over `window` s, `warmup` s into the
-    arrivals, for 20 s (returns at once: (py-spy processes, their files))."""
+def profile_busiest(a: dict, b: dict, seconds: float, n: int, out: Path):
+    """py-spy, for 20 s, the n processes that used the most CPU between snapshots a and b
+    (returns at once: (py-spy processes, their files))."""
+    _, per_pid = cpu_delta(a, b, seconds)
+    busiest = sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:n]
+    out.mkdir(parents=True, exist_ok=True)
+    return profile([(c, pid) for pid, (c, _v) in busiest], 20, out)
+
+
+def profile_arrivals(running, lc, n: int, out: Path, warmup: float = 10, window: float = 5):
+    """While tables arrive: the n processes busiest over `window` s, `warmup` s into the arrivals."""
     time.sleep(warmup)
     components = {**running.components(), "locust": lc.processes()}
     a = cpu_snapshot(components)
     time.sleep(window)
-    _, per_pid = cpu_delta(a, cpu_snapshot(components), window)
-    busiest = sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:n]
-    out.mkdir(parents=True, exist_ok=True)
-    return profile([(c, pid) for pid, (c, _v) in busiest], 20, out)
+    return profile_busiest(a, cpu_snapshot(components), window, n, out)
 
 
 def wait_all(procs: list) -> None:
@@ -153,11 +158,10 @@ class CreationProbe:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self):
+    def start(self) -> None:
         self._thread.start()
-        return self
 
-    def __exit__(self, *exc):
+    def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=30)
 
@@ -220,7 +224,7 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             lc.reset()
             lc.swarm(rooms, args.spawn_rate, running.urls[0])
             need = 18 * (rooms - prev)
-            arrival_profiles = (profile_busiest(running, lc, args.profile, out / f"arrival-{layout}-{rooms}")
+            arrival_profiles = (profile_arrivals(running, lc, args.profile, out / f"arrival-{layout}-{rooms}")
                                 if args.profile else ([], []))
             connected = lc.wait_connected(rooms, need,
                                           args.spawn_timeout + (rooms - prev) / args.spawn_rate)
@@ -238,21 +242,18 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             prof_files = []
             probe = CreationProbe(running.urls) if layout != "baseline" else None
             if probe:
-                probe.__enter__()
+                probe.start()
             if args.profile and args.hold > 30:
                 time.sleep(args.hold - 25)
                 mid = cpu_snapshot({**running.components(), "locust": lc.processes()})
-                _, per_pid = cpu_delta(a, mid, time.monotonic() - t0)
-                busiest = sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:args.profile]
-                pdir = out / f"profile-{layout}-{rooms}"
-                pdir.mkdir(parents=True, exist_ok=True)
-                pprocs, prof_files = profile([(c, pid) for pid, (c, _v) in busiest], 20, pdir)
+                pprocs, prof_files = profile_busiest(a, mid, time.monotonic() - t0, args.profile,
+                                                     out / f"profile-{layout}-{rooms}")
                 time.sleep(max(0.0, args.hold - (time.monotonic() - t0)))
                 wait_all(pprocs)
             else:
                 time.sleep(args.hold)
             if probe:
-                probe.__exit__(None, None, None)
+                probe.stop()
             comps = {**running.components(), "locust": lc.processes()}
             b = cpu_snapshot(comps)
             held = time.monotonic() - t0
