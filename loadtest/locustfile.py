@@ -145,7 +145,8 @@ class Seat:
             self.ws.send(orjson.dumps(frame).decode())
         except Exception as e:  # noqa: BLE001
             self.pending.pop(fid, None)
-            self.game.fire("WS", f"send:{name}", 0, exc=e)
+            if not self.closing:  # a table being stopped closes its sockets under its own sends
+                self.game.fire("WS", f"send:{name}", 0, exc=e)
             if res:
                 res.set(None)
         return res
