@@ -39,7 +39,7 @@ import time
 import gevent
 import gevent.event
 import orjson
-from locust import User, constant, events, task
+from locust import User, argument_parser, constant, events, task
 from locust.contrib.fasthttp import FastHttpSession
 from locust.runners import LocalRunner, MasterRunner
 
@@ -50,6 +50,12 @@ from loadtest.core import (
 from loadtest.wire import LightSocket
 
 log = logging.getLogger("loadtest")
+
+# Locust's worker rebuilds its whole argument parser once per option of every spawn message
+# (`WorkerRunner`: `k not in argument_parser.default_args_dict()` inside a comprehension): 60 % of
+# a worker's samples while tables arrive. The defaults cannot change within a process.
+_LOCUST_DEFAULTS = argument_parser.default_args_dict()
+argument_parser.default_args_dict = lambda: _LOCUST_DEFAULTS
 
 
 def _env(name: str, default: str) -> str:
