@@ -1,9 +1,10 @@
 """`RoomClient`: everything the gateway needs from the cluster, and nothing it must remember.
 
 Reads that only need Redis (tokens, the event log, events as they are published) never call an
-actor. Everything that changes a room is a call to the room's host actor (commands, presence and
-welcomes travel in per-host batches), retried while the host restarts; the room recognises a
-retried frame by seat, id and content, and a retried join by its token hash.
+actor. Everything else goes to the room's host: a room's creation as a Ray call, every other
+request (commands, joins, presence, welcomes, lobby reads) through the host's Redis inbox; both
+are retried while the host restarts, and the room recognises a retried frame by seat, id and
+content, and a retried join by its token hash.
 """
 from __future__ import annotations
 
@@ -250,7 +251,7 @@ class RoomClient:
 
         async def seat_the_table() -> None:  # each step recognised if it already happened
             for s, name in enumerate(names[1:], start=1):
-                _raise_refusal(await self._call(host, "join", new, name, hashes[s]))
+                _raise_refusal(await self._send(host, ("join", new, None, (name, hashes[s]))))
             for frame in ({"type": "settings", "id": "again-settings", **facts["settings"]},
                           {"type": "start", "id": "again-start"}):
                 reply = await self.command(new, 0, frame)
@@ -280,8 +281,8 @@ class RoomClient:
 
         async def seat() -> dict:
             try:
-                reply = await self._call(await self._host_of(code), "join", code, name,
-                                         token_hash(token))
+                reply = await self._send(await self._host_of(code),
+                                         ("join", code, None, (name, token_hash(token))))
             except HostRetired:
                 raise RoomStarted(f"room {code} has ended") from None
             _raise_refusal(reply)
@@ -298,7 +299,7 @@ class RoomClient:
 
     async def _lobby(self, code: str) -> dict:
         try:
-            facts = await self._call(await self._host_of(code), "lobby", code)
+            facts = await self._send(await self._host_of(code), ("lobby", code, None, None))
         except HostRetired:
             data = await self._stored(code)
             facts = None if data is None else data.lobby()

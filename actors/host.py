@@ -6,9 +6,9 @@ restartable (`max_restarts=-1`). On every (re)start it loads the rooms listed in
 `P:host:{name}:rooms`, each taking a new epoch, and their timers re-arm from the stored deadlines.
 A room it does not hold yet but the directory says it owns is loaded on first use.
 
-Commands, presence changes and welcomes reach a host through its Redis inbox, not as Ray calls:
-a Ray call costs ~0.7 ms of the caller's CPU (docs/architecture.md), and at a human pace nearly
-every call would carry a single command. The host takes whatever its inbox holds, answers each
+Commands, joins, presence changes, welcomes and lobby reads reach a host through its Redis inbox,
+not as Ray calls: a Ray call costs ~0.7 ms of the caller's CPU (docs/architecture.md), and at a
+human pace nearly every call would carry a single request. The host takes whatever its inbox holds, answers each
 request as soon as it is done (never waiting for its neighbours), and publishes the replies to
 each gateway's reply channel, the replies completed in one turn of the loop in one message.
 """
@@ -182,12 +182,18 @@ class RoomHost:
         ack/error frame;
         ("presence", code, seat, (gateway, connected)) -> None; ("watch", code, None,
         (gateway, count)) -> None (spectator sockets); ("welcome", code, seat, None)
-        -> welcome or None; RoomUnavailable (returned) when the room could not be loaded."""
+        -> welcome or None; ("join", code, None, (name, token hash)) -> {"seat"} or a refusal;
+        ("lobby", code, None, None) -> lobby facts or None; RoomUnavailable (returned) when the
+        room could not be loaded."""
         try:
             if kind == "command":
                 return await self.command(code, seat, *arg)
             if kind == "welcome":
                 return await self.welcome(code, seat)
+            if kind == "join":
+                return await self.join(code, *arg)
+            if kind == "lobby":
+                return await self.lobby(code)
             if kind == "watch":
                 await self.watch(code, *arg)
                 return None
@@ -198,7 +204,7 @@ class RoomHost:
                 frame = arg[0] if isinstance(arg, (list, tuple)) and arg else None
                 return error_frame(frame.get("id") if isinstance(frame, dict) else None, "internal",
                                    "the room is unavailable, retry")
-            if kind == "welcome":  # returned, not raised: the client raises it for this caller only
+            if kind in ("welcome", "join", "lobby"):  # returned, not raised: the client raises it for this caller only
                 return RoomUnavailable(f"room {code} is unavailable, retry")
         return None
 
@@ -283,15 +289,9 @@ class GameHost:
     async def create_room(self, code: str, name: str, token_hash: str) -> dict:
         return await self._host.create_room(code, name, token_hash)
 
-    async def join(self, code: str, name: str, token_hash: str) -> dict:
-        return await self._host.join(code, name, token_hash)
-
     def incarnation(self) -> str:
         """Changes with every (re)start of this actor's process."""
         return self._host.incarnation
-
-    async def lobby(self, code: str) -> dict | None:
-        return await self._host.lobby(code)
 
     def stats(self) -> dict:
         """Name, process id (the crash test kills it) and rooms held."""

@@ -86,6 +86,24 @@ async def test_inbox_requests_are_each_answered_on_their_own(store, clock):
     assert replies[2][1]["code"] == "not_your_turn"
 
 
+async def test_joins_and_lobby_reads_come_through_the_inbox(store, clock):
+    h = host(store, clock)
+    await h.start()
+    await h.create_room("AAAAAA", "Host", "t0")
+    replies = await ask(h, store, [
+        ("join", "AAAAAA", None, ("Omar", "t1")),
+        ("join", "AAAAAA", None, ("Omar", "t1")),  # a retried join: the same seat
+        ("join", "AAAAAA", None, ("Omar", "t2")),
+        ("join", "NOROOM", None, ("Late", "t3")),
+    ])
+    assert replies[0] == replies[1] == (REPLY_OK, {"seat": 1})
+    assert replies[2][1]["error"] == "name_taken"
+    assert replies[3][1]["error"] == "room_not_found"
+    lobby, missing = await ask(h, store, [("lobby", "AAAAAA", None, None), ("lobby", "NOROOM", None, None)])
+    assert [p["name"] for p in lobby[1]["players"]] == ["Host", "Omar"]
+    assert missing == (REPLY_OK, None)
+
+
 async def test_a_slow_room_never_holds_back_the_reply_of_another(store, clock):
     h = host(store, clock)
     await h.start()
