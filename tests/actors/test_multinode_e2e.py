@@ -52,7 +52,7 @@ def test_rooms_of_a_killed_worker_node_resume_on_the_other(ww_prefix, capsys):
                     nodes.append(ray_node(lan, i, head_ip=lan.ips[0],
                                           resources={HOST_RESOURCE: 1000}))
                 stack = Stack(ray_address=f"{lan.ips[0]}:{RAY_GCS_PORT}", redis_url=redis.url,
-                              prefix=ww_prefix)
+                              prefix=ww_prefix, drops_actors=False)
                 try:
                     return await play_and_kill_a_node(lan, stack, nodes)
                 finally:

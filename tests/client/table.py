@@ -23,7 +23,7 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
 LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 360, "height": 740}
 WAIT_MS = 60_000  # one phase on a loaded two-core machine, with room to spare
-GAME_MS = 240_000  # a whole game
+GAME_MS = 600_000  # a whole game on a loaded machine (a seat dead on the first night waits it out)
 
 
 @dataclass

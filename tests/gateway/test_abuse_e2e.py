@@ -20,7 +20,7 @@ from actors.client import RoomClient
 from actors.config import Config
 from gateway.seats import REPORT_BURST, REPORT_RATE
 from tests.gateway.checks import stored_log
-from tests.stack import HTTP_TIMEOUT, connect, open_socket, start_gateway
+from tests.stack import HTTP_TIMEOUT, connect, drop_actors, open_socket, start_gateway
 
 pytestmark = pytest.mark.e2e
 
@@ -44,6 +44,7 @@ def gateway(ray_address, redis_url):
                             "WW_HTTP_REQUEST_TIMEOUT": "1"})
     yield gw
     gw.kill()
+    drop_actors(ray_address, gw.prefix)
 
 
 def client(gateway, address: str | None = None) -> httpx.AsyncClient:

@@ -138,7 +138,7 @@ HUMAN_SMOKE_DURATIONS = {"cupid": 4, "seer": 4, "wolves": 30, "witch": 4, "elect
 @pytest.mark.e2e
 def test_human_tables_talk_and_act_through_the_real_stack(stack, tmp_path):
     gateway = stack.start_gateway(games_per_actor=200, durations=HUMAN_SMOKE_DURATIONS)
-    res = run_locust(gateway.url, 2, tmp_path, "--ww-model", "human", limit_s=75, games=0)
+    res = run_locust(gateway.url, 2, tmp_path, "--ww-model", "human", limit_s=60, games=0)
     assert_clean(res, 2, completed=False)
     rows = res["rows"]
     assert n(rows, "ack:act") > 0 and n(rows, "ack:chat") > 0

@@ -746,12 +746,12 @@ function renderGame(v) {
 function tick() {
   const v = app.here?.view;
   const box = $("#countdown");
-  if (!v || !v.deadline || v.status !== "running") {
-    box.textContent = "";
-    return;
+  let text = "";
+  if (v && v.deadline && v.status === "running") {
+    text = t("game.left", { s: Math.max(0, Math.ceil((v.deadline - Date.now()) / 1000)) });
   }
-  const s = Math.max(0, Math.ceil((v.deadline - Date.now()) / 1000));
-  box.textContent = t("game.left", { s });
+  // Four ticks a second: written only when it changes, so an idle page does no layout work.
+  if (box.textContent !== text) box.textContent = text;
 }
 
 // From view.waiting when known, else from the phase and the public votes; never more.
