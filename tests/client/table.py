@@ -272,11 +272,24 @@ async def answer(player: Player, key: str, action: str, wolves: set[int]) -> Non
     await unless_closed(page, selector, move)
 
 
+# Shown as Playwright means it (laid out, not visibility:hidden), checked inside the page.
+_SHOWN = """([selector, want]) => [...document.querySelectorAll(selector)].some(
+    (e) => e.checkVisibility({visibilityProperty: true}) && e.getClientRects().length > 0) === want"""
+
+
+async def shown(page: Page, selector: str, want: bool = True, timeout: float = GAME_MS) -> None:
+    """Until an element matching `selector` is shown (`want`) or none is. For the game-long
+    waits: polled inside the page 4 times a second, where `wait_for_selector` polls from the
+    driver (a few protocol round trips every 500 ms per wait; 40 such waits at once in a
+    20-seat game)."""
+    await page.wait_for_function(_SHOWN, arg=[selector, want], polling=250, timeout=timeout)
+
+
 async def unless_closed(page: Page, selector: str, move) -> None:
     """`move()`, unless the prompt at `selector` goes first: its phase ended under it, or the game
     did (the end screen hides it). A failed move is a failure only while the prompt stays."""
     moving = asyncio.ensure_future(move())
-    closed = asyncio.ensure_future(page.wait_for_selector(selector, state="hidden", timeout=GAME_MS))
+    closed = asyncio.ensure_future(shown(page, selector, want=False))
     done, pending = await asyncio.wait({moving, closed}, return_when=asyncio.FIRST_COMPLETED)
     for task in pending:
         task.cancel()
@@ -293,7 +306,7 @@ async def play(player: Player, wolves: set[int], *, until: str = THE_END, on_pro
     """Answer every prompt this page shows until `until` matches (a selector)."""
     page = player.page
     while True:
-        await page.wait_for_selector(f"{until}, {OPEN_PROMPT}", timeout=GAME_MS)
+        await shown(page, f"{until}, {OPEN_PROMPT}")
         if await page.locator(until).count():
             return
         prompt = page.locator(OPEN_PROMPT).first
