@@ -8,9 +8,10 @@ A room it does not hold yet but the directory says it owns is loaded on first us
 
 Commands, joins, presence changes, welcomes and lobby reads reach a host through its Redis inbox,
 not as Ray calls: a Ray call costs ~0.7 ms of the caller's CPU (docs/architecture.md), and at a
-human pace nearly every call would carry a single request. The host takes whatever its inbox holds, answers each
-request as soon as it is done (never waiting for its neighbours), and publishes the replies to
-each gateway's reply channel, the replies completed in one turn of the loop in one message.
+human pace nearly every call would carry a single request. The host takes whatever its inbox
+holds, answers each request as soon as it is done (never waiting for its neighbours), and
+publishes the replies to each gateway's reply channel, the replies completed in one turn of the
+loop in one message.
 """
 from __future__ import annotations
 
@@ -204,7 +205,8 @@ class RoomHost:
                 frame = arg[0] if isinstance(arg, (list, tuple)) and arg else None
                 return error_frame(frame.get("id") if isinstance(frame, dict) else None, "internal",
                                    "the room is unavailable, retry")
-            if kind in ("welcome", "join", "lobby"):  # returned, not raised: the client raises it for this caller only
+            if kind in ("welcome", "join", "lobby"):
+                # returned, not raised: the client raises it for this caller only
                 return RoomUnavailable(f"room {code} is unavailable, retry")
         return None
 

@@ -16,17 +16,12 @@ from actors.store import StorageUnavailable
 from tests.actors.conftest import REDIS_URL
 from tests.actors.players import act_frames
 from tests.redis_servers import redis_server
+from tests.stack import drop_actors
 
 pytestmark = pytest.mark.e2e
 
 SHORT = {name: 1 for name in ("cupid", "seer", "wolves", "witch", "election", "discussion", "vote",
                               "tiebreak", "hunter", "successor")}
-
-
-async def kill_actors(rc: RoomClient) -> None:
-    hosts = [name.decode() for name in await rc.redis.zrange(rc.keys.hosts(), 0, -1)]
-    for name in hosts + [rc._placement_name]:
-        ray.kill(ray.get_actor(name, namespace=rc.config.namespace))
 
 
 @pytest.fixture
@@ -36,7 +31,7 @@ async def cluster(ray_address, prefix, request):
                     games_per_actor=request.param, warm_actors=1, durations=SHORT)
     async with RoomClient(config) as rc:
         yield rc
-        await kill_actors(rc)
+        drop_actors(ray_address, prefix)
 
 
 async def open_table(rc: RoomClient, players: int) -> tuple[str, list[str]]:
@@ -264,7 +259,7 @@ async def outage(ray_address, prefix, request):
             yield server, rc
             if server.process.poll() is not None:
                 await asyncio.to_thread(server.start)
-            await kill_actors(rc)
+            drop_actors(ray_address, prefix)
 
 
 async def slots_taken(rc: RoomClient) -> float:

@@ -20,7 +20,7 @@ from actors.client import RoomClient
 from actors.config import Config
 from gateway.seats import REPORT_BURST, REPORT_RATE
 from tests.gateway.checks import stored_log
-from tests.stack import HTTP_TIMEOUT, connect, drop_actors, open_socket, start_gateway
+from tests.stack import HTTP_TIMEOUT, Stack, connect, open_socket
 
 pytestmark = pytest.mark.e2e
 
@@ -36,15 +36,13 @@ _addresses = (f"198.51.100.{i}" for i in itertools.count(1))
 
 @pytest.fixture(scope="module")
 def gateway(ray_address, redis_url):
-    gw = start_gateway(ray_address=ray_address, redis_url=redis_url,
-                       prefix="t" + secrets.token_hex(5), games_per_actor=50,
-                       env={"WW_ROOMS_PER_ADDRESS": str(ROOMS_PER_ADDRESS),
-                            "WW_LOOKUP_FAILURES_PER_ADDRESS": str(LOOKUP_FAILURES),
-                            "WW_SOCKETS_PER_SEAT": str(SOCKETS_PER_SEAT),
-                            "WW_HTTP_REQUEST_TIMEOUT": "1"})
-    yield gw
-    gw.kill()
-    drop_actors(ray_address, gw.prefix)
+    stack = Stack(ray_address=ray_address, redis_url=redis_url, prefix="t" + secrets.token_hex(5))
+    yield stack.start_gateway(games_per_actor=50,
+                              env={"WW_ROOMS_PER_ADDRESS": str(ROOMS_PER_ADDRESS),
+                                   "WW_LOOKUP_FAILURES_PER_ADDRESS": str(LOOKUP_FAILURES),
+                                   "WW_SOCKETS_PER_SEAT": str(SOCKETS_PER_SEAT),
+                                   "WW_HTTP_REQUEST_TIMEOUT": "1"})
+    stack.close()
 
 
 def client(gateway, address: str | None = None) -> httpx.AsyncClient:

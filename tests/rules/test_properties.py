@@ -2,7 +2,8 @@
 as many seats as they need up to 18, random house rules), random legal and illegal commands,
 random chat and timeouts.
 
-RULES_GAMES sets the number of games (default 1000, the CI figure; `RULES_GAMES=20000 scripts/test -k random_games` for a longer search)."""
+RULES_GAMES sets the number of games (default 1000, the CI figure; for a longer search,
+`RULES_GAMES=20000 scripts/test -k random_games`)."""
 
 import os
 import random
