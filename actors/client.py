@@ -132,7 +132,7 @@ class RoomClient:
             name=self._placement_name, namespace=self.config.namespace, lifetime="detached",
             get_if_exists=True, max_restarts=-1).remote(self.config)
         self._handles[self._placement_name] = placement
-        self.subscriptions = Subscriptions(self.redis, self.keys, self.store.events_after)
+        self.subscriptions = Subscriptions(self.redis, self.keys, self.store)
         await self.subscriptions.start(self.keys.replies(self.gateway_id), self._on_replies)
         await self.renew_lease()  # before any presence names this process
 
@@ -534,7 +534,9 @@ class _Channel:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.listeners: dict[asyncio.Queue, int | None] = {}  # queue -> the seat it is for
         self.subscribed = loop.create_future()
-        self.last: int | None = None  # last seq delivered, to drop repeats and fill gaps
+        # The last seq delivered, to drop repeats and fill gaps; from the subscription's first
+        # confirmation on, at least the room's stored seq at that moment (see Subscriptions._handle).
+        self.last: int | None = None
 
 
 class Subscriptions:
@@ -542,10 +544,10 @@ class Subscriptions:
     local listener wants it. Each listener gets every stored event once, in seq order: a gap (a
     message lost while the connection was being re-established) is filled from the log."""
 
-    def __init__(self, redis: aioredis.Redis, keys: Keys, events_after) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keys, store: RedisStore) -> None:
         self._pubsub = redis.pubsub()
         self._keys = keys
-        self._events_after = events_after
+        self._store = store
         self._channels: dict[str, _Channel] = {}
         self._reader: asyncio.Task | None = None
         self._direct: bytes | None = None  # this process's reply channel
@@ -609,19 +611,39 @@ class Subscriptions:
         channel = self._channels.get(code)
         if channel is None:
             return
-        if message["type"] == "subscribe" and not channel.subscribed.done():
-            channel.subscribed.set_result(None)
+        if message["type"] == "subscribe":
+            # Live from here on: every later event is either published to this connection or,
+            # if its message is lost (redis-py reconnects and resubscribes by itself, silently,
+            # e.g. after Redis dropped a reader that fell behind), stored after `last`. Without
+            # a starting seq a channel that had delivered nothing yet could not see that gap.
+            if channel.last is None:
+                channel.last = await self._store.last_seq(code)
+            else:  # a resubscription: what was published meanwhile is only in the log
+                await self._deliver_stored(code, channel, None)
+            if not channel.subscribed.done():
+                channel.subscribed.set_result(None)
         elif message["type"] == "message":
             await self._deliver(code, channel, orjson.loads(message["data"]))
 
     async def _deliver(self, code: str, channel: _Channel, event: dict) -> None:
         seq = event["seq"]
-        if channel.last is not None and seq <= channel.last:
+        if channel.last is None or seq <= channel.last:
+            return  # a repeat, or sent before this channel's subscription (its welcomes cover it)
+        if seq > channel.last + 1:
+            await self._deliver_stored(code, channel, seq)
             return
-        events = [event]
-        if channel.last is not None and seq > channel.last + 1:
-            events = await self._events_after(code, channel.last, seq)
         channel.last = seq
+        self._put(channel, [event])
+
+    async def _deliver_stored(self, code: str, channel: _Channel, upto: int | None) -> None:
+        """The stored events after `channel.last` (up to `upto`, or all)."""
+        events = await self._store.events_after(code, channel.last, upto)
+        if events:
+            channel.last = events[-1]["seq"]
+            self._put(channel, events)
+
+    @staticmethod
+    def _put(channel: _Channel, events: list[dict]) -> None:
         for item in events:
             to = item["to"]
             for queue, seat in channel.listeners.items():  # a private event wakes only its audience

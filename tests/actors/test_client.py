@@ -27,7 +27,7 @@ async def rstore(redis, prefix):
 
 @pytest.fixture
 async def subscriptions(redis, prefix, rstore):
-    subs = Subscriptions(redis, Keys(prefix), rstore.events_after)
+    subs = Subscriptions(redis, Keys(prefix), rstore)
     await subs.start(f"{prefix}:replies:test", lambda message: None)
     yield subs
     await subs.close()
@@ -94,7 +94,7 @@ async def test_a_lost_message_is_refilled_from_the_log_and_a_repeat_dropped(subs
 
 async def test_listeners_survive_a_dropped_connection(rstore, redis, prefix):
     named = aioredis.from_url(REDIS_URL, client_name=f"{prefix}-sub")
-    subscriptions = Subscriptions(named, Keys(prefix), rstore.events_after)
+    subscriptions = Subscriptions(named, Keys(prefix), rstore)
     await subscriptions.start(f"{prefix}:replies:test", lambda message: None)
     try:
         async with subscriptions.listen(CODE) as queue:
@@ -107,6 +107,30 @@ async def test_listeners_survive_a_dropped_connection(rstore, redis, prefix):
             await asyncio.wait_for(resubscribed(redis, f"{prefix}:room:{CODE}"), 10)
             await write(rstore, 3, 1)
             assert await take(queue, 2) == [2, 3]
+    finally:
+        await subscriptions.close()
+        await named.aclose()
+
+
+async def test_a_listener_that_got_nothing_yet_misses_nothing_across_a_dropped_connection(
+        rstore, redis, prefix):
+    """Redis drops a subscriber whose output buffer overflows and redis-py resubscribes without a
+    word: a room whose channel had delivered nothing yet (its seats' welcomes at seq 2) must still
+    get what was published meanwhile: at once, and before a later event."""
+    named = aioredis.from_url(REDIS_URL, client_name=f"{prefix}-sub")
+    subscriptions = Subscriptions(named, Keys(prefix), rstore)
+    await subscriptions.start(f"{prefix}:replies:test", lambda message: None)
+    try:
+        await write(rstore, 1, 2)  # stored before anyone listens: in the welcome
+        async with subscriptions.listen(CODE) as queue:
+            for client in await redis.client_list():
+                if client["name"] == f"{prefix}-sub":
+                    await redis.client_kill_filter(_id=client["id"])
+            await write(rstore, 3, 2)  # published while nobody listens
+            assert await take(queue, 2) == [3, 4]  # refilled on the resubscription
+            await write(rstore, 5, 1)
+            assert await take(queue, 1) == [5]
+            assert queue.empty()
     finally:
         await subscriptions.close()
         await named.aclose()
@@ -140,7 +164,7 @@ async def wired(redis, prefix):
     rc = RoomClient(config)
     rc.redis = redis
     rc.store = RedisStore(redis, prefix, 3600)
-    rc.subscriptions = Subscriptions(redis, rc.keys, rc.store.events_after)
+    rc.subscriptions = Subscriptions(redis, rc.keys, rc.store)
     await rc.subscriptions.start(rc.keys.replies(rc.gateway_id), rc._on_replies)
     store = GatedStore(redis, prefix, 3600)
     host = RoomHost("h1", config, store, FakeClock())
