@@ -606,6 +606,8 @@ class Subscriptions:
                 self._on_direct(message["data"])
             elif not self._direct_ready.done():
                 self._direct_ready.set_result(None)
+            elif message["type"] == "subscribe":  # the only sign of redis-py's own reconnection
+                log.warning("pub/sub connection re-established; rooms refill from the log")
             return
         code = message["channel"].decode().removeprefix(self._keys.room(""))
         channel = self._channels.get(code)
