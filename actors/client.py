@@ -329,6 +329,7 @@ class RoomClient:
             welcome = None if data is None else {"seq": data.seq, "view": data.view(seat)}
         if welcome is None:
             raise RoomNotFound(f"no room {room!r}")
+        self.subscriptions.welcomed(code, welcome["seq"])
         return welcome
 
     async def command(self, room: str, seat: int, frame: dict, received: int | None = None) -> dict:
@@ -366,8 +367,9 @@ class RoomClient:
         """`async with rc.listen(room, seat) as queue:` every event stored from now on that `seat`
         may see (every event if seat is None), in seq order, put into `queue` (a new one if None).
 
-        Subscribed once the context is entered, so a welcome fetched inside it misses nothing:
-        skip the queued events with seq <= the welcome's seq.
+        Subscribed once the context is entered, so a welcome fetched inside it (`welcome`, which
+        tells the channel where it stands) misses nothing: skip the queued events with seq <= the
+        welcome's seq.
         """
         return self.subscriptions.listen(normal_code(room), seat, queue)
 
@@ -534,9 +536,10 @@ class _Channel:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.listeners: dict[asyncio.Queue, int | None] = {}  # queue -> the seat it is for
         self.subscribed = loop.create_future()
-        # The last seq delivered, to drop repeats and fill gaps; from the subscription's first
-        # confirmation on, at least the room's stored seq at that moment (see Subscriptions._handle).
-        self.last: int | None = None
+        self.last: int | None = None  # last seq delivered, to drop repeats and fill gaps
+        # Until one is delivered: the lowest welcome seq taken by its listeners, where a refill
+        # after a lost connection starts (see Subscriptions.welcomed).
+        self.floor: int | None = None
 
 
 class Subscriptions:
@@ -614,35 +617,44 @@ class Subscriptions:
         if channel is None:
             return
         if message["type"] == "subscribe":
-            # Live from here on: every later event is either published to this connection or,
-            # if its message is lost (redis-py reconnects and resubscribes by itself, silently,
-            # e.g. after Redis dropped a reader that fell behind), stored after `last`. Without
-            # a starting seq a channel that had delivered nothing yet could not see that gap.
-            if channel.last is None:
-                channel.last = await self._store.last_seq(code)
-            else:  # a resubscription: what was published meanwhile is only in the log
+            if channel.subscribed.done():
+                # A resubscription: redis-py reconnected by itself, without raising (e.g. after
+                # Redis dropped a reader that fell behind), and what was published meanwhile is
+                # only in the log. The next message would show the gap, but only to a channel
+                # that has delivered something: one that has not starts from its welcomes.
                 await self._deliver_stored(code, channel, None)
-            if not channel.subscribed.done():
+            else:
                 channel.subscribed.set_result(None)
         elif message["type"] == "message":
             await self._deliver(code, channel, orjson.loads(message["data"]))
 
+    def welcomed(self, code: str, seq: int) -> None:
+        """A listener of `code` took its welcome at `seq` (RoomClient.welcome)."""
+        channel = self._channels.get(code)
+        if channel is not None and channel.last is None:
+            channel.floor = seq if channel.floor is None else min(channel.floor, seq)
+
     async def _deliver(self, code: str, channel: _Channel, event: dict) -> None:
         seq = event["seq"]
-        if channel.last is None or seq <= channel.last:
-            return  # a repeat, or sent before this channel's subscription (its welcomes cover it)
-        if seq > channel.last + 1:
-            await self._deliver_stored(code, channel, seq)
-            return
+        if channel.last is not None:
+            if seq <= channel.last:
+                return
+            if seq > channel.last + 1:
+                await self._deliver_stored(code, channel, seq)
+                return
         channel.last = seq
         self._put(channel, [event])
 
     async def _deliver_stored(self, code: str, channel: _Channel, upto: int | None) -> None:
-        """The stored events after `channel.last` (up to `upto`, or all)."""
-        events = await self._store.events_after(code, channel.last, upto)
-        if events:
-            channel.last = events[-1]["seq"]
-            self._put(channel, events)
+        """The stored events after the channel's last (or, if it delivered none, after its
+        lowest welcome, or all: a fresh room's log is short), up to `upto` or to the end.
+        Listeners skip what their welcome covers."""
+        since = channel.last if channel.last is not None else channel.floor or 0
+        # Until Redis answers (it may be restarting or failing over): given up, the gap would
+        # stay open until the room's next event.
+        events = await patiently(lambda: self._store.events_after(code, since, upto), f"refill {code}")
+        channel.last = events[-1]["seq"] if events else since
+        self._put(channel, events)
 
     @staticmethod
     def _put(channel: _Channel, events: list[dict]) -> None:

@@ -31,8 +31,9 @@ class Config:
     # used (a script creating rooms) must not hold a host slot for idle_close.
     lobby_idle_close: int = 300
     # Abuse limits (docs/architecture.md, "Abuse limits"); 0 turns a per-address limit off.
-    rooms_per_address: int = 20  # rooms one client address may create per 10 minutes
-    lookup_failures_per_address: int = 30  # unknown room codes one address may try per 10 minutes
+    rooms_per_address: int = 20  # rooms one client address may create per limit window
+    lookup_failures_per_address: int = 30  # unknown room codes one address may try per window
+    limit_window: int = 600  # seconds of one fixed window of the per-address limits
     # Host actors (processes) this prefix may run at once; past it room creation answers 503.
     # 0: as many as the Ray cluster's memory holds at HOST_MEMORY_BYTES each.
     max_hosts: int = 0
@@ -63,6 +64,8 @@ class Config:
                 raise ValueError(f"{name} must be >= 0")
         if self.sockets_per_seat < 1:
             raise ValueError("sockets_per_seat must be >= 1")
+        if self.limit_window < 1:
+            raise ValueError("limit_window must be >= 1")
         if self.redis_wait < 0:
             raise ValueError("redis_wait must be >= 0")
         if self.request_patience < 0:
@@ -95,6 +98,7 @@ class Config:
             ("WW_LOBBY_IDLE_CLOSE", "lobby_idle_close", int),
             ("WW_ROOMS_PER_ADDRESS", "rooms_per_address", int),
             ("WW_LOOKUP_FAILURES_PER_ADDRESS", "lookup_failures_per_address", int),
+            ("WW_LIMIT_WINDOW", "limit_window", int),
             ("WW_MAX_HOSTS", "max_hosts", int),
             ("WW_SOCKETS_PER_SEAT", "sockets_per_seat", int),
             ("WW_PRESENCE_LEASE", "presence_lease", int),

@@ -375,10 +375,6 @@ class RedisStore:
         leases = await self.redis.mget([self.keys.gateway(i) for i in ids])
         return {i for i, lease in zip(ids, leases) if lease is not None}
 
-    async def last_seq(self, code: str) -> int:
-        """The seq of the room's last stored event (0 if none)."""
-        return await self.redis.llen(self.keys.log(code))
-
     async def events_after(self, code: str, since: int, upto: int | None = None) -> list[dict]:
         """Stored events with since < seq <= upto (to the end if upto is None), in order."""
         if upto is not None and upto <= since:

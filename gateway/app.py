@@ -167,7 +167,8 @@ def create_app(config: Config) -> FastAPI:
         rooms.observe_push = metrics.inbox_push.observe
         app.state.gateway = gw = GatewayState(
             config=config, rooms=rooms, seats=seats, metrics=metrics,
-            limits=AddressLimits(rooms.redis, rooms.keys, config.request_patience),
+            limits=AddressLimits(rooms.redis, rooms.keys, config.request_patience,
+                                 config.limit_window),
             presence=PresenceReports(seats, functools.partial(report_presence, rooms)))
         watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
                      asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe)),

@@ -1,7 +1,7 @@
 """Per-address abuse limits, counted in Redis so that every gateway replica shares them.
 
-A fixed window per address: `P:limit:{what}:{address}:{window}` is INCRemented and expires with
-its window. The address is the client's IP as uvicorn reports it (behind a proxy, set uvicorn's
+A fixed window per address (WW_LIMIT_WINDOW seconds, 10 minutes by default):
+`P:limit:{what}:{address}:{window}` is INCRemented and expires with its window. The address is the client's IP as uvicorn reports it (behind a proxy, set uvicorn's
 FORWARDED_ALLOW_IPS so X-Forwarded-For is believed); an IPv6 client counts by its /64, since one
 host usually holds the whole /64.
 """
@@ -14,8 +14,6 @@ import time
 import redis.asyncio as aioredis
 
 from actors.store import Keys, patiently
-
-LIMIT_WINDOW = 600  # seconds
 
 
 def client_address(host: str | None) -> str:
@@ -31,13 +29,14 @@ def client_address(host: str | None) -> str:
 
 
 class AddressLimits:
-    def __init__(self, redis: aioredis.Redis, keys: Keys, patience: float) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keys, patience: float, window: int) -> None:
         self._redis = redis
         self._keys = keys
         self._patience = patience  # seconds a count retries while Redis is unreachable
+        self._window = window
 
     def _key(self, what: str, address: str) -> str:
-        return self._keys.limit(what, address, int(time.time() // LIMIT_WINDOW))
+        return self._keys.limit(what, address, int(time.time() // self._window))
 
     async def spent(self, what: str, address: str) -> int:
         """How much `address` used of `what` in the current window. Both calls retry while
@@ -53,7 +52,7 @@ class AddressLimits:
         async def count() -> int:
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.incr(key)
-                pipe.expire(key, LIMIT_WINDOW)
+                pipe.expire(key, self._window)
                 counted, _ = await pipe.execute()
             return counted
         return await patiently(count, f"limit {what}", self._deadline())
@@ -61,7 +60,6 @@ class AddressLimits:
     def _deadline(self) -> float:
         return asyncio.get_running_loop().time() + self._patience
 
-    @staticmethod
-    def retry_after() -> int:
+    def retry_after(self) -> int:
         """Seconds until the current window ends."""
-        return LIMIT_WINDOW - int(time.time()) % LIMIT_WINDOW
+        return self._window - int(time.time()) % self._window

@@ -37,6 +37,17 @@ from loadtest.stack import ROOT, baseline_stack, real_stack
 CHECK_NAMES = ("lost", "duplicated", "reordered", "replay_mismatch")
 
 
+def subscribers_dropped() -> int | None:
+    """Clients Redis has disconnected for an overflowing output buffer (a pub/sub reader that fell
+    behind; redis-py reconnects it silently), machine-wide; None if Redis could not be asked."""
+    import redis
+    try:
+        with redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")) as r:
+            return int(r.info("stats").get("client_output_buffer_limit_disconnections", 0))
+    except redis.RedisError:
+        return None
+
+
 def cpu_snapshot(components: dict) -> dict:
     snap = {}
     for comp, procs in components.items():
@@ -221,6 +232,7 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                         f"memory: {avail:.1f} GB left"
                 break
             t_step = time.monotonic()
+            dropped0 = subscribers_dropped()
             lc.reset()
             lc.swarm(rooms, args.spawn_rate, running.urls[0])
             need = 18 * (rooms - prev)
@@ -280,12 +292,17 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                 metrics_after = read_stages(running)
                 if metrics_after is not None:
                     row["stages"] = stages.report(metrics_before, metrics_after)
+            dropped1 = subscribers_dropped()
+            row["redis_dropped_readers"] = (dropped1 - dropped0 if None not in (dropped0, dropped1)
+                                            else None)
             row["machine_cpu_pct"] = round(machine, 1) if machine is not None else None
             row["ours_cpu_pct_of_machine"] = round(sum(cpu.values()) / psutil.cpu_count(), 1)
             row["busiest"] = [(c, pid, round(v, 1)) for pid, (c, v) in
                               sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:4]]
             rows.append(row)
             print(format_row(row), flush=True)
+            print(f"   Redis dropped {fmt(row['redis_dropped_readers'])} clients for their output "
+                  "buffer during the step", flush=True)
             if row.get("stages"):
                 print(stages.format_report(row["stages"]), flush=True)
             (out / "results.json").write_text(json.dumps(ALL + rows, indent=1))

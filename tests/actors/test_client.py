@@ -123,6 +123,7 @@ async def test_a_listener_that_got_nothing_yet_misses_nothing_across_a_dropped_c
     try:
         await write(rstore, 1, 2)  # stored before anyone listens: in the welcome
         async with subscriptions.listen(CODE) as queue:
+            subscriptions.welcomed(CODE, 2)  # as RoomClient.welcome tells it
             for client in await redis.client_list():
                 if client["name"] == f"{prefix}-sub":
                     await redis.client_kill_filter(_id=client["id"])

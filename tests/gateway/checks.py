@@ -48,7 +48,11 @@ def assert_exact_stream(client, log: list[dict], first: int | None = None,
     expected = [orjson.loads(e["frame"]) for e in log[first - 1:last]
                 if e["to"] is None or seat in e["to"]]
     got = [f for f in client.events if first <= f["seq"] <= last]
-    assert [f["seq"] for f in got] == [f["seq"] for f in expected], f"seat {seat}: stream differs"
+    got_seqs, expected_seqs = [f["seq"] for f in got], [f["seq"] for f in expected]
+    assert got_seqs == expected_seqs, (
+        f"seat {seat}: stream differs (welcome {client.welcome['seq']}, seqs {first}..{last}): "
+        f"missing {sorted(set(expected_seqs) - set(got_seqs))}, "
+        f"not its own {sorted(set(got_seqs) - set(expected_seqs))}, got {got_seqs}")
     assert got == expected
 
 

@@ -31,6 +31,9 @@ FLAPS = 30  # reconnects of one seat in a loop
 # Events of the replay: more than a connection's buffers hold (gateway.http.SEND_BUFFER_BYTES and
 # the transport's 64 KiB, ~2,000 presence events), and SEND_QUEUE_FRAMES more.
 REPLAY_EVENTS = 3000
+# A test counts within one window: a window ending mid-test (every 10 minutes by default)
+# would start its count again.
+ONE_WINDOW = {"WW_LIMIT_WINDOW": "86400"}
 _addresses = (f"198.51.100.{i}" for i in itertools.count(1))
 
 
@@ -41,7 +44,7 @@ def gateway(ray_address, redis_url):
                               env={"WW_ROOMS_PER_ADDRESS": str(ROOMS_PER_ADDRESS),
                                    "WW_LOOKUP_FAILURES_PER_ADDRESS": str(LOOKUP_FAILURES),
                                    "WW_SOCKETS_PER_SEAT": str(SOCKETS_PER_SEAT),
-                                   "WW_HTTP_REQUEST_TIMEOUT": "1"})
+                                   "WW_HTTP_REQUEST_TIMEOUT": "1", **ONE_WINDOW})
     stack.close()
 
 
@@ -337,7 +340,7 @@ async def finished_table(http: httpx.AsyncClient, gateway, host_name: str) -> di
 
 async def test_playing_again_counts_against_the_rooms_of_the_clicking_address(stack):
     gateway = stack.start_gateway(games_per_actor=50, env={"WW_ROOMS_PER_ADDRESS": "2",
-                                                           "WW_LOBBY_IDLE_CLOSE": "1"})
+                                                           "WW_LOBBY_IDLE_CLOSE": "1", **ONE_WINDOW})
     clicker = next(_addresses)
     async with client(gateway, clicker) as http, client(gateway) as elsewhere:
         first = await finished_table(http, gateway, "Layla")  # the clicker's first room

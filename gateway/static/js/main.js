@@ -592,6 +592,7 @@ function renderHostForm(v, need) {
       roles: new Set([...rolesBox.querySelectorAll("input:checked")].map((b) => b.value)),
       rules: Object.fromEntries([...rulesBox.querySelectorAll("select")].map((s) => [s.name, s.value])),
       durations: Object.fromEntries([...durBox.querySelectorAll("input")].map((i) => [i.name, i.value])),
+      edited: new Set([...durBox.querySelectorAll("input[data-dirty]")].map((i) => i.name)),
     } : null;
     app.hostShape = shape;
     presetBox.replaceChildren(el("option", { value: "", text: t("lobby.preset.custom") }),
@@ -620,6 +621,8 @@ function renderHostForm(v, need) {
       }
       for (const input of durBox.querySelectorAll("input")) {
         input.value = kept.durations[input.name] || durations[input.name];
+        // still the host's, not yet sent: the server's value must not overwrite it below
+        if (kept.edited.has(input.name)) input.dataset.dirty = "1";
       }
     }
   }
