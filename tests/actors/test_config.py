@@ -18,6 +18,8 @@ def test_environment_and_overrides():
     assert config.durations == {"discussion": 60}
     assert config.room_settings().durations["discussion"] == 60
     assert Config.from_env({"WW_REQUEST_PATIENCE": "2.5"}).request_patience == 2.5
+    assert Config.from_env({}).limit_window == 600
+    assert Config.from_env({"WW_LIMIT_WINDOW": "3600"}).limit_window == 3600
 
 
 def test_nonsense_is_refused():
@@ -27,6 +29,8 @@ def test_nonsense_is_refused():
         Config.from_env({"WW_DURATION_NAP": "30"})
     with pytest.raises(ValueError):
         Config(durations={"vote": 0})
+    with pytest.raises(ValueError):
+        Config.from_env({"WW_LIMIT_WINDOW": "0"})
 
 
 def test_host_resource_pins_game_hosts_to_nodes_that_offer_it():
