@@ -65,10 +65,6 @@ TEST_DURATIONS = {
     "cupid": 2, "seer": 2, "wolves": 2, "witch": 2, "election": 2, "discussion": 2, "vote": 2,
     "tiebreak": 2, "hunter": 2, "successor": 2,
 }
-# The tests that keep a core busy by themselves (a 20-page browser table, the load smokes, a Ray
-# cluster in namespaces): under `pytest -n 2 --dist loadgroup` (scripts/test) they run one after
-# another on one worker, beside tests that mostly wait on phase timers.
-BUSY = pytest.mark.xdist_group("busy")
 STARTUP_TIMEOUT = 120.0
 DEFAULT_TIMEOUT = 30.0
 HTTP_TIMEOUT = 60.0  # creating a room may wait for a Ray host actor process to start

@@ -19,7 +19,7 @@ from tests.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, availa
                          ray_node, run_in_namespace, stop_node)
 from tests.ray_head import free_port
 from tests.redis_servers import RedisServer, aof_args
-from tests.stack import BUSY, Stack
+from tests.stack import Stack
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(not available(), reason="needs root and iproute2 (network namespaces)")]
@@ -38,7 +38,6 @@ async def probe_all(clients) -> list[float]:
     return list(await asyncio.gather(*(probe(c) for c in clients)))
 
 
-@BUSY
 def test_rooms_of_a_killed_worker_node_resume_on_the_other(ww_prefix, capsys):
     with netns_lan(3) as lan:
         nodes = []

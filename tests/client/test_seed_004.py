@@ -8,7 +8,6 @@ import asyncio
 
 import pytest
 
-from tests.stack import BUSY
 from tests.client.table import DOCS, LAPTOP, PHONE, THE_END, chromium, play_all, seat_table
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -59,7 +58,6 @@ def test_four_browsers_play_a_seed_004_game_to_the_end(stack):
 
 
 @pytest.mark.timeout(900)
-@BUSY
 def test_twenty_browsers_play_a_seed_004_game_to_the_end(stack):
     gateway = stack.start_gateway()
     players = asyncio.run(play_004(gateway.url, 20))

@@ -23,7 +23,6 @@ from loadtest.core import (
     StreamCheck, answer_delay, chat_text, choose_targets, compare_replay, lost_public_events,
     parse_chat_text, SeatState,
 )
-from tests.stack import BUSY
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCUST = str(Path(sys.executable).with_name("locust"))
@@ -120,7 +119,6 @@ def test_locust_tables_against_the_bare_baseline(tmp_path):
 
 
 @pytest.mark.e2e
-@BUSY
 def test_rush_tables_play_real_games_through_the_real_stack(stack, tmp_path):
     gateway = stack.start_gateway(games_per_actor=100)    # tests/stack.py: 2 s phases
     res = run_locust(gateway.url, 4, tmp_path, "--ww-model", "rush", "--ww-chat-interval", "3",
@@ -138,7 +136,6 @@ HUMAN_SMOKE_DURATIONS = {"cupid": 4, "seer": 4, "wolves": 30, "witch": 4, "elect
 
 
 @pytest.mark.e2e
-@BUSY
 def test_human_tables_talk_and_act_through_the_real_stack(stack, tmp_path):
     gateway = stack.start_gateway(games_per_actor=200, durations=HUMAN_SMOKE_DURATIONS)
     res = run_locust(gateway.url, 2, tmp_path, "--ww-model", "human", limit_s=60, games=0)
