@@ -39,13 +39,15 @@ CHECK_NAMES = ("lost", "duplicated", "reordered", "replay_mismatch")
 
 def subscribers_dropped() -> int | None:
     """Clients Redis has disconnected for an overflowing output buffer (a pub/sub reader that fell
-    behind; redis-py reconnects it silently), machine-wide; None if Redis could not be asked."""
+    behind; redis-py reconnects it silently), machine-wide; None if Redis could not be asked or
+    does not count them (before 7.2; its log says "overcoming of output buffer limits")."""
     import redis
     try:
         with redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")) as r:
-            return int(r.info("stats").get("client_output_buffer_limit_disconnections", 0))
+            dropped = r.info("stats").get("client_output_buffer_limit_disconnections")
     except redis.RedisError:
         return None
+    return None if dropped is None else int(dropped)
 
 
 def cpu_snapshot(components: dict) -> dict:
@@ -301,8 +303,9 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                               sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:4]]
             rows.append(row)
             print(format_row(row), flush=True)
-            print(f"   Redis dropped {fmt(row['redis_dropped_readers'])} clients for their output "
-                  "buffer during the step", flush=True)
+            if row["redis_dropped_readers"] is not None:
+                print(f"   Redis dropped {row['redis_dropped_readers']} clients for their output "
+                      "buffer during the step", flush=True)
             if row.get("stages"):
                 print(stages.format_report(row["stages"]), flush=True)
             (out / "results.json").write_text(json.dumps(ALL + rows, indent=1))
