@@ -13,7 +13,7 @@ import hashlib
 import logging
 import itertools
 import secrets
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -132,7 +132,7 @@ class RoomClient:
             name=self._placement_name, namespace=self.config.namespace, lifetime="detached",
             get_if_exists=True, max_restarts=-1).remote(self.config)
         self._handles[self._placement_name] = placement
-        self.subscriptions = Subscriptions(self.redis, self.keys, self.store)
+        self.subscriptions = Subscriptions(self.redis, self.keys, self.store.events_after)
         await self.subscriptions.start(self.keys.replies(self.gateway_id), self._on_replies)
         await self.renew_lease()  # before any presence names this process
 
@@ -329,7 +329,6 @@ class RoomClient:
             welcome = None if data is None else {"seq": data.seq, "view": data.view(seat)}
         if welcome is None:
             raise RoomNotFound(f"no room {room!r}")
-        self.subscriptions.welcomed(code, welcome["seq"])
         return welcome
 
     async def command(self, room: str, seat: int, frame: dict, received: int | None = None) -> dict:
@@ -367,9 +366,8 @@ class RoomClient:
         """`async with rc.listen(room, seat) as queue:` every event stored from now on that `seat`
         may see (every event if seat is None), in seq order, put into `queue` (a new one if None).
 
-        Subscribed once the context is entered, so a welcome fetched inside it (`welcome`, which
-        tells the channel where it stands) misses nothing: skip the queued events with seq <= the
-        welcome's seq.
+        Subscribed once the context is entered, so a welcome fetched inside it misses nothing:
+        skip the queued events with seq <= the welcome's seq.
         """
         return self.subscriptions.listen(normal_code(room), seat, queue)
 
@@ -537,9 +535,6 @@ class _Channel:
         self.listeners: dict[asyncio.Queue, int | None] = {}  # queue -> the seat it is for
         self.subscribed = loop.create_future()
         self.last: int | None = None  # last seq delivered, to drop repeats and fill gaps
-        # Until one is delivered: the lowest welcome seq taken by its listeners, where a refill
-        # after a lost connection starts (see Subscriptions.welcomed).
-        self.floor: int | None = None
 
 
 class Subscriptions:
@@ -547,11 +542,14 @@ class Subscriptions:
     local listener wants it. Each listener gets every stored event once, in seq order: a gap (a
     message lost while the connection was being re-established) is filled from the log."""
 
-    def __init__(self, redis: aioredis.Redis, keys: Keys, store: RedisStore) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keys, events_after) -> None:
         self._pubsub = redis.pubsub()
         self._keys = keys
-        self._store = store
+        self._events_after = events_after
         self._channels: dict[str, _Channel] = {}
+        # SUBSCRIBEs sent per room and not confirmed yet: a room unsubscribed and subscribed again
+        # gets the first confirmation before the server has taken the second SUBSCRIBE.
+        self._unconfirmed: Counter[str] = Counter()
         self._reader: asyncio.Task | None = None
         self._direct: bytes | None = None  # this process's reply channel
         self._on_direct = None
@@ -579,6 +577,7 @@ class Subscriptions:
         channel = self._channels.get(code)
         if channel is None:
             channel = self._channels[code] = _Channel(asyncio.get_running_loop())
+            self._unconfirmed[code] += 1
             await self._pubsub.subscribe(self._keys.room(code))
         channel.listeners[queue] = seat
         try:
@@ -613,26 +612,28 @@ class Subscriptions:
                 log.warning("pub/sub connection re-established; rooms refill from the log")
             return
         code = message["channel"].decode().removeprefix(self._keys.room(""))
+        resubscribed = False
+        if message["type"] == "subscribe":
+            if self._unconfirmed[code]:
+                self._unconfirmed[code] -= 1
+                if self._unconfirmed[code]:
+                    return  # an earlier SUBSCRIBE's: the channel's own is still to come
+                del self._unconfirmed[code]
+            else:
+                # redis-py reconnected by itself, without raising (e.g. after Redis dropped a
+                # reader that fell behind), and resubscribed: what was published meanwhile is
+                # only in the log. The next message would show the gap, but only to a channel
+                # that has delivered something.
+                resubscribed = True
         channel = self._channels.get(code)
         if channel is None:
             return
-        if message["type"] == "subscribe":
-            if channel.subscribed.done():
-                # A resubscription: redis-py reconnected by itself, without raising (e.g. after
-                # Redis dropped a reader that fell behind), and what was published meanwhile is
-                # only in the log. The next message would show the gap, but only to a channel
-                # that has delivered something: one that has not starts from its welcomes.
-                await self._deliver_stored(code, channel, None)
-            else:
-                channel.subscribed.set_result(None)
+        if resubscribed:
+            await self._deliver_stored(code, channel, None)
+        elif message["type"] == "subscribe" and not channel.subscribed.done():
+            channel.subscribed.set_result(None)
         elif message["type"] == "message":
             await self._deliver(code, channel, orjson.loads(message["data"]))
-
-    def welcomed(self, code: str, seq: int) -> None:
-        """A listener of `code` took its welcome at `seq` (RoomClient.welcome)."""
-        channel = self._channels.get(code)
-        if channel is not None and channel.last is None:
-            channel.floor = seq if channel.floor is None else min(channel.floor, seq)
 
     async def _deliver(self, code: str, channel: _Channel, event: dict) -> None:
         seq = event["seq"]
@@ -646,15 +647,15 @@ class Subscriptions:
         self._put(channel, [event])
 
     async def _deliver_stored(self, code: str, channel: _Channel, upto: int | None) -> None:
-        """The stored events after the channel's last (or, if it delivered none, after its
-        lowest welcome, or all: a fresh room's log is short), up to `upto` or to the end.
-        Listeners skip what their welcome covers."""
-        since = channel.last if channel.last is not None else channel.floor or 0
+        """The stored events after the channel's last (all of them if it delivered none: its
+        listeners skip what their welcomes cover), up to `upto` or to the end."""
+        since = channel.last or 0
         # Until Redis answers (it may be restarting or failing over): given up, the gap would
         # stay open until the room's next event.
-        events = await patiently(lambda: self._store.events_after(code, since, upto), f"refill {code}")
-        channel.last = events[-1]["seq"] if events else since
-        self._put(channel, events)
+        events = await patiently(lambda: self._events_after(code, since, upto), f"refill {code}")
+        if events:
+            channel.last = events[-1]["seq"]
+            self._put(channel, events)
 
     @staticmethod
     def _put(channel: _Channel, events: list[dict]) -> None:

@@ -1,9 +1,10 @@
 """Per-address abuse limits, counted in Redis so that every gateway replica shares them.
 
 A fixed window per address (WW_LIMIT_WINDOW seconds, 10 minutes by default):
-`P:limit:{what}:{address}:{window}` is INCRemented and expires with its window. The address is the client's IP as uvicorn reports it (behind a proxy, set uvicorn's
-FORWARDED_ALLOW_IPS so X-Forwarded-For is believed); an IPv6 client counts by its /64, since one
-host usually holds the whole /64.
+`P:limit:{what}:{address}:{window}` is INCRemented and expires with its window. The address is the
+client's IP as uvicorn reports it (behind a proxy, set uvicorn's FORWARDED_ALLOW_IPS so
+X-Forwarded-For is believed); an IPv6 client counts by its /64, since one host usually holds the
+whole /64.
 """
 from __future__ import annotations
 

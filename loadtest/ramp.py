@@ -28,6 +28,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import psutil
+import redis
 
 from loadtest import stages
 from loadtest.core import MODELS
@@ -41,7 +42,6 @@ def subscribers_dropped() -> int | None:
     """Clients Redis has disconnected for an overflowing output buffer (a pub/sub reader that fell
     behind; redis-py reconnects it silently), machine-wide; None if Redis could not be asked or
     does not count them (before 7.2; its log says "overcoming of output buffer limits")."""
-    import redis
     try:
         with redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")) as r:
             dropped = r.info("stats").get("client_output_buffer_limit_disconnections")
