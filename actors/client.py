@@ -13,7 +13,7 @@ import hashlib
 import logging
 import itertools
 import secrets
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -547,9 +547,6 @@ class Subscriptions:
         self._keys = keys
         self._events_after = events_after
         self._channels: dict[str, _Channel] = {}
-        # SUBSCRIBEs sent per room and not confirmed yet: a room unsubscribed and subscribed again
-        # gets the first confirmation before the server has taken the second SUBSCRIBE.
-        self._unconfirmed: Counter[str] = Counter()
         self._reader: asyncio.Task | None = None
         self._direct: bytes | None = None  # this process's reply channel
         self._on_direct = None
@@ -577,7 +574,6 @@ class Subscriptions:
         channel = self._channels.get(code)
         if channel is None:
             channel = self._channels[code] = _Channel(asyncio.get_running_loop())
-            self._unconfirmed[code] += 1
             await self._pubsub.subscribe(self._keys.room(code))
         channel.listeners[queue] = seat
         try:
@@ -608,57 +604,24 @@ class Subscriptions:
                 self._on_direct(message["data"])
             elif not self._direct_ready.done():
                 self._direct_ready.set_result(None)
-            elif message["type"] == "subscribe":  # the only sign of redis-py's own reconnection
-                log.warning("pub/sub connection re-established; rooms refill from the log")
             return
         code = message["channel"].decode().removeprefix(self._keys.room(""))
-        resubscribed = False
-        if message["type"] == "subscribe":
-            if self._unconfirmed[code]:
-                self._unconfirmed[code] -= 1
-                if self._unconfirmed[code]:
-                    return  # an earlier SUBSCRIBE's: the channel's own is still to come
-                del self._unconfirmed[code]
-            else:
-                # redis-py reconnected by itself, without raising (e.g. after Redis dropped a
-                # reader that fell behind), and resubscribed: what was published meanwhile is
-                # only in the log. The next message would show the gap, but only to a channel
-                # that has delivered something.
-                resubscribed = True
         channel = self._channels.get(code)
         if channel is None:
             return
-        if resubscribed:
-            await self._deliver_stored(code, channel, None)
-        elif message["type"] == "subscribe" and not channel.subscribed.done():
+        if message["type"] == "subscribe" and not channel.subscribed.done():
             channel.subscribed.set_result(None)
         elif message["type"] == "message":
             await self._deliver(code, channel, orjson.loads(message["data"]))
 
     async def _deliver(self, code: str, channel: _Channel, event: dict) -> None:
         seq = event["seq"]
-        if channel.last is not None:
-            if seq <= channel.last:
-                return
-            if seq > channel.last + 1:
-                await self._deliver_stored(code, channel, seq)
-                return
+        if channel.last is not None and seq <= channel.last:
+            return
+        events = [event]
+        if channel.last is not None and seq > channel.last + 1:
+            events = await self._events_after(code, channel.last, seq)
         channel.last = seq
-        self._put(channel, [event])
-
-    async def _deliver_stored(self, code: str, channel: _Channel, upto: int | None) -> None:
-        """The stored events after the channel's last (all of them if it delivered none: its
-        listeners skip what their welcomes cover), up to `upto` or to the end."""
-        since = channel.last or 0
-        # Until Redis answers (it may be restarting or failing over): given up, the gap would
-        # stay open until the room's next event.
-        events = await patiently(lambda: self._events_after(code, since, upto), f"refill {code}")
-        if events:
-            channel.last = events[-1]["seq"]
-            self._put(channel, events)
-
-    @staticmethod
-    def _put(channel: _Channel, events: list[dict]) -> None:
         for item in events:
             to = item["to"]
             for queue, seat in channel.listeners.items():  # a private event wakes only its audience
