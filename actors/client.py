@@ -16,6 +16,7 @@ import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import orjson
 import ray
@@ -363,11 +364,12 @@ class RoomClient:
         return await self.store.events_after(normal_code(room), since, upto)
 
     def listen(self, room: str, seat: int | None = None, queue: asyncio.Queue | None = None):
-        """`async with rc.listen(room, seat) as queue:` every event stored from now on that `seat`
-        may see (every event if seat is None), in seq order, put into `queue` (a new one if None).
+        """`async with rc.listen(room, seat) as queue:` a `Since(n)`, then every event after n
+        that `seat` may see (every event if seat is None), in seq order, put into `queue` (a new one
+        if None).
 
-        Subscribed once the context is entered, so a welcome fetched inside it misses nothing:
-        skip the queued events with seq <= the welcome's seq.
+        Subscribed once the context is entered: with a welcome at seq S fetched inside it, read the
+        events S < seq <= n from the log (`events_after`) and skip the queued ones with seq <= S.
         """
         return self.subscriptions.listen(normal_code(room), seat, queue)
 
@@ -530,17 +532,31 @@ def _raise_refusal(reply: dict) -> None:
         raise _REFUSALS.get(reply["error"], JoinRefused)(reply.get("message", reply["error"]))
 
 
+@dataclass(frozen=True, slots=True)
+class Since:
+    """The first item of a listener's queue: from here on the queue holds every event after `seq`
+    that the listener may see. A listener whose own start (its welcome) is below `seq` reads the
+    events between from the log: they were published before its queue joined the room's channel
+    (a welcome can lag a write already published) or while the connection was being re-established
+    before the channel's first message."""
+
+    seq: int
+
+
 class _Channel:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.listeners: dict[asyncio.Queue, int | None] = {}  # queue -> the seat it is for
         self.subscribed = loop.create_future()
-        self.last: int | None = None  # last seq delivered, to drop repeats and fill gaps
+        # Last seq delivered, to drop repeats and fill gaps: from the first one on, every event
+        # reaches the listeners, in order.
+        self.last: int | None = None
 
 
 class Subscriptions:
     """One Redis pub/sub connection per process, subscribed to a room's channel while at least one
-    local listener wants it. Each listener gets every stored event once, in seq order: a gap (a
-    message lost while the connection was being re-established) is filled from the log."""
+    local listener wants it. Each listener gets a `Since(n)`, then every stored event after n once,
+    in seq order: a gap (a message lost while the connection was being re-established) is filled
+    from the log."""
 
     def __init__(self, redis: aioredis.Redis, keys: Keys, events_after) -> None:
         self._pubsub = redis.pubsub()
@@ -576,6 +592,8 @@ class Subscriptions:
             channel = self._channels[code] = _Channel(asyncio.get_running_loop())
             await self._pubsub.subscribe(self._keys.room(code))
         channel.listeners[queue] = seat
+        if channel.last is not None:  # else its first message tells
+            queue.put_nowait(Since(channel.last))
         try:
             await asyncio.wait_for(asyncio.shield(channel.subscribed), 10)
             yield queue
@@ -616,7 +634,10 @@ class Subscriptions:
 
     async def _deliver(self, code: str, channel: _Channel, event: dict) -> None:
         seq = event["seq"]
-        if channel.last is not None and seq <= channel.last:
+        if channel.last is None:
+            for queue in channel.listeners:
+                queue.put_nowait(Since(seq - 1))
+        elif seq <= channel.last:
             return
         events = [event]
         if channel.last is not None and seq > channel.last + 1:

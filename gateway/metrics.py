@@ -47,6 +47,10 @@ class Metrics:
         self.welcome_seconds = Histogram("ww_welcome_seconds",
                                          "hello received -> welcome (and replay) sent, by stage",
                                          ["stage"], buckets=_LATENCY_BUCKETS, registry=r)
+        self.late_joins = Counter("ww_ws_late_joins_total",
+                                  "Sockets whose queue joined the room's channel after events past "
+                                  "their welcome were published (those are read from the log)",
+                                  registry=r)
         self.socket_queue = Histogram("ww_socket_queue_frames",
                                       "Frames a socket's writer found queued when it woke (written in one pass)",
                                       buckets=_QUEUE_BUCKETS, registry=r)

@@ -2,7 +2,9 @@
 
 Order of delivery: subscribe to the room first (live events buffer in the socket's queue), take the
 actor's `welcome` at seq S, replay the stored events `since < seq <= S`, then forward the buffered
-and live events with `seq > S`: nothing is sent twice and nothing is reordered. Each event goes
+and live events with `seq > S`: nothing is sent twice and nothing is reordered. The queue starts
+with `Since(n)`: with n > S (the welcome lagged a write already published, or the connection
+dropped before the room's first message), the events `S < seq <= n` are read from the log first. Each event goes
 to the socket only if its seat is in the event's audience (`to`), as the stored frame text.
 """
 from __future__ import annotations
@@ -17,7 +19,7 @@ from fastapi import Depends, WebSocket, WebSocketDisconnect, status
 from pydantic import ValidationError
 from starlette.websockets import WebSocketState
 
-from actors.client import RoomClient, RoomNotFound
+from actors.client import RoomClient, RoomNotFound, Since
 from actors.room import WATCHER
 from actors.ratelimit import TokenBucket
 from gateway import frames
@@ -281,8 +283,15 @@ class Session:
             {"type": "welcome", "seat": seat, "seq": upto, "view": welcome["view"]}).decode())
         self.metrics.messages_out.labels("welcome").inc()
         self._written += 1
-        # The replay is read from the log a page at a time: a socket holds one page, not the log.
-        cursor, reading = (upto if since is None else since), 0.0
+        if since is not None:
+            stages["replay"].observe(await self._replay(since, upto))
+        self.last = upto
+        return True
+
+    async def _replay(self, after: int, upto: int) -> float:
+        """Send the stored events after < seq <= upto that this seat may see, read from the log a
+        page at a time (a socket holds one page, not the log); return the seconds spent reading."""
+        cursor, reading = after, 0.0
         while cursor < upto:
             self._replay_left = upto - cursor
             started = time.perf_counter()
@@ -294,11 +303,8 @@ class Session:
                 self._written += 1
                 self._replay_left -= 1
             cursor += REPLAY_PAGE
-        if since is not None:
-            stages["replay"].observe(reading)
         self._replay_left = 0
-        self.last = upto
-        return True
+        return reading
 
     async def _serve(self) -> int:
         """Run the sender and the receiver until either ends; return the close code."""
@@ -354,6 +360,11 @@ class Session:
                 if isinstance(item, tuple):  # a reply, with when it was ready
                     await send(item[0])
                     ack_wait.observe(time.perf_counter() - item[1])
+                elif isinstance(item, Since):
+                    if item.seq > self.last:  # published before this queue joined the channel
+                        self.metrics.late_joins.inc()
+                        await self._replay(self.last, item.seq)
+                        self.last = item.seq
                 elif item["seq"] > self.last:
                     self.last = item["seq"]
                     await send(item["frame"])

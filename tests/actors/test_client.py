@@ -7,7 +7,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from actors import client as client_module
-from actors.client import CODE_ALPHABET, RoomClient, RoomNotFound, Subscriptions, normal_code
+from actors.client import CODE_ALPHABET, RoomClient, RoomNotFound, Since, Subscriptions, normal_code
 from actors.clock import FakeClock
 from actors.config import Config
 from actors.host import RoomHost
@@ -40,7 +40,13 @@ async def write(rstore, first_seq: int, count: int) -> None:
 
 
 async def take(queue: asyncio.Queue, count: int) -> list[int]:
-    return [(await asyncio.wait_for(queue.get(), 5))["seq"] for _ in range(count)]
+    """The seqs of the next `count` events (a queue's `Since` mark is not one)."""
+    seqs = []
+    while len(seqs) < count:
+        item = await asyncio.wait_for(queue.get(), 5)
+        if not isinstance(item, Since):
+            seqs.append(item["seq"])
+    return seqs
 
 
 def test_room_codes_are_case_insensitive_and_checked():
@@ -92,24 +98,60 @@ async def test_a_lost_message_is_refilled_from_the_log_and_a_repeat_dropped(subs
         assert event["seq"] == 4
 
 
-async def test_listeners_survive_a_dropped_connection(rstore, redis, prefix):
+async def test_a_queue_starts_with_the_seq_after_which_it_misses_nothing(subscriptions, rstore):
+    async with subscriptions.listen(CODE, 1) as first:
+        await write(rstore, 1, 2)
+        assert [await asyncio.wait_for(first.get(), 5) for _ in range(3)][0] == Since(0)
+        # Events 1 and 2 went out before this queue joined: its welcome may still lag them.
+        async with subscriptions.listen(CODE, 2) as second:
+            assert second.get_nowait() == Since(2)
+            await write(rstore, 3, 1)
+            assert await take(second, 1) == [3]
+
+
+@pytest.fixture
+async def named_subscriptions(rstore, prefix):
+    """Subscriptions over a connection the test can find by name (and kill)."""
     named = aioredis.from_url(REDIS_URL, client_name=f"{prefix}-sub")
     subscriptions = Subscriptions(named, Keys(prefix), rstore.events_after)
     await subscriptions.start(f"{prefix}:replies:test", lambda message: None)
-    try:
-        async with subscriptions.listen(CODE) as queue:
-            await write(rstore, 1, 1)
-            assert await take(queue, 1) == [1]
-            for client in await redis.client_list():
-                if client["name"] == f"{prefix}-sub":
-                    await redis.client_kill_filter(_id=client["id"])
-            await write(rstore, 2, 1)  # published while nobody listens: refilled from the log
-            await asyncio.wait_for(resubscribed(redis, f"{prefix}:room:{CODE}"), 10)
-            await write(rstore, 3, 1)
-            assert await take(queue, 2) == [2, 3]
-    finally:
-        await subscriptions.close()
-        await named.aclose()
+    yield subscriptions
+    await subscriptions.close()
+    await named.aclose()
+
+
+async def lose_on_reconnection(redis, prefix, seqs: range) -> None:
+    """Store and publish these events in the same transaction that drops the subscriber's
+    connection: nobody is subscribed when they go out, the log has them."""
+    [subscriber] = [c["id"] for c in await redis.client_list() if c["name"] == f"{prefix}-sub"]
+    keys = Keys(prefix)
+    events = [encode_event(seq, {"kind": "chat", "to": None}) for seq in seqs]
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.client_kill_filter(_id=subscriber)
+        pipe.rpush(keys.log(CODE), *events)
+        for event in events:
+            pipe.publish(keys.room(CODE), event)
+        await pipe.execute()
+    await asyncio.wait_for(resubscribed(redis, keys.room(CODE)), 10)
+
+
+async def test_listeners_survive_a_dropped_connection(named_subscriptions, rstore, redis, prefix):
+    async with named_subscriptions.listen(CODE) as queue:
+        await write(rstore, 1, 1)
+        assert await take(queue, 1) == [1]
+        await lose_on_reconnection(redis, prefix, range(2, 3))
+        await write(rstore, 3, 1)
+        assert await take(queue, 2) == [2, 3]  # 2 refilled from the log
+
+
+async def test_a_connection_dropped_before_the_first_message_is_told_to_its_listeners(
+        named_subscriptions, rstore, redis, prefix):
+    async with named_subscriptions.listen(CODE) as queue:
+        await lose_on_reconnection(redis, prefix, range(1, 3))
+        await write(rstore, 3, 1)
+        # The queue cannot know what it lost before its first message: its listener reads the log.
+        assert [await asyncio.wait_for(queue.get(), 5) for _ in range(2)] == [
+            Since(2), (await rstore.events_after(CODE, 2))[0]]
 
 
 async def resubscribed(redis, channel: str) -> None:

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 import orjson
 from starlette.websockets import WebSocketState
 
+from actors.client import Since
 from actors.config import Config
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats, PresenceReports
@@ -23,8 +24,9 @@ def stored(seq: int, to=None) -> dict:
 class Room:
     """The RoomClient calls a session makes, over a list of stored events."""
 
-    def __init__(self, log: list[dict]) -> None:
+    def __init__(self, log: list[dict], lag: int = 0) -> None:
         self.log = log
+        self.lag = lag  # events stored and published that the room's welcome does not show yet
         self.listeners: list[tuple[asyncio.Queue, int]] = []
         self.presence_calls: list[tuple[int, bool]] = []
         self._presence_changed = asyncio.Condition()
@@ -32,6 +34,7 @@ class Room:
     @asynccontextmanager
     async def listen(self, room, seat, queue):
         self.listeners.append((queue, seat))
+        queue.put_nowait(Since(len(self.log)))
         yield queue
 
     def publish(self, event: dict) -> None:
@@ -42,7 +45,7 @@ class Room:
                 queue.put_nowait(event)
 
     async def welcome(self, room, seat):
-        return {"seq": len(self.log), "view": {"room": room}}
+        return {"seq": len(self.log) - self.lag, "view": {"room": room}}
 
     async def events_after(self, room, since, upto=None):
         return self.log[since:upto]
@@ -112,6 +115,20 @@ async def test_welcome_then_replay_then_live_events_of_the_seat_only_never_twice
     await socket.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(session, 5)
     await room.until_presence([(1, True), (1, False)])
+
+
+async def test_what_went_out_past_a_lagging_welcome_before_the_socket_listened_is_read_from_the_log():
+    # The welcome answers at 1: the write of 2 and 3 was published but has not returned to the room.
+    room = Room([stored(1), stored(2, to=[2]), stored(3)], lag=2)
+    socket = Socket()
+    session = asyncio.create_task(Session(socket, "ROOMAA", 1, gateway(room)).run(since=None))
+    await socket.until(lambda sent: sent and sent[-1].get("seq") == 3)
+    room.publish(stored(4))
+    await socket.until(lambda sent: sent[-1].get("seq") == 4)
+
+    assert [(f["type"], f["seq"]) for f in socket.sent] == [("welcome", 1), ("event", 3), ("event", 4)]
+    await socket.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(session, 5)
 
 
 async def test_a_socket_that_stops_reading_is_dropped_and_the_others_keep_up():
