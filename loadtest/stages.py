@@ -34,11 +34,14 @@ STAGES = (
     ("ww_welcome_seconds", ("stage", "subscribe")),
     ("ww_loop_lag_seconds", None),
     ("ww_host_loop_lag_seconds", None),
+    ("ww_ws_late_joins", None),  # counters: how many in the window
+    ("ww_ws_dropped", None),
 )
 
 
 def buckets(texts: list[str]) -> dict:
-    """(metric, labels) -> {le: cumulative count} summed over every process; gauges as floats."""
+    """(metric, labels) -> {le: cumulative count} summed over every process; gauges as
+    {"value"}, counters as {"total"}."""
     out: dict = defaultdict(lambda: defaultdict(float))
     for text in texts:
         for family in text_string_to_metric_families(text):
@@ -49,6 +52,8 @@ def buckets(texts: list[str]) -> dict:
                     out[key][float(sample.labels["le"])] += sample.value
                 elif family.type == "gauge":
                     out[(family.name, tuple(sorted(labels.items())))]["value"] += sample.value
+                elif family.type == "counter" and sample.name.endswith("_total"):
+                    out[(family.name, tuple(sorted(labels.items())))]["total"] += sample.value
     return out
 
 
@@ -102,7 +107,7 @@ def host_handles(ray_address: str | None, prefix: str, namespace: str = "werewol
 
 
 def report(before: list[str], after: list[str]) -> dict:
-    """stage name -> {"p50", "p99", "count"} (a gauge: {"value"})."""
+    """stage name -> {"p50", "p99", "count"} (a gauge: {"value"}; a counter: {"added"})."""
     a, b = buckets(before), buckets(after)
     out = {}
     for metric, label in STAGES:
@@ -111,6 +116,8 @@ def report(before: list[str], after: list[str]) -> dict:
             name = metric + (f"{{{','.join(v for _, v in key[1])}}}" if key[1] else "")
             if "value" in b[key]:
                 out[name] = {"value": b[key]["value"]}
+            elif "total" in b[key]:
+                out[name] = {"added": int(b[key]["total"] - a.get(key, {}).get("total", 0.0))}
             else:
                 inf = b[key].get(float("inf"), 0.0) - a.get(key, {}).get(float("inf"), 0.0)
                 out[name] = {"p50": percentile(a.get(key, {}), b[key], 0.5),
@@ -123,6 +130,8 @@ def format_report(stages: dict) -> str:
     for name, v in stages.items():
         if "value" in v:
             lines.append(f"  {name:42} now {v['value']:g}")
+        elif "added" in v:
+            lines.append(f"  {name:42} +{v['added']} in the window")
         elif v["count"]:
             lines.append(f"  {name:42} p50 <= {v['p50']:g}  p99 <= {v['p99']:g}  ({v['count']})")
     return "\n".join(lines)
