@@ -25,7 +25,9 @@ RAY_FIRST_PORT = 6380  # Ray's default 6379 is Redis's port
 WS_MAX_BYTES = 1 << 20  # frames between 4 KiB and this get a `bad_frame` error; above, close 1009
 # uvicorn's WebSocket implementations; the default is the cheapest per frame measured here
 # (loadtest/README.md, "WebSocket implementations").
-WS_IMPLEMENTATIONS = ("websockets-sansio", "websockets", "wsproto")
+# "framed": websockets-sansio writing each event's frame as the same bytes to all its sockets
+# (gateway/framing.py); the others are uvicorn's own.
+WS_IMPLEMENTATIONS = ("framed", "websockets-sansio", "websockets", "wsproto")
 STARTUP_TIMEOUT = 90.0
 
 
@@ -133,10 +135,16 @@ def _serve(args) -> int:
         threading.Thread(target=_announce, args=(f"http://{shown}:{args.port}/",),
                          daemon=True).start()
         uvicorn.run("gateway.app:app_from_env", factory=True, host=args.host, port=args.port,
-                    workers=args.workers, loop="uvloop", ws=args.ws, ws_max_size=WS_MAX_BYTES,
+                    workers=args.workers, loop="uvloop", ws=uvicorn_ws(args.ws), ws_max_size=WS_MAX_BYTES,
+                    ws_per_message_deflate=False,  # see gateway/framing.py
                     http="gateway.http:TimedHttpProtocol", limit_concurrency=_max_connections(),
                     log_level=args.log_level)
     return 0
+
+
+def uvicorn_ws(name: str) -> str:
+    """uvicorn's `ws` setting for one of WS_IMPLEMENTATIONS."""
+    return "gateway.framing:FramedWebSocketProtocol" if name == "framed" else name
 
 
 def _max_connections() -> int:

@@ -24,6 +24,7 @@ from actors.room import WATCHER
 from actors.ratelimit import TokenBucket
 from gateway import frames
 from gateway.frames import MAX_ID_CHARS
+from gateway.framing import FRAMED_SEND, text_frame
 from gateway.state import GatewayState, gateway_state
 
 log = logging.getLogger(__name__)
@@ -190,6 +191,8 @@ class Session:
         self._commands: set[asyncio.Task] = set()
         self._pings = TokenBucket(PING_RATE, PING_BURST)
         self._replay_left = 0  # events of the replay not written yet (at most)
+        # Writes an event's frame as the same bytes for all its sockets (gateway/framing.py), or None.
+        self._send_framed = (websocket.scope.get("extensions") or {}).get(FRAMED_SEND)
         self._written = 0  # welcome-stage frames written (the stall check watches it move)
 
     def behind(self) -> int:
@@ -348,7 +351,7 @@ class Session:
         share of a gateway's CPU."""
         queue, ack_wait, sent = self.queue, self.metrics.ack_wait, self.metrics.out_event
         depth = self.metrics.socket_queue
-        send = self.ws.send_text
+        send, send_framed = self.ws.send_text, self._send_framed
         while True:
             items = [await queue.get()]
             while not queue.empty():
@@ -367,7 +370,8 @@ class Session:
                         self.last = item.seq
                 elif item["seq"] > self.last:
                     self.last = item["seq"]
-                    await send(item["frame"])
+                    if send_framed is None or not send_framed(framed(item)):
+                        await send(item["frame"])
                     events += 1
                 self._unsent -= 1
             if events:
@@ -437,6 +441,14 @@ async def report_presence(rooms: RoomClient, room: str, seat: int, value: int) -
             await rooms.presence(room, seat, bool(value))
     except Exception:  # the room keeps what it last heard from this process
         log.exception("presence report failed in room %s seat %s", room, seat)
+
+
+def framed(event: dict) -> bytes:
+    """The event's WebSocket frame, made once for all the sockets it goes to."""
+    frame = event.get("framed")
+    if frame is None:
+        frame = event["framed"] = text_frame(event["frame"])
+    return frame
 
 
 def _error(frame_id: str | int | None, code: str, message: str) -> dict:

@@ -130,7 +130,7 @@ def main(argv=None) -> int:
     ap.add_argument("--warm-actors", type=int, default=2)
     ap.add_argument("--model", default="rush", choices=sorted(MODELS),
                     help="the tables' load model and the stack's phase durations")
-    ap.add_argument("--ws", default="websockets-sansio", help="the gateways' WebSocket implementation")
+    ap.add_argument("--ws", help="the gateways' WebSocket implementation (default: theirs)")
     ap.add_argument("--out", default=str(ROOT / "loadtest" / "results"))
     args = ap.parse_args(argv)
     out = Path(args.out)

@@ -468,8 +468,8 @@ def main(argv=None) -> int:
     ap.add_argument("--think", default="", help="override its think time: min,max seconds")
     ap.add_argument("--broadcast-sample", type=float, default=0.25,
                     help="share of chat deliveries timed (every one costs the generator)")
-    ap.add_argument("--ws", default="websockets-sansio",
-                    help="uvicorn WebSocket implementation of the gateways")
+    ap.add_argument("--ws", help="uvicorn WebSocket implementation of the gateways and the "
+                                 "baseline (default: each one's own)")
     ap.add_argument("--verify-seats", type=int, default=1)
     ap.add_argument("--baseline-game-seconds", type=float, default=150)
     ap.add_argument("--break-p99", type=float, default=2000)

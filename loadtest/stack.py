@@ -96,7 +96,7 @@ class Running:
 
 
 @contextmanager
-def baseline_stack(n: int = 2, game_seconds: float = 120.0, ws: str = "websockets-sansio"):
+def baseline_stack(n: int = 2, game_seconds: float = 120.0, ws: str | None = None):
     raise_fd_limit()
     procs, urls = [], []
     try:
@@ -104,7 +104,7 @@ def baseline_stack(n: int = 2, game_seconds: float = 120.0, ws: str = "websocket
             port = free_port()
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "loadtest.baseline", "--port", str(port),
-                 "--game-seconds", str(game_seconds), "--ws", ws], cwd=ROOT,
+                 "--game-seconds", str(game_seconds), *(["--ws", ws] if ws else [])], cwd=ROOT,
                 start_new_session=True))
             urls.append(f"http://127.0.0.1:{port}")
         for url, proc in zip(urls, procs):
@@ -124,7 +124,7 @@ LOAD_LIMITS = {"WW_ROOMS_PER_ADDRESS": "0", "WW_LOOKUP_FAILURES_PER_ADDRESS": "0
 
 @contextmanager
 def real_stack(n: int = 2, games_per_actor: int = 200, durations: dict | None = None,
-               warm_actors: int = 1, redis_url: str | None = None, ws: str = "websockets-sansio"):
+               warm_actors: int = 1, redis_url: str | None = None, ws: str | None = None):
     raise_fd_limit()
     sys.path.insert(0, str(ROOT))
     from tests.ray_head import ray_head
@@ -202,7 +202,7 @@ def main(argv=None) -> int:
     ap.add_argument("--model", default="human", choices=sorted(MODELS),
                     help="phase durations of this load model (human: the server's defaults)")
     ap.add_argument("--durations", default="", help='JSON {"discussion": 30, ...} (seconds)')
-    ap.add_argument("--ws", default="websockets-sansio", help="uvicorn WebSocket implementation")
+    ap.add_argument("--ws", help="uvicorn WebSocket implementation (default: the server's own)")
     args = ap.parse_args(argv)
 
     durations = {**(MODELS[args.model].durations or {}),

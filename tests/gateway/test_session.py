@@ -72,6 +72,7 @@ class Socket:
         self.inbox: asyncio.Queue = asyncio.Queue()
         self.arrived = asyncio.Event()
         self.application_state = self.client_state = WebSocketState.CONNECTED
+        self.scope = {"type": "websocket"}
 
     async def send_text(self, text: str) -> None:
         if self.stuck and self.sent:

@@ -1,0 +1,165 @@
+"""Server memory per idle 18-seat room (issue 8's memory target): tables seated and left alone in
+their lobby (18 joined over HTTP, 18 sockets welcomed and kept open, nobody starting), the stack's
+memory read before the first table and after each step.
+
+    .venv/bin/python -m loadtest.idle --steps 1000,2000 --gateways 4
+
+Each step prints, per component, the RSS added since the empty stack (gateways, Ray hosts, Ray's
+own processes) and the memory of the prefix's Redis keys (`MEMORY USAGE`; the Redis process is
+shared), per room and, for the gateways, per socket. The sockets are held by `--clients`
+processes of gevent greenlets (`--seat` is that child's mode): not counted as the server.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+SEATS = 18
+
+
+def seat_tables(urls: list[str], tag: str) -> None:
+    """Child mode: for each line "N" on stdin, seat N more tables (round robin over `urls`) and
+    answer with a JSON line {"sockets": welcomed so far, "failed": tables that could not sit}."""
+    from gevent import monkey
+
+    monkey.patch_all()
+    import gevent
+    import orjson
+    from gevent.pool import Pool
+    from geventhttpclient import HTTPClient, URL
+
+    from loadtest.stack import raise_fd_limit
+    from loadtest.wire import LightSocket
+
+    raise_fd_limit()
+    clients = {url: HTTPClient.from_url(URL(url), concurrency=20, network_timeout=60) for url in urls}
+    held, failed, n = [], [0], [0]
+
+    def post(url: str, path: str, body: dict) -> dict:
+        response = clients[url].post(path, orjson.dumps(body), headers={"Content-Type": "application/json"})
+        data = response.read()
+        if response.status_code not in (200, 201):
+            raise RuntimeError(f"{path}: {response.status_code} {data[:200]!r}")
+        return orjson.loads(data)
+
+    def keep(ws: LightSocket) -> None:
+        try:
+            while True:
+                ws.recv()  # answers the server's pings; an idle lobby sends little else
+        except Exception:  # noqa: BLE001 - the stack stopped
+            pass
+
+    def table(index: int) -> None:
+        url = urls[index % len(urls)]
+        name = f"I{tag}x{index}"
+        try:
+            seats = [post(url, "/api/rooms", {"name": f"{name}s0"})]
+            room = seats[0]["room"]
+            seats += [post(url, f"/api/rooms/{room}/join", {"name": f"{name}s{i}"})
+                      for i in range(1, SEATS)]
+            ws_url = url.replace("http://", "ws://") + f"/ws/{room}"
+            for seat in seats:
+                ws = LightSocket(ws_url, timeout=60)
+                ws.send(orjson.dumps({"type": "hello", "token": seat["token"], "since": None}).decode())
+                if orjson.loads(ws.recv()).get("type") != "welcome":
+                    raise RuntimeError("no welcome")
+                ws.settimeout(None)
+                held.append(ws)
+                gevent.spawn(keep, ws)
+        except Exception as e:  # noqa: BLE001
+            failed[0] += 1
+            print(f"table {index}: {e!r}", file=sys.stderr, flush=True)
+
+    pool = Pool(32)  # tables sitting down at once
+    for line in sys.stdin:
+        count = int(line)
+        for _ in range(count):
+            pool.spawn(table, n[0])
+            n[0] += 1
+        pool.join()
+        print(json.dumps({"sockets": len(held), "failed": failed[0]}), flush=True)
+
+
+def prefix_key_bytes(redis_url: str, prefix: str) -> int:
+    import redis
+
+    r = redis.Redis.from_url(redis_url)
+    total = 0
+    for key in r.scan_iter(match=f"{prefix}:*", count=1000):
+        total += r.memory_usage(key, samples=0) or 0
+    return total
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", default="1000,2000", help="total tables seated at each step")
+    ap.add_argument("--gateways", type=int, default=4)
+    ap.add_argument("--games-per-actor", type=int, default=200)
+    ap.add_argument("--clients", type=int, default=4, help="processes holding the sockets")
+    ap.add_argument("--settle", type=float, default=30.0,
+                    help="seconds between the last table seated and the reading")
+    ap.add_argument("--out", help="write the rows as JSON here")
+    ap.add_argument("--seat", help=argparse.SUPPRESS)  # child mode: comma-separated gateway URLs
+    ap.add_argument("--tag", default="0", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.seat:
+        seat_tables(args.seat.split(","), args.tag)
+        return 0
+
+    from loadtest.ramp import memory
+    from loadtest.stack import real_stack
+
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    steps = [int(s) for s in args.steps.split(",")]
+    rows = []
+    with real_stack(args.gateways, games_per_actor=args.games_per_actor,
+                    redis_url=redis_url) as running:
+        time.sleep(args.settle)  # the warm host and the gateways' own start settle
+        empty = memory(running.components())
+        empty_keys = prefix_key_bytes(redis_url, running.prefix)
+        clients = [subprocess.Popen([sys.executable, "-m", "loadtest.idle", "--seat", ",".join(running.urls),
+                                     "--tag", str(i)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    text=True) for i in range(args.clients)]
+        try:
+            seated = 0
+            for rooms in steps:
+                share = [(rooms - seated) // args.clients + (i < (rooms - seated) % args.clients)
+                         for i in range(args.clients)]
+                started = time.monotonic()
+                for client, n in zip(clients, share):
+                    client.stdin.write(f"{n}\n")
+                    client.stdin.flush()
+                reports = [json.loads(client.stdout.readline()) for client in clients]
+                seated = rooms
+                sockets = sum(r["sockets"] for r in reports)
+                took = time.monotonic() - started
+                time.sleep(args.settle)
+                now = memory(running.components())
+                keys = prefix_key_bytes(redis_url, running.prefix)
+                added = {c: now.get(c, 0.0) - empty.get(c, 0.0) for c in ("gateway", "ray-hosts", "ray-system")}
+                added["redis keys"] = (keys - empty_keys) / 2**20
+                row = {"rooms": rooms, "sockets": sockets, "failed": sum(r["failed"] for r in reports),
+                       "seated_in_s": round(took), "added_mb": {c: round(v, 1) for c, v in added.items()},
+                       "kb_per_room": {c: round(v * 1024 / rooms, 1) for c, v in added.items()},
+                       "gateway_kb_per_socket": round(added["gateway"] * 1024 / max(sockets, 1), 1)}
+                row["kb_per_room_total"] = round(sum(row["kb_per_room"].values()), 1)
+                row["kb_per_room_without_gateways"] = round(row["kb_per_room_total"]
+                                                            - row["kb_per_room"]["gateway"], 1)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+        finally:
+            for client in clients:
+                client.kill()
+                client.wait(timeout=10)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
