@@ -133,7 +133,8 @@ class RoomClient:
             name=self._placement_name, namespace=self.config.namespace, lifetime="detached",
             get_if_exists=True, max_restarts=-1).remote(self.config)
         self._handles[self._placement_name] = placement
-        self.subscriptions = Subscriptions(self.redis, self.keys, self.store.events_after)
+        self.subscriptions = Subscriptions(self.redis, self.keys, self.store.events_after,
+                                           catch_up=not self.config.redis_wait)
         await self.subscriptions.start(self.keys.replies(self.gateway_id), self._on_replies)
         await self.renew_lease()  # before any presence names this process
 
@@ -558,10 +559,13 @@ class Subscriptions:
     in seq order: a gap (a message lost while the connection was being re-established) is filled
     from the log."""
 
-    def __init__(self, redis: aioredis.Redis, keys: Keys, events_after) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keys, events_after, catch_up: bool = True) -> None:
         self._pubsub = redis.pubsub()
         self._keys = keys
         self._events_after = events_after
+        # Read the log's tail when a room is subscribed again: not under WAIT, where the log runs
+        # ahead of what may be shown (events go out once replicas have them).
+        self._catch_up = catch_up
         self._channels: dict[str, _Channel] = {}
         self._reader: asyncio.Task | None = None
         self._direct: bytes | None = None  # this process's reply channel
@@ -627,8 +631,14 @@ class Subscriptions:
         channel = self._channels.get(code)
         if channel is None:
             return
-        if message["type"] == "subscribe" and not channel.subscribed.done():
-            channel.subscribed.set_result(None)
+        if message["type"] == "subscribe":
+            if not channel.subscribed.done():
+                channel.subscribed.set_result(None)
+            elif self._catch_up and channel.last is not None:
+                # redis-py reconnected and subscribed again, without a word: what went out
+                # meanwhile is in the log (else only the room's next message would show the gap).
+                for event in await self._events_after(code, channel.last):
+                    await self._deliver(code, channel, event)
         elif message["type"] == "message":
             await self._deliver(code, channel, orjson.loads(message["data"]))
 

@@ -144,6 +144,15 @@ async def test_listeners_survive_a_dropped_connection(named_subscriptions, rstor
         assert await take(queue, 2) == [2, 3]  # 2 refilled from the log
 
 
+async def test_what_went_out_while_reconnecting_arrives_without_a_next_message(
+        named_subscriptions, rstore, redis, prefix):
+    async with named_subscriptions.listen(CODE) as queue:
+        await write(rstore, 1, 1)
+        assert await take(queue, 1) == [1]
+        await lose_on_reconnection(redis, prefix, range(2, 4))  # e.g. the game's last events
+        assert await take(queue, 2) == [2, 3]
+
+
 async def test_a_connection_dropped_before_the_first_message_is_told_to_its_listeners(
         named_subscriptions, rstore, redis, prefix):
     async with named_subscriptions.listen(CODE) as queue:
