@@ -74,7 +74,7 @@ def seat_tables(urls: list[str], tag: str) -> None:
             failed[0] += 1
             print(f"table {index}: {e!r}", file=sys.stderr, flush=True)
 
-    pool = Pool(32)  # tables sitting down at once
+    pool = Pool(8)  # tables of this process sitting down at once
     for line in sys.stdin:
         count = int(line)
         for _ in range(count):
