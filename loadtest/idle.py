@@ -6,7 +6,8 @@ memory read before the first table and after each step.
 
 Each step prints, per component, the RSS added since the empty stack (gateways, Ray hosts, Ray's
 own processes) and the memory of the prefix's Redis keys (`MEMORY USAGE`; the Redis process is
-shared), per room and, for the gateways, per socket. The sockets are held by `--clients`
+shared), per room and, for the gateways, per socket; from the second step on, also per room added
+since the step before (without the host processes started for the first rooms). The sockets are held by `--clients`
 processes of gevent greenlets (`--seat` is that child's mode): not counted as the server.
 """
 from __future__ import annotations
@@ -149,6 +150,11 @@ def main(argv=None) -> int:
                 row["kb_per_room_total"] = round(sum(row["kb_per_room"].values()), 1)
                 row["kb_per_room_without_gateways"] = round(row["kb_per_room_total"]
                                                             - row["kb_per_room"]["gateway"], 1)
+                if rows:  # a host process started for the first rooms is not a per-room cost
+                    before = rows[-1]
+                    row["kb_per_room_since_previous_step"] = {
+                        c: round((v - before["added_mb"][c]) * 1024 / (rooms - before["rooms"]), 1)
+                        for c, v in row["added_mb"].items()}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
         finally:
