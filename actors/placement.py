@@ -75,6 +75,7 @@ class Placement:
         self._waiting = 0  # rooms in place() that found no slot, until they try again
         self._starting = 0  # host starts those rooms are waiting for
         self._growing = 0  # host starts in progress (not in P:hosts yet)
+        self._grown = 0  # host starts ended so far
         self._started = asyncio.Condition()  # notified when one of those starts ends
 
     async def restore(self) -> None:
@@ -86,7 +87,14 @@ class Placement:
     async def place(self) -> str | None:
         """Reserve a slot for one new room and return its host's actor name; None when every
         slot is taken and no more hosts may start."""
-        while (name := await self._take()) is None:
+        while True:
+            grown = self._grown
+            if (name := await self._take()) is not None:
+                break
+            if grown != self._grown:
+                # A host came up while the take was in flight: take again. Taken as a room with
+                # no slot, that stale answer started a host too many (4 hosts for 10 rooms of 4).
+                continue
             # No warm capacity left: this room waits for a host start. Rooms waiting together
             # start hosts side by side, as many as they fill: one host takes games_per_actor
             # of them (one start per waiting room overshot: 26 processes for 2,000 rooms). A room
@@ -159,6 +167,7 @@ class Placement:
             name = f"{self._config.prefix}-host-{await self._redis.incr(self._keys.host_seq()):06d}"
             await self._start_host(name)
             await self._redis.zadd(self._keys.hosts(), {name: 0}, nx=True)
+            self._grown += 1
         finally:
             self._growing -= 1
         log.info("started host %s", name)

@@ -39,6 +39,35 @@ async def test_rooms_arriving_together_start_only_the_hosts_they_fill(redis, pre
     assert len(started) == 3
 
 
+async def test_a_room_told_no_slot_just_before_a_host_came_up_takes_again_instead_of_starting_one(
+        redis, prefix):
+    p, started, _ = placement(redis, prefix, games_per_actor=4, warm_actors=0)
+    for _ in range(8):
+        await p.place()  # two hosts, full
+    record, take = p._start_host, p._take
+    starting, answered = asyncio.Event(), asyncio.Event()
+    tenth = None
+
+    async def start_once_answered(name: str) -> None:
+        starting.set()
+        await answered.wait()
+        await record(name)
+
+    async def take_answered_late() -> str | None:
+        name = await take()
+        if asyncio.current_task() is tenth and not answered.is_set():
+            answered.set()  # "no slot": host 3 is not up yet...
+            await asyncio.wait_for(asyncio.shield(ninth), 10)  # ...and is by the time this arrives
+        return name
+
+    p._start_host, p._take = start_once_answered, take_answered_late
+    ninth = asyncio.create_task(p.place())
+    await asyncio.wait_for(starting.wait(), 10)
+    tenth = asyncio.create_task(p.place())
+    assert await asyncio.wait_for(asyncio.gather(ninth, tenth), 10) == [f"{prefix}-host-000003"] * 2
+    assert started == [f"{prefix}-host-{i:06d}" for i in range(1, 4)]
+
+
 async def test_rooms_arriving_together_start_only_the_hosts_they_fill_when_the_first_start_ends_first(
         redis, prefix):
     p, started, _ = placement(redis, prefix, games_per_actor=4, warm_actors=0)
