@@ -4,8 +4,8 @@ memory read before the first table and after each step.
 
     .venv/bin/python -m loadtest.idle --steps 1000,2000 --gateways 4
 
-Each step prints, per component, the RSS added since the empty stack (gateways, Ray hosts, Ray's
-own processes) and the memory of the prefix's Redis keys (`MEMORY USAGE`; the Redis process is
+Each step prints, per component, the memory added since the empty stack (USS: what only those
+processes hold; gateways, Ray hosts, Ray's own processes) and the memory of the prefix's Redis keys (`MEMORY USAGE`; the Redis process is
 shared), per room and, for the gateways, per socket; from the second step on, also per room added
 since the step before (without the host processes started for the first rooms). The sockets are held by `--clients`
 processes of gevent greenlets (`--seat` is that child's mode): not counted as the server.
@@ -85,6 +85,23 @@ def seat_tables(urls: list[str], tag: str) -> None:
         print(json.dumps({"sockets": len(held), "failed": failed[0]}), flush=True)
 
 
+def unique_memory(components: dict) -> dict:
+    """component -> MB of USS (the pages only that process maps: what stopping it would free; RSS
+    counts the libraries a process shares with the others, e.g. every Ray worker's copy of Ray)."""
+    import psutil
+
+    out = {}
+    for component, processes in components.items():
+        total = 0
+        for process in processes:
+            try:
+                total += process.memory_full_info().uss
+            except psutil.Error:
+                pass
+        out[component] = total / 2**20
+    return out
+
+
 def prefix_key_bytes(redis_url: str, prefix: str) -> int:
     import redis
 
@@ -111,7 +128,6 @@ def main(argv=None) -> int:
         seat_tables(args.seat.split(","), args.tag)
         return 0
 
-    from loadtest.ramp import memory
     from loadtest.stack import real_stack
 
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -120,7 +136,7 @@ def main(argv=None) -> int:
     with real_stack(args.gateways, games_per_actor=args.games_per_actor,
                     redis_url=redis_url) as running:
         time.sleep(args.settle)  # the warm host and the gateways' own start settle
-        empty = memory(running.components())
+        empty = unique_memory(running.components())
         empty_keys = prefix_key_bytes(redis_url, running.prefix)
         clients = [subprocess.Popen([sys.executable, "-m", "loadtest.idle", "--seat", ",".join(running.urls),
                                      "--tag", str(i)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -139,7 +155,7 @@ def main(argv=None) -> int:
                 sockets = sum(r["sockets"] for r in reports)
                 took = time.monotonic() - started
                 time.sleep(args.settle)
-                now = memory(running.components())
+                now = unique_memory(running.components())
                 keys = prefix_key_bytes(redis_url, running.prefix)
                 added = {c: now.get(c, 0.0) - empty.get(c, 0.0) for c in ("gateway", "ray-hosts", "ray-system")}
                 added["redis keys"] = (keys - empty_keys) / 2**20
