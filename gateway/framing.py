@@ -1,10 +1,11 @@
 """One WebSocket frame for every recipient of an event, instead of one per socket.
 
 uvicorn's websockets-sansio protocol frames each `websocket.send` itself: through Starlette's
-wrappers, uvicorn's checks and websockets' `Frame.serialize`, per socket, ~a fifth of a gateway's
-CPU under load (loadtest/README.md). Server frames are not masked, so a text frame is the same
-bytes on every connection that compresses nothing (the gateway offers no per-message deflate: the
-frames are a few hundred bytes, and a compressor per socket costs CPU per frame and ~40 KB). The
+wrappers, uvicorn's checks and websockets' `Frame.serialize`, per socket (with the kernel write,
+38 % of a gateway's samples under the `rush` load; 27 % with this: loadtest/README.md). Server
+frames are not masked, so a text frame is the same bytes on every connection that compresses
+nothing: the gateway offers no per-message deflate (its frames are a few hundred bytes; deflate
+would compress each one again for every socket, each with a compressor of its own). The
 `FRAMED_SEND` ASGI extension of `FramedWebSocketProtocol` writes such bytes as they are.
 """
 from __future__ import annotations

@@ -4,8 +4,9 @@ Order of delivery: subscribe to the room first (live events buffer in the socket
 actor's `welcome` at seq S, replay the stored events `since < seq <= S`, then forward the buffered
 and live events with `seq > S`: nothing is sent twice and nothing is reordered. The queue starts
 with `Since(n)`: with n > S (the welcome lagged a write already published, or the connection
-dropped before the room's first message), the events `S < seq <= n` are read from the log first. Each event goes
-to the socket only if its seat is in the event's audience (`to`), as the stored frame text.
+dropped before the room's first message), the events `S < seq <= n` are read from the log first.
+Each event goes to the socket only if its seat is in the event's audience (`to`), as the stored
+frame text.
 """
 from __future__ import annotations
 
@@ -364,7 +365,7 @@ class Session:
                     await send(item[0])
                     ack_wait.observe(time.perf_counter() - item[1])
                 elif isinstance(item, Since):
-                    if item.seq > self.last:  # published before this queue joined the channel
+                    if item.seq > self.last:  # past the welcome, yet not in the queue: the log has them
                         self.metrics.late_joins.inc()
                         await self._replay(self.last, item.seq)
                         self.last = item.seq
