@@ -111,7 +111,10 @@ def create_app(game_seconds: float = 90.0) -> FastAPI:
     async def ws(websocket: WebSocket, code: str):
         await websocket.accept()
         room = rooms.get(code)
-        hello = orjson.loads(await websocket.receive_text())
+        try:
+            hello = orjson.loads(await websocket.receive_text())
+        except WebSocketDisconnect:  # the generator gave up on it (a step past the box's limit)
+            return
         seat = room.tokens.get(hello.get("token")) if room else None
         if seat is None or hello.get("type") != "hello":
             await websocket.close(1008)
