@@ -24,7 +24,8 @@ SEATS = 18
 
 def seat_tables(urls: list[str], tag: str) -> None:
     """Child mode: for each line "N" on stdin, seat N more tables (round robin over `urls`) and
-    answer with a JSON line {"sockets": welcomed so far, "failed": tables that could not sit}."""
+    answer with a JSON line {"sockets": welcomed so far, "failed": tables that could not sit}.
+    Its open-file limit is the parent's, raised by `real_stack`."""
     from gevent import monkey
 
     monkey.patch_all()
@@ -33,12 +34,10 @@ def seat_tables(urls: list[str], tag: str) -> None:
     from gevent.pool import Pool
     from geventhttpclient import HTTPClient, URL
 
-    from loadtest.stack import raise_fd_limit
     from loadtest.wire import LightSocket
 
-    raise_fd_limit()
     clients = {url: HTTPClient.from_url(URL(url), concurrency=20, network_timeout=60) for url in urls}
-    held, failed, n = [], [0], [0]
+    held, failed = [], [0]
 
     def post(url: str, path: str, body: dict) -> dict:
         response = clients[url].post(path, orjson.dumps(body), headers={"Content-Type": "application/json"})
@@ -75,12 +74,11 @@ def seat_tables(urls: list[str], tag: str) -> None:
             failed[0] += 1
             print(f"table {index}: {e!r}", file=sys.stderr, flush=True)
 
-    pool = Pool(8)  # tables of this process sitting down at once
+    pool, asked = Pool(8), 0  # tables of this process sitting down at once; tables asked for so far
     for line in sys.stdin:
-        count = int(line)
-        for _ in range(count):
-            pool.spawn(table, n[0])
-            n[0] += 1
+        for index in range(asked, asked + int(line)):
+            pool.spawn(table, index)
+        asked += int(line)
         pool.join()
         print(json.dumps({"sockets": len(held), "failed": failed[0]}), flush=True)
 

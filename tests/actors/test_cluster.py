@@ -56,11 +56,10 @@ async def play(rc: RoomClient, room: str, seats: int, queue: asyncio.Queue) -> l
                 return seen
             for frame in act_frames(view, ids):
                 acted |= (await rc.command(room, seat, frame))["type"] == "ack"
-        if not acted:
-            seen.append(await asyncio.wait_for(queue.get(), 30))
+        taken = [await asyncio.wait_for(queue.get(), 30)] if not acted else []
         while not queue.empty():
-            seen.append(queue.get_nowait())
-        seen = [item for item in seen if not isinstance(item, Since)]  # the queue's start mark
+            taken.append(queue.get_nowait())
+        seen += [item for item in taken if not isinstance(item, Since)]  # the queue's start mark
         if any(orjson.loads(e["frame"])["kind"] == "game_over" for e in seen):
             return seen
 
