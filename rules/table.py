@@ -12,6 +12,7 @@ from rules.outcome import winner
 from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, HIDES, JOIN_ACTS, JOINS,
                             NIGHT_ORDER, PROMPT_FILTERS, SPARES, STEPS, TIE_BREAKERS, WATCHERS)
 from rules.role import concealed, living
+from rules.roles.house import EXILE
 from rules.state import GameState
 
 
@@ -20,12 +21,13 @@ def is_night(phase: str) -> bool:
 
 
 class Table:
-    __slots__ = ("s", "events", "now")
+    __slots__ = ("s", "events", "now", "dawning")
 
     def __init__(self, state: GameState, now: int):
         self.s = state.clone()
         self.events = []
         self.now = now
+        self.dawning = False  # the night's dead are dying (and the deaths they bring at once)
 
     def emit(self, kind: str, to, **payload) -> None:
         event = {"kind": kind, "to": to, **payload}
@@ -141,8 +143,10 @@ class Table:
         night = self.s.memo["night"]
         for resolve in DAWN_ORDER:
             resolve(self, night)
+        self.dawning = True
         for seat, cause in night["deaths"]:
             self.kill(seat, cause)
+        self.dawning = False
         self.s.resume = "day"
         self.continue_chain()
 
@@ -170,13 +174,22 @@ class Table:
         if not s.alive[seat] or any(spare(self, seat, cause) for spare in SPARES):
             return
         s.alive[seat] = False
-        shown = s.roles[seat]
+        shown, told = s.roles[seat], cause
         if any(hide(s, seat, cause) for hide in HIDES):  # 004: shown at the end only
             s.memo.setdefault("hidden", []).append(seat)
-            shown = None
-        self.emit("death", None, seat=seat, role=shown, cause=cause)
+            s.memo.setdefault("hidden_causes", {})[str(seat)] = cause
+            shown, told = None, self.public_cause(cause)
+        self.emit("death", None, seat=seat, role=shown, cause=told)
         for react in DEATH_REACTIONS:
             react(self, seat, cause)
+
+    def public_cause(self, cause: str) -> str:
+        """What the table may learn of a hidden card's death: only what it watched happen (the
+        night, the day's vote, some other moment of the day). Most causes name a card: `psycho`
+        the Seer or Guard, `nekomata` a wolf, `grief` a Lover (RULES.md, "Hidden cards")."""
+        if self.dawning:
+            return "night"
+        return "vote" if cause in EXILE else "day"
 
     def reveal(self, seat: int) -> None:
         """Show a living seat's card to everybody (the dead's cards show by being dead)."""
@@ -212,6 +225,7 @@ class Table:
         s.outcome = {"winners": result["winners"], "reason": result["reason"]}
         self.emit("game_over", None, winners=result["winners"], alive=living(s),
                   roles={str(seat): role for seat, role in enumerate(s.roles)},
+                  causes=dict(s.memo.get("hidden_causes", {})),
                   chat=[{k: v for k, v in line.items() if k != "to"} for line in s.chat
                         if not line.get("overheard")],
                   reason=result["reason"])

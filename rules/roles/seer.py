@@ -12,7 +12,7 @@ def appearance(state, seat: int) -> str:
     card = CARDS[state.roles[seat]]
     role = card.seen_as or card.id
     if option(state, "seer_result") == "wolf_or_not":  # 004: only "werewolf" or "not one"
-        role = role if CARDS[role].wolf else "not_werewolf"
+        role = "werewolf" if CARDS[role].wolf else "not_werewolf"  # not which wolf card
     return role
 
 

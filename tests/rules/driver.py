@@ -61,7 +61,13 @@ class Game:
         return [e for e in self.log if e["kind"] == kind]
 
     def deaths(self) -> list:
-        return [(e["seat"], e["cause"]) for e in self.events("death")]
+        """(seat, cause) of every death, the true cause where the table was told less."""
+        hidden = self.state.memo.get("hidden_causes", {})
+        return [(e["seat"], hidden.get(str(e["seat"]), e["cause"])) for e in self.events("death")]
+
+    def public_deaths(self) -> list:
+        """(seat, role, cause) as the table was told."""
+        return [(e["seat"], e["role"], e["cause"]) for e in self.events("death")]
 
     # whole steps, for getting to the situation a test is about
 

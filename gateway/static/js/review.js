@@ -50,7 +50,7 @@ function seatWith(role, cards) {
   return hit ? Number(hit[0]) : null;
 }
 
-function describe(ev, cards) { // cards: the final deal, for roles named by their card
+function describe(ev, cards, causes = {}) { // the final deal and the hidden deaths' true causes: the whole story
   const cause = (c) => (has(`cause.${c}`) ? t(`cause.${c}`) : c);
   switch (ev.kind) {
     case "phase": return { text: phaseLabel(ev.phase), cls: "muted" };
@@ -72,7 +72,8 @@ function describe(ev, cards) { // cards: the final deal, for roles named by thei
       const result = ev.target == null ? t("feed.vote_result.none") : t("feed.vote_result", { name: nameOf(ev.target) });
       return { text: ev.tie?.length > 1 ? `${t("feed.vote_result.tie", { names: names(ev.tie) })} ${result}` : result };
     }
-    case "death": return { text: t("feed.death", { name: nameOf(ev.seat), cause: cause(ev.cause), role: roleName(ev.role) }) };
+    case "death": return { text: t("feed.death", { name: nameOf(ev.seat), cause: cause(causes[ev.seat] ?? ev.cause),
+      role: roleName(ev.role ?? cards[ev.seat]) }) };
     case "mayor": return { text: ev.seat == null ? t("feed.mayor.none") : t(ev.how === "successor" ? "feed.mayor.successor" : "feed.mayor.elected", { name: nameOf(ev.seat) }) };
     case "candidate": return { text: t("feed.candidate", { name: nameOf(ev.seat) }) };
     case "idiot_revealed": return { text: t("feed.idiot_revealed", { name: nameOf(ev.seat) }) };
@@ -94,7 +95,7 @@ function chatNode(ev) {
     el("span", { class: "who", text: `${ev.name}: ` }), el("bdi", { text: ev.text }));
 }
 
-function timeline(events, cards) {
+function timeline(events, cards, causes) {
   const periods = [];
   let current = null;
   for (const ev of events) {
@@ -110,7 +111,7 @@ function timeline(events, cards) {
       current.items.push(chatNode(ev));
       continue;
     }
-    const line = describe(ev, cards);
+    const line = describe(ev, cards, causes);
     if (line) current.items.push(el("li", { "data-kind": ev.kind, "data-seq": ev.seq,
       class: [line.cls, SECRET.has(ev.kind) ? "secret" : null].filter(Boolean).join(" ") || null, text: line.text }));
   }
@@ -141,7 +142,7 @@ function render() {
       el("div", {}, el("div", { class: "name", text: p.name }),
         el("div", { class: "muted", text: dealt && dealt !== last ? t("review.became", { first: roleName(dealt), last: roleName(last) }) : roleName(last) })));
   }));
-  rebuild($("#review-timeline"), timeline(events, final));
+  rebuild($("#review-timeline"), timeline(events, final, over?.causes ?? {}));
 }
 
 async function load() {

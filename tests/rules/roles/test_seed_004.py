@@ -8,6 +8,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from rules import BadFrame, Settings, declaration, start_game
 from rules.presets import recommended_setup
+from rules.roles.house import EXILE
 from rules.settings import deal, max_players, min_players
 import tests.rules.test_properties as properties
 from tests.rules.driver import NAMES, T0, Game
@@ -81,6 +82,19 @@ def test_the_seer_reads_only_werewolf_or_not_and_the_traitor_shows_not_a_werewol
               "villager"])
     g.act(1, "seer.inspect", [2])
     assert g.events("seer_result")[-1]["role"] == "not_werewolf"
+
+
+@pytest.mark.parametrize("wolf", ["werewolf", "big_bad_wolf", "white_werewolf", "infect_father"])
+def test_wolf_or_not_reads_every_wolf_card_as_werewolf_for_the_seer_and_the_medium(wolf):
+    g = game(["werewolf", wolf, "seer", "guard", "medium", "villager", "villager", "villager"])
+    g.act(2, "seer.inspect", [1])
+    assert g.events("seer_result")[-1]["role"] == "werewolf"
+    g.timeout()
+    through_day(g, 1)
+    while g.phase != "night.medium":
+        g.timeout()
+    assert g.events("medium_result")[-1] == {"kind": "medium_result", "to": [4], "seat": 1,
+                                             "role": "werewolf"}
 
 
 @pytest.mark.parametrize("value", ["normal", "random_not_wolf", "none"])
@@ -247,7 +261,35 @@ def test_reveal_exile_yes_shows_the_exiled_card_and_night_deaths_stay_hidden():
     g.timeout()
     g.act(0, "wolves.point", [3])
     assert g.events("death")[-1] == {"kind": "death", "to": None, "seat": 3, "role": None,
-                                     "cause": "wolves"}
+                                     "cause": "night"}
+
+
+@pytest.mark.parametrize("first_night_kill", ["off", "on"])
+def test_a_hidden_card_s_death_tells_the_table_only_when_it_happened(first_night_kill):
+    # the repro: psycho's backlash named the Seer's or Guard's death ("psycho")
+    g = game(["werewolf", "psycho", "seer", "villager", "villager", "villager"],
+             first_night_kill=first_night_kill, psycho_kills_seer="yes")
+    g.act(2, "seer.inspect", [1 if first_night_kill == "on" else 3])
+    g.timeout()  # hidden cards: her step lasts its full time
+    if first_night_kill == "on":
+        g.act(0, "wolves.point", [3])
+        assert g.deaths() == [(3, "wolves"), (2, "psycho")]
+        assert g.public_deaths() == [(3, None, "night"), (2, None, "night")]
+        return
+    through_day(g, None)
+    g.act(2, "seer.inspect", [1])
+    g.timeout()
+    g.act(0, "wolves.point", [3])
+    assert g.deaths() == [(3, "wolves"), (2, "psycho")]
+    assert g.public_deaths() == [(3, None, "night"), (2, None, "night")]
+
+
+def test_a_hidden_card_s_death_by_day_says_vote_or_day_never_the_cause():
+    g = game(["werewolf", "lover", "lover", "villager", "villager", "villager", "villager"])
+    assert g.phase == "day.discussion"  # night 1 has no step to run
+    through_day(g, 1)  # a dealt Lover exiled: the other follows of grief
+    assert g.deaths() == [(1, "vote"), (2, "grief")]
+    assert g.public_deaths() == [(1, None, "vote"), (2, None, "day")]
 
 
 def test_the_dawn_names_only_the_dead_never_the_protected():
@@ -536,11 +578,23 @@ def test_random_004_tables_end_with_a_winner_the_parity_arithmetic_allows_and_le
         table = Settings.from_json({"preset": "seed_004", "rules": rules})
     start, commands, log, state = properties.play(n, table, seed, random.Random(moves))
     properties.check_outcome(state, commands, log)
-    # hidden cards: no death event before the end names a card its rule hides
+    # hidden cards: no death event before the end names a card its rule hides, nor a cause
+    # from which a card follows: only when it happened (the night, the vote, the day)
+    phase = "start"
+    hidden_causes = state.memo.get("hidden_causes", {})
     for event in log:
+        if event["kind"] == "phase":
+            phase = event["phase"]
         if event["kind"] == "death":
-            rule = "reveal_exile" if event["cause"] == "vote" else "reveal_night_deaths"
+            true_cause = hidden_causes.get(str(event["seat"]), event["cause"])
+            rule = "reveal_exile" if true_cause in EXILE else "reveal_night_deaths"
             assert (event["role"] is None) == (rules[rule] == "no")
+            if event["role"] is None:
+                told = "night" if phase.startswith("night.") or phase == "start" else \
+                    "vote" if true_cause in EXILE else "day"
+                assert event["cause"] == told
+        if event["kind"] == "game_over":
+            assert event["causes"] == hidden_causes
 
 
 def test_the_host_form_resending_the_same_roles_and_rules_keeps_the_preset():
