@@ -117,7 +117,7 @@ async def main(address: str, requests: int, redis_url: str) -> None:
         return await redis.publish(sink, b"reply")
 
     async def coalesced():
-        return await writes.submit(lambda pipe: pipe.publish(sink, b"reply"))
+        return await writes.submit(sink, lambda pipe: pipe.publish(sink, b"reply"))
     await measure("a host's write, its own redis-py call", requests, 8, own_call)
     await measure("a host's write, coalesced (one pipeline per loop turn)", requests, 8, coalesced)
     host.kill()

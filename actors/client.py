@@ -27,6 +27,7 @@ from actors import ownership
 from actors.config import Config
 from actors.host import REPLY_UNAVAILABLE, RoomUnavailable
 from actors.placement import PlacementActor
+from actors.pubsub import shard_pubsub
 from actors.room import BadName, RoomData, clean_name, error_frame
 from actors.store import REDIS_DOWN, Keys, RedisStore, connect, patiently
 
@@ -554,13 +555,14 @@ class _Channel:
 
 
 class Subscriptions:
-    """One Redis pub/sub connection per process, subscribed to a room's channel while at least one
-    local listener wants it. Each listener gets a `Since(n)`, then every stored event after n once,
+    """One sharded pub/sub connection per process (one per node on a Redis Cluster:
+    actors.pubsub), subscribed to a room's channel while at least one local listener wants it.
+    Each listener gets a `Since(n)`, then every stored event after n once,
     in seq order: a gap (a message lost while the connection was being re-established) is filled
     from the log."""
 
     def __init__(self, redis: aioredis.Redis, keys: Keys, events_after, catch_up: bool = True) -> None:
-        self._pubsub = redis.pubsub()
+        self._pubsub = shard_pubsub(redis)
         self._keys = keys
         self._events_after = events_after
         # Read the log's tail when a room is subscribed again: not under WAIT, where the log runs
@@ -578,7 +580,7 @@ class Subscriptions:
         so no reply sent after it is missed."""
         self._direct, self._on_direct = direct.encode(), on_direct
         self._direct_ready = asyncio.get_running_loop().create_future()
-        await self._pubsub.subscribe(direct)
+        await self._pubsub.ssubscribe(direct)
         self._reader = asyncio.create_task(self._read(), name="pubsub reader")
         await asyncio.wait_for(self._direct_ready, 10)
 
@@ -594,7 +596,7 @@ class Subscriptions:
         channel = self._channels.get(code)
         if channel is None:
             channel = self._channels[code] = _Channel(asyncio.get_running_loop())
-            await self._pubsub.subscribe(self._keys.room(code))
+            await self._pubsub.ssubscribe(self._keys.room(code))
         channel.listeners[queue] = seat
         if channel.last is not None:  # else its first message tells
             queue.put_nowait(Since(channel.last))
@@ -605,7 +607,7 @@ class Subscriptions:
             channel.listeners.pop(queue, None)
             if not channel.listeners and self._channels.get(code) is channel:
                 del self._channels[code]
-                await self._pubsub.unsubscribe(self._keys.room(code))
+                await self._pubsub.sunsubscribe(self._keys.room(code))
 
     async def _read(self) -> None:
         """The one reader of the connection; it must outlive any failure, or every listener stalls."""
@@ -622,24 +624,25 @@ class Subscriptions:
 
     async def _handle(self, message: dict) -> None:
         if message["channel"] == self._direct:
-            if message["type"] == "message":
+            if message["type"] == "smessage":
                 self._on_direct(message["data"])
             elif not self._direct_ready.done():
                 self._direct_ready.set_result(None)
             return
-        code = message["channel"].decode().removeprefix(self._keys.room(""))
+        code = self._keys.code_of(message["channel"].decode())
         channel = self._channels.get(code)
         if channel is None:
             return
-        if message["type"] == "subscribe":
+        if message["type"] == "ssubscribe":
             if not channel.subscribed.done():
                 channel.subscribed.set_result(None)
             elif self._catch_up and channel.last is not None:
-                # redis-py reconnected and subscribed again, without a word: what went out
+                # subscribed again (redis-py reconnected, or the channel followed its slot to
+                # another node), without a word: what went out
                 # meanwhile is in the log (else only the room's next message would show the gap).
                 for event in await self._events_after(code, channel.last):
                     await self._deliver(code, channel, event)
-        elif message["type"] == "message":
+        elif message["type"] == "smessage":
             await self._deliver(code, channel, orjson.loads(message["data"]))
 
     async def _deliver(self, code: str, channel: _Channel, event: dict) -> None:

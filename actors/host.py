@@ -77,6 +77,9 @@ class RoomHost:
         for code, result in zip(codes, results):
             if isinstance(result, Exception):  # not an outage (those are retried): a bad snapshot
                 log.error("host %s: could not load room %s: %r", self.name, code, result)
+            elif result is None:  # over, or never written: its release may not have landed
+                await patiently(lambda code=code: self._store.release(self.name, code),
+                                f"releasing room {code}")
         log.info("host %s started with %d rooms", self.name, len(self.rooms))
         self._sweeper = asyncio.create_task(self._sweep_forever(), name=f"host {self.name} presence")
         self._inbox = asyncio.create_task(self.serve_inbox(), name=f"host {self.name} inbox")

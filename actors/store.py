@@ -8,8 +8,11 @@ release it from its host and give its keys a TTL. A room acknowledges a command 
 (and only then are its events published, so no socket sees an event that a failover could still
 take back).
 
-`connect` takes a plain `redis://` URL or a Sentinel one, `redis+sentinel://h1:p1,h2:p2/SERVICE[/DB]`
-(every user of Redis in the project connects through it, so all follow a failover).
+`connect` takes a plain `redis://` URL, a Sentinel one, `redis+sentinel://h1:p1,h2:p2/SERVICE[/DB]`,
+or a Redis Cluster one, `redis+cluster://h1:p1,h2:p2` (every user of Redis in the project connects
+through it, so all follow a failover). Every script call touches one slot (`Keys`), and events and
+replies go out on sharded pub/sub (SPUBLISH, Redis 7), which on a cluster stays in the channel's
+shard instead of reaching every node.
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ import orjson
 from urllib.parse import unquote, urlsplit
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.maint_notifications import MaintNotificationsConfig
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.exceptions import (ConnectionError as RedisConnectionError, NoScriptError,
                               TimeoutError as RedisTimeoutError)
@@ -37,6 +42,25 @@ INBOX_TAKE = 512  # requests a host takes from its inbox at once
 WAIT_TIMEOUT_MS = 1000  # how long a persist waits for its replicas before it counts as failed
 CODE_CLAIM_TTL = 600  # seconds a reserved room code waits for its room's first write
 SENTINEL_SCHEME = "redis+sentinel"
+CLUSTER_SCHEME = "redis+cluster"
+
+
+class _BoundedCluster(RedisCluster):
+    """redis-py's cluster client, made safe for bursts. It routes a command issued before the slot
+    map is read (at start, or after it dropped the map in a failover) to its default node: 300
+    concurrent first commands drew MOVED replies, and past five of those the client closes every
+    connection, under commands already sent, and sends those again (a claim took two epochs). So
+    each command waits for the map first. It has no blocking pool either: callers wait for one of
+    REDIS_CONNECTIONS commands in flight, as `connect`'s pool makes them wait on one Redis."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._in_flight = asyncio.Semaphore(REDIS_CONNECTIONS)
+
+    async def execute_command(self, *args, **kwargs):
+        async with self._in_flight:
+            await self.initialize()  # a no-op once the map is read
+            return await super().execute_command(*args, **kwargs)
 
 
 class _BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
@@ -44,10 +68,19 @@ class _BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionP
     waits for a free connection like `connect`'s plain pool."""
 
 
-def connect(url: str) -> aioredis.Redis:
+def connect(url: str) -> aioredis.Redis | RedisCluster:
     """A client whose pool makes callers wait for a connection instead of failing: redis-py's
     default pool raises MaxConnectionsError past 100 concurrent commands, which a busy host or
-    gateway reaches. A `redis+sentinel://` URL gives a client of the service's current primary."""
+    gateway reaches. A `redis+sentinel://` URL gives a client of the service's current primary;
+    a `redis+cluster://` one a Redis Cluster client (it follows slot moves and failovers)."""
+    if urlsplit(url).scheme == CLUSTER_SCHEME:
+        nodes, options = parse_cluster_url(url)
+        return _BoundedCluster(startup_nodes=[ClusterNode(host, port) for host, port in nodes],
+                               socket_timeout=None,
+                               # Redis 8's CLIENT MAINT_NOTIFICATIONS, refused by 7: a round trip
+                               # per new connection for nothing
+                               maint_notifications_config=MaintNotificationsConfig(enabled=False),
+                               **options)
     if urlsplit(url).scheme == SENTINEL_SCHEME:
         sentinels, service, options = parse_sentinel_url(url)
         sentinel = Sentinel(sentinels, socket_timeout=1.0, password=options.get("password"))
@@ -56,6 +89,23 @@ def connect(url: str) -> aioredis.Redis:
                                    socket_timeout=None, **options)
     pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=30)
     return aioredis.Redis.from_pool(pool)
+
+
+def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], dict]:
+    """`redis+cluster://[:PASSWORD@]HOST:PORT[,HOST:PORT...]` (any nodes of the cluster: the
+    client learns the rest) -> (nodes, keyword options of every node's connections)."""
+    parts = urlsplit(url)
+    credentials, _, hosts = parts.netloc.rpartition("@")
+    nodes = []
+    for item in hosts.split(","):
+        host, _, port = item.rpartition(":")
+        nodes.append((host or item, int(port) if host else 6379))
+    if parts.path.strip("/") not in ("", "0"):
+        raise ValueError(f"{url}: a Redis Cluster has one database, 0")
+    options: dict = {}
+    if credentials:
+        options["password"] = unquote(credentials.partition(":")[2])
+    return nodes, options
 
 
 def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], str, dict]:
@@ -149,6 +199,9 @@ class Store(Protocol):
 
     async def host_rooms(self, host: str) -> list[str]: ...
 
+    async def release(self, host: str, code: str) -> None:
+        """The room holds no slot of `host` any more (idempotent)."""
+
     async def live_gateways(self, ids: list[str]) -> set[str]: ...
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
@@ -169,26 +222,34 @@ class Store(Protocol):
 
 
 class Keys:
+    """Every key of a room carries the room's hash tag `{CODE}`, a host's keys `{HOST}`, so a
+    room's script call touches one Redis Cluster slot; the global keys (hosts, hostseq, stack,
+    limits) each live in a slot of their own and no room script touches them."""
+
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
 
-    def room(self, code: str) -> str:  # directory hash, and the room's pub/sub channel
-        return f"{self.prefix}:room:{code}"
+    def room(self, code: str) -> str:  # directory hash, and the room's (sharded) channel
+        return f"{self.prefix}:room:{{{code}}}"
+
+    def code_of(self, channel: str) -> str:
+        """The room code of a room's channel."""
+        return channel.removeprefix(f"{self.prefix}:room:{{").removesuffix("}")
 
     def state(self, code: str) -> str:
-        return f"{self.prefix}:room:{code}:state"
+        return f"{self.room(code)}:state"
 
     def log(self, code: str) -> str:
-        return f"{self.prefix}:room:{code}:log"
+        return f"{self.room(code)}:log"
 
     def tokens(self, code: str) -> str:
-        return f"{self.prefix}:room:{code}:tokens"
+        return f"{self.room(code)}:tokens"
 
     def chat(self, code: str) -> str:  # list: the chat lines of the room's current game
-        return f"{self.prefix}:room:{code}:chat"
+        return f"{self.room(code)}:chat"
 
     def host_rooms(self, host: str) -> str:
-        return f"{self.prefix}:host:{host}:rooms"
+        return f"{self.prefix}:host:{{{host}}}:rooms"
 
     def hosts(self) -> str:  # sorted set: host actor name -> rooms placed on it
         return f"{self.prefix}:hosts"
@@ -197,13 +258,13 @@ class Keys:
         return f"{self.prefix}:hostseq"
 
     def gateway(self, gateway_id: str) -> str:  # a gateway process's presence lease (a TTL key)
-        return f"{self.prefix}:gateway:{gateway_id}"
+        return f"{self.prefix}:gateway:{{{gateway_id}}}"
 
     def inbox(self, host: str) -> str:  # list: requests for a host actor, oldest first
-        return f"{self.prefix}:host:{host}:inbox"
+        return f"{self.prefix}:host:{{{host}}}:inbox"
 
-    def replies(self, gateway_id: str) -> str:  # pub/sub channel: replies to a gateway process
-        return f"{self.prefix}:replies:{gateway_id}"
+    def replies(self, gateway_id: str) -> str:  # sharded channel: replies to a gateway process
+        return f"{self.prefix}:replies:{{{gateway_id}}}"
 
     def limit(self, what: str, address: str, window: int) -> str:  # counter, TTL: one window
         return f"{self.prefix}:limit:{what}:{address}:{window}"
@@ -221,57 +282,52 @@ redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
-# A creation given up (KEYS: hosts, room or none; ARGV: host): its host slot back, and its code,
-# unless the host holds the room (it claimed an epoch): that lobby, never entered, closes by
-# itself and gives its slot back then.
-_GIVE_BACK = """
-if KEYS[2] then
-  if redis.call('HEXISTS', KEYS[2], 'epoch') == 1 then return 0 end
-  redis.call('DEL', KEYS[2])
-end
-redis.call('ZINCRBY', KEYS[1], -1, ARGV[1])
+# A creation given up, its room's part (KEYS: room): its code back, unless the host holds the
+# room (it claimed an epoch): that lobby, never entered, closes by itself and gives its slot back
+# then. 1: the host slot may be given back too (the caller's ZINCRBY, on the global key's slot).
+_GIVE_BACK_CODE = """
+if redis.call('HEXISTS', KEYS[1], 'epoch') == 1 then return 0 end
+redis.call('DEL', KEYS[1])
 return 1
 """
 
 _CLAIM = """
 local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
 redis.call('HSET', KEYS[1], 'host', ARGV[1])
-redis.call('SADD', KEYS[2], ARGV[2])
 return epoch
 """
 
-# KEYS: room, state, log, tokens, host_rooms, hosts, chat
-# ARGV: epoch, snapshot, status, first_seq, channel, ttl, host, code, chat_from, nchat, ntokens,
+# KEYS: room, state, log, tokens, chat (one slot: the room's)
+# ARGV: epoch, snapshot, status, first_seq, channel, ttl, chat_from, nchat, ntokens,
 #       (hash, seat)*, chat lines*, events*
 # chat_from: the chat lines already stored (0: the chat list starts again, e.g. a new game).
+# A final status releases the room from its host after the script (`RedisStore.release`).
 _PERSIST = """
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return -1 end
 if redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[4]) - 1 then return -2 end
-local chat_from = tonumber(ARGV[9])
+local chat_from = tonumber(ARGV[7])
 if chat_from == 0 then
-  redis.call('DEL', KEYS[7])
-elseif redis.call('LLEN', KEYS[7]) ~= chat_from then
+  redis.call('DEL', KEYS[5])
+elseif redis.call('LLEN', KEYS[5]) ~= chat_from then
   return -2
 end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[1], 'status', ARGV[3])
-local i = 12
-for _ = 1, tonumber(ARGV[11]) do
+local i = 10
+for _ = 1, tonumber(ARGV[9]) do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   i = i + 2
 end
-for _ = 1, tonumber(ARGV[10]) do
-  redis.call('RPUSH', KEYS[7], ARGV[i])
+for _ = 1, tonumber(ARGV[8]) do
+  redis.call('RPUSH', KEYS[5], ARGV[i])
   i = i + 1
 end
 for j = i, #ARGV do
   redis.call('RPUSH', KEYS[3], ARGV[j])
-  if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[j]) end
+  if ARGV[5] ~= '' then redis.call('SPUBLISH', ARGV[5], ARGV[j]) end
 end
 if ARGV[3] == 'finished' or ARGV[3] == 'broken' then
-  redis.call('SREM', KEYS[5], ARGV[8])
-  redis.call('ZINCRBY', KEYS[6], -1, ARGV[7])
-  for _, k in ipairs({1, 2, 3, 4, 7}) do redis.call('EXPIRE', KEYS[k], ARGV[6]) end
+  for k = 1, 5 do redis.call('EXPIRE', KEYS[k], ARGV[6]) end
 else
   redis.call('PERSIST', KEYS[1])  -- the code reserved by _CLAIM_CODE is the room's now
 end
@@ -283,19 +339,23 @@ class Coalescer:
     """Writes issued in one turn of the event loop reach Redis as one pipeline: eight writes at
     once cost the caller 47 µs of CPU each as their own redis-py calls (pool, retry, timeouts,
     syscalls), 30 µs coalesced (`python -m actors.callcost`), and a host persisting and answering
-    for hundreds of rooms pays that on every command."""
+    for hundreds of rooms pays that on every command. On a Redis Cluster the pipeline is split by
+    node (one round trip each, in parallel) and a durable write's WAIT goes to the node that took
+    it, after it on the same connection."""
 
-    def __init__(self, redis: aioredis.Redis, wait_replicas: int = 0) -> None:
+    def __init__(self, redis: aioredis.Redis | RedisCluster, wait_replicas: int = 0) -> None:
         self._redis = redis
         self._wait = wait_replicas
-        self._pending: list[tuple[Callable, asyncio.Future, bool]] = []
+        self._cluster = isinstance(redis, RedisCluster)
+        self._pending: list[tuple[str, Callable, asyncio.Future, bool]] = []
         self._flushing: set[asyncio.Task] = set()
 
-    def submit(self, add: Callable, durable: bool = False) -> asyncio.Future:
-        """`add(pipeline)` queues one command; the future gets its reply (or its error)."""
+    def submit(self, key: str, add: Callable, durable: bool = False) -> asyncio.Future:
+        """`add(pipeline)` queues one command on `key` (its slot routes it on a cluster); the
+        future gets its reply (or its error)."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._pending.append((add, future, durable))
+        self._pending.append((key, add, future, durable))
         if len(self._pending) == 1:  # the first of this turn: flush once the turn is over
             loop.call_soon(self._flush)
         return future
@@ -306,24 +366,33 @@ class Coalescer:
         self._flushing.add(task)
         task.add_done_callback(self._flushing.discard)
 
-    async def _execute(self, batch: list[tuple[Callable, asyncio.Future, bool]]) -> None:
+    def _node(self, key: str) -> str:
+        return self._redis.get_node_from_key(key).name if self._cluster else ""
+
+    async def _execute(self, batch: list[tuple[str, Callable, asyncio.Future, bool]]) -> None:
         pipe = self._redis.pipeline(transaction=False)
-        for add, _, _ in batch:
-            add(pipe)
-        wait = self._wait and any(durable for _, _, durable in batch)
-        if wait:
-            pipe.execute_command("WAIT", self._wait, WAIT_TIMEOUT_MS)
+        waits: list[str] = []  # each node that took a durable write, in the order of its WAIT
         try:
+            if self._cluster:
+                await self._redis.initialize()  # the slot map, once (a no-op after)
+            for key, add, _, durable in batch:
+                add(pipe)
+                if durable and self._wait and self._node(key) not in waits:
+                    waits.append(self._node(key))
+            for node in waits:
+                target = {"target_nodes": self._redis.get_node(node_name=node)} if self._cluster else {}
+                pipe.execute_command("WAIT", self._wait, WAIT_TIMEOUT_MS, **target)
             results = await pipe.execute(raise_on_error=False)
-        except Exception as e:  # the connection failed: none of them is known to have landed
-            results = [e] * (len(batch) + bool(wait))
-        replicas = results.pop() if wait else 0
-        short = wait and (isinstance(replicas, Exception) or replicas < self._wait)
-        for (_, future, durable), result in zip(batch, results):
+        except Exception as e:  # the connection failed (or no slot map yet): none is known to have landed
+            results = [e] * (len(batch) + len(waits))
+        replicas = dict(zip(waits, results[len(batch):]))
+        for (key, _, future, durable), result in zip(batch, results):
             if future.done():
                 continue
-            if durable and short and not isinstance(result, Exception):
-                result = NotReplicated(f"{replicas} of {self._wait} replicas took the write")
+            if durable and not isinstance(result, Exception):
+                took = replicas[self._node(key)]
+                if isinstance(took, Exception) or took < self._wait:
+                    result = NotReplicated(f"{took} of {self._wait} replicas took the write")
             if isinstance(result, Exception):
                 future.set_exception(result)
             else:
@@ -331,7 +400,7 @@ class Coalescer:
 
 
 class RedisStore:
-    def __init__(self, redis: aioredis.Redis, prefix: str, finished_ttl: int,
+    def __init__(self, redis: aioredis.Redis | RedisCluster, prefix: str, finished_ttl: int,
                  wait_replicas: int = 0) -> None:
         self.redis = redis
         self.keys = Keys(prefix)
@@ -339,13 +408,15 @@ class RedisStore:
         self.wait_replicas = wait_replicas
         self._claim = redis.register_script(_CLAIM)
         self._claim_code = redis.register_script(_CLAIM_CODE)
-        self._give_back = redis.register_script(_GIVE_BACK)
+        self._give_back_code = redis.register_script(_GIVE_BACK_CODE)
         self._persist = redis.register_script(_PERSIST)
         self._writes = Coalescer(redis, wait_replicas)
 
     async def claim(self, code: str, host: str) -> int:
-        k = self.keys
-        return int(await self._claim(keys=[k.room(code), k.host_rooms(host)], args=[host, code]))
+        """Listed on the host first: a host restarted between the two finds the room and takes
+        it again (or releases it, if it is not live)."""
+        await self.redis.sadd(self.keys.host_rooms(host), code)
+        return int(await self._claim(keys=[self.keys.room(code)], args=[host]))
 
     async def claim_code(self, code: str, host: str) -> bool:
         """Reserve room code `code` on `host`; False if a room has it (see _CLAIM_CODE)."""
@@ -353,11 +424,17 @@ class RedisStore:
 
     async def give_back(self, host: str, code: str | None) -> None:
         """Undo a creation given up after its host slot (and code, if any) was reserved."""
-        keys = [self.keys.hosts()] + ([] if code is None else [self.keys.room(code)])
-        await self._give_back(keys=keys, args=[host])
+        if code is None or await self._give_back_code(keys=[self.keys.room(code)]):
+            await self.redis.zincrby(self.keys.hosts(), -1, host)
+
+    async def release(self, host: str, code: str) -> None:
+        """The room no longer holds a slot of `host` (finished, broken, or never written): once,
+        however often it is called (the SREM that removes it is the one that counts)."""
+        if await self.redis.srem(self.keys.host_rooms(host), code):
+            await self.redis.zincrby(self.keys.hosts(), -1, host)
 
     async def load(self, code: str) -> Stored | None:
-        pipe = self.redis.pipeline(transaction=True)  # both as of one moment
+        pipe = self.redis.pipeline(transaction=True)  # both as of one moment (one slot)
         pipe.get(self.keys.state(code))
         pipe.lrange(self.keys.chat(code), 0, -1)
         snapshot, chat = await pipe.execute()
@@ -371,9 +448,12 @@ class RedisStore:
         return sorted(code.decode() for code in await self.redis.smembers(self.keys.host_rooms(host)))
 
     async def live_gateways(self, ids: list[str]) -> set[str]:
-        """The gateway processes among `ids` whose presence lease has not lapsed."""
-        leases = await self.redis.mget([self.keys.gateway(i) for i in ids])
-        return {i for i, lease in zip(ids, leases) if lease is not None}
+        """The gateway processes among `ids` whose presence lease has not lapsed (one GET each:
+        the leases lie in as many slots)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for i in ids:
+            pipe.exists(self.keys.gateway(i))
+        return {i for i, live in zip(ids, await pipe.execute()) if live}
 
     async def events_after(self, code: str, since: int, upto: int | None = None) -> list[dict]:
         """Stored events with since < seq <= upto (to the end if upto is None), in order."""
@@ -386,14 +466,13 @@ class RedisStore:
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
                       chat_from: int, chat: list[bytes]) -> None:
         k = self.keys
-        args: list = [epoch, snapshot, status, first_seq, k.room(code), self.finished_ttl, host, code,
+        args: list = [epoch, snapshot, status, first_seq, k.room(code), self.finished_ttl,
                       chat_from, len(chat), len(tokens)]
         for token_hash, seat in tokens.items():
             args += [token_hash, seat]
         args += chat
         args += events
-        keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.host_rooms(host), k.hosts(),
-                k.chat(code)]
+        keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.chat(code)]
         if self.wait_replicas:
             # The script publishes nothing (empty channel): the events go out once the replicas
             # have them, in order (a room persists one group at a time).
@@ -401,17 +480,25 @@ class RedisStore:
         sha = self._persist.sha
         durable = bool(self.wait_replicas)
         try:
-            result = await self._writes.submit(lambda pipe: pipe.evalsha(sha, len(keys), *keys, *args),
-                                               durable=durable)
+            result = await self._writes.submit(
+                keys[0], lambda pipe: pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args), durable=durable)
         except NoScriptError:  # Redis restarted or flushed its scripts; nothing ran: load and retry
             await self.redis.script_load(_PERSIST)
-            result = await self._writes.submit(lambda pipe: pipe.evalsha(sha, len(keys), *keys, *args),
-                                               durable=durable)
+            result = await self._writes.submit(
+                keys[0], lambda pipe: pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args), durable=durable)
         _check(result)
         if durable and events:
-            channel = k.room(code)
-            await asyncio.gather(*(self._writes.submit(lambda pipe, e=e: pipe.publish(channel, e))
-                                   for e in events))
+            await self._publish(code, events)
+        if status in FINAL:
+            try:
+                await self.release(host, code)
+            except REDIS_DOWN as e:  # stored all the same; the host's next start releases it
+                log.warning("room %s: release from %s failed (%r)", code, host, e)
+
+    async def _publish(self, code: str, events: list[bytes]) -> None:
+        channel = self.keys.room(code)
+        await asyncio.gather(*(self._writes.submit(channel, lambda pipe, e=e: pipe.spublish(channel, e))
+                               for e in events))
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """What the inbox holds (up to INBOX_TAKE), else the first to arrive within `wait`. Under
@@ -425,19 +512,16 @@ class RedisStore:
 
     async def reply(self, gateway: str, message: bytes) -> None:
         channel = self.keys.replies(gateway)
-        await self._writes.submit(lambda pipe: pipe.publish(channel, message))
+        await self._writes.submit(channel, lambda pipe: pipe.spublish(channel, message))
 
     async def publish_stored(self, code: str, after_seq: int) -> None:
         if not self.wait_replicas:
             return  # the persist script published them with the write, atomically
         # A no-op write, durable: its WAIT confirms every earlier write of the room too
         # (replication is in order).
-        await self._writes.submit(lambda pipe: pipe.hincrby(self.keys.room(code), "confirmed", 0),
-                                  durable=True)
-        events = await self.redis.lrange(self.keys.log(code), after_seq, -1)
-        channel = self.keys.room(code)
-        await asyncio.gather(*(self._writes.submit(lambda pipe, e=e: pipe.publish(channel, e))
-                               for e in events))
+        room = self.keys.room(code)
+        await self._writes.submit(room, lambda pipe: pipe.hincrby(room, "confirmed", 0), durable=True)
+        await self._publish(code, await self.redis.lrange(self.keys.log(code), after_seq, -1))
 
 
 def _check(result: int) -> None:
@@ -512,6 +596,9 @@ class MemoryStore:
 
     async def host_rooms(self, host: str) -> list[str]:
         return sorted(self.hosted.get(host, ()))
+
+    async def release(self, host: str, code: str) -> None:
+        self.hosted.get(host, set()).discard(code)
 
     async def live_gateways(self, ids: list[str]) -> set[str]:
         return self.gateways.intersection(ids)

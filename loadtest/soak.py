@@ -61,11 +61,9 @@ def sample(components: dict, redis_pid: int) -> dict:
 
 def finished_rooms(r: redis.Redis, prefix: str) -> set[str]:
     found = set()
-    for key in r.scan_iter(f"{prefix}:room:*", count=1000):
-        name = key.decode()
-        code = name.removeprefix(f"{prefix}:room:")
-        if ":" in code:
-            continue
+    keys = Keys(prefix)
+    for key in r.scan_iter(keys.room("*"), count=1000):  # a room's directory hash, not its other keys
+        code = keys.code_of(key.decode())
         if r.hget(key, "status") in (b"finished", b"broken"):
             found.add(code)
     return found

@@ -7,6 +7,9 @@ with its own directory, killed (their own pids only) on exit.
         a primary, one replica and three sentinels; .url is the `redis+sentinel://` URL the
         project connects with, .primary / .replica the RedisServers, .current_primary() asks
         the sentinels, .wait_promoted(old_port) waits until they name another one.
+    redis_cluster(node_timeout_ms=2000) -> ClusterGroup (context manager): a Redis Cluster of
+        three primaries and three replicas; .url is its `redis+cluster://` URL, .primary_of(key),
+        .replica_of(primary), .failover(replica) (manual), .migrate_slot(slot, to), .wait_ok().
 """
 from __future__ import annotations
 
@@ -217,3 +220,138 @@ class _Sentinel(RedisServer):
 
     def command(self) -> list[str]:
         return ["redis-server", str(self.conf), "--sentinel"]
+
+
+@dataclass
+class ClusterGroup:
+    """A local Redis Cluster: three primaries, a replica each (`redis-cli --cluster create`)."""
+    nodes: list[RedisServer]
+    bind: str = "127.0.0.1"
+
+    @property
+    def url(self) -> str:
+        return "redis+cluster://" + ",".join(f"{self.bind}:{n.port}" for n in self.nodes)
+
+    def _live(self) -> list[RedisServer]:
+        return [n for n in self.nodes if n.process is not None and n.process.poll() is None]
+
+    def topology(self) -> dict[int, dict]:
+        """port -> {"id", "primary": bool, "of": the primary's id, "slots": [(lo, hi)]}, as a
+        live node sees it."""
+        for node in self._live():
+            try:
+                with node.client() as r:
+                    text = r.execute_command("CLUSTER", "NODES")
+            except redis.RedisError:
+                continue
+            text = text.decode() if isinstance(text, bytes) else text
+            out = {}
+            for line in text.splitlines():
+                fields = line.split()
+                port = int(fields[1].split("@")[0].rpartition(":")[2])
+                slots = [tuple(map(int, (s.split("-") * 2)[:2])) for s in fields[8:]
+                         if not s.startswith("[")]
+                out[port] = {"id": fields[0], "primary": "master" in fields[2], "of": fields[3],
+                             "slots": slots, "failed": "fail" in fields[2]}
+            return out
+        raise RuntimeError("no cluster node answers")
+
+    def node(self, port: int) -> RedisServer:
+        return next(n for n in self.nodes if n.port == port)
+
+    def primary_of(self, key: str) -> RedisServer:
+        return self.primary_of_slot(self.slot(key))
+
+    def replica_of(self, primary: RedisServer) -> RedisServer:
+        topology = self.topology()
+        primary_id = topology[primary.port]["id"]
+        return self.node(next(p for p, i in topology.items() if i["of"] == primary_id))
+
+    def slot(self, key: str) -> int:
+        with self._live()[0].client() as r:
+            return int(r.execute_command("CLUSTER", "KEYSLOT", key))
+
+    def wait_ok(self, timeout: float = 60.0) -> None:
+        """Until every live node says cluster_state:ok and every slot has a live primary."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                states = []
+                for node in self._live():
+                    with node.client() as r:
+                        states.append(r.cluster("INFO")["cluster_state"] == "ok")
+                covered = sum(hi - lo + 1 for i in self.topology().values()
+                              if i["primary"] and not i["failed"] for lo, hi in i["slots"])
+                if all(states) and covered == 16384:
+                    return
+            except redis.RedisError:
+                pass
+            time.sleep(0.1)  # polling the cluster's own view
+        raise TimeoutError("the cluster never came back to state ok")
+
+    def failover(self, replica: RedisServer, timeout: float = 30.0) -> None:
+        """A manual CLUSTER FAILOVER: the replica takes over once it has every write."""
+        with replica.client() as r:
+            r.execute_command("CLUSTER", "FAILOVER")
+        deadline = time.monotonic() + timeout
+        while not self.topology()[replica.port]["primary"]:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{replica.port} was not promoted")
+            time.sleep(0.05)
+        self.wait_ok(timeout)
+
+    def migrate_slot(self, slot: int, to: RedisServer) -> None:
+        """Move one slot, key by key (MIGRATE), while clients keep writing to it: they are sent
+        ASK / TRYAGAIN meanwhile and MOVED after."""
+        topology = self.topology()
+        source = self.primary_of_slot(slot, topology)
+        src_id, dst_id = topology[source.port]["id"], topology[to.port]["id"]
+        with to.client() as dst, source.client() as src:
+            dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id)
+            src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id)
+            while keys := src.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100):
+                src.execute_command("MIGRATE", self.bind, to.port, "", 0, 5000, "KEYS", *keys)
+            dst.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id)
+            src.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id)
+        for node in self._live():
+            if node not in (source, to) and topology[node.port]["primary"]:
+                with node.client() as r:
+                    r.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id)
+        self.wait_ok()
+
+    def primary_of_slot(self, slot: int, topology: dict | None = None) -> RedisServer:
+        for port, info in (topology or self.topology()).items():
+            if info["primary"] and not info["failed"] and any(lo <= slot <= hi for lo, hi in info["slots"]):
+                return self.node(port)
+        raise RuntimeError(f"no primary serves slot {slot}")
+
+    def primaries(self) -> list[RedisServer]:
+        return [self.node(p) for p, i in self.topology().items()
+                if i["primary"] and not i["failed"] and i["slots"]]
+
+
+@contextmanager
+def redis_cluster(*, node_timeout_ms: int = 2000, bind: str = "127.0.0.1"):
+    """Six private nodes made a cluster of three primaries and three replicas."""
+    root = Path(tempfile.mkdtemp(prefix="ww-cluster-"))
+    nodes = [RedisServer(free_port(), root / f"node{i}",
+                         ["--appendonly", "no", "--cluster-enabled", "yes",
+                          "--cluster-config-file", "nodes.conf",
+                          "--cluster-port", str(free_port()),  # not port + 10000: past 65535
+                          "--cluster-node-timeout", str(node_timeout_ms)], bind=bind)
+             for i in range(6)]
+    group = ClusterGroup(nodes, bind=bind)
+    try:
+        for node in nodes:
+            node.start()
+        subprocess.run(["redis-cli", "--cluster", "create", *(f"{bind}:{n.port}" for n in nodes),
+                        "--cluster-replicas", "1", "--cluster-yes"],
+                       check=True, capture_output=True, timeout=60)
+        group.wait_ok()
+        for primary in group.primaries():
+            wait_replica_online(primary)
+        yield group
+    finally:
+        for node in nodes:
+            node.kill()
+        shutil.rmtree(root, ignore_errors=True)

@@ -3,9 +3,11 @@ import asyncio
 
 import orjson
 import pytest
+from redis.crc import key_slot
 
 import rules
 from actors.clock import FakeClock
+from actors.pubsub import shard_pubsub
 from actors.room import Room, encode_event
 from actors.store import Keys, NotReplicated, OutOfSync, RedisStore, StaleEpoch, connect
 from tests.actors.conftest import REDIS_URL
@@ -64,15 +66,15 @@ async def test_events_after_returns_the_window_asked_for(rstore):
 
 
 async def test_each_stored_event_is_published_on_the_room_channel(rstore, redis, prefix):
-    pubsub = redis.pubsub()
-    await pubsub.subscribe(f"{prefix}:room:{CODE}")
+    pubsub = shard_pubsub(redis)
+    await pubsub.ssubscribe(Keys(prefix).room(CODE))
     await pubsub.get_message(timeout=5)  # the subscribe confirmation
     await rstore.claim(CODE, "h1")
     await write(rstore, epoch=1, first_seq=1, texts=["a", "b"])
     got = []
     while len(got) < 2:
-        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=5)
-        assert message is not None
+        message = await pubsub.get_message(timeout=5)
+        assert message is not None and message["type"] == "smessage"
         got.append(orjson.loads(message["data"])["seq"])
     assert got == [1, 2]
     await pubsub.aclose()
@@ -81,7 +83,7 @@ async def test_each_stored_event_is_published_on_the_room_channel(rstore, redis,
 async def test_tokens_are_stored_by_hash(rstore, redis, prefix):
     await rstore.claim(CODE, "h1")
     await write(rstore, epoch=1, first_seq=1, texts=["a"], tokens={"abc": 0})
-    assert await redis.hget(f"{prefix}:room:{CODE}:tokens", "abc") == b"0"
+    assert await redis.hget(Keys(prefix).tokens(CODE), "abc") == b"0"
 
 
 async def test_chat_lines_are_appended_apart_from_the_snapshot(rstore, redis, prefix):
@@ -104,23 +106,40 @@ async def test_chat_lines_are_appended_apart_from_the_snapshot(rstore, redis, pr
 
 
 async def test_a_final_status_releases_the_room_and_sets_a_ttl(rstore, redis, prefix):
-    await redis.zadd(f"{prefix}:hosts", {"h1": 1})
+    await redis.zadd(Keys(prefix).hosts(), {"h1": 1})
     await rstore.claim(CODE, "h1")
     assert await rstore.host_rooms("h1") == [CODE]
     await write(rstore, epoch=1, first_seq=1, texts=["over"], status="finished")
     assert await rstore.host_rooms("h1") == []
-    assert await redis.zscore(f"{prefix}:hosts", "h1") == 0
+    assert await redis.zscore(Keys(prefix).hosts(), "h1") == 0
     assert (await rstore.status(CODE))["status"] == "finished"
     await rstore.claim(CODE, "h1")
     await rstore.persist(CODE, epoch=2, host="h1", snapshot=b"{}", status="finished", first_seq=2,
                          events=[event(2, "over again")], tokens={}, chat_from=0, chat=[b"a line"])
-    for key in (f"{prefix}:room:{CODE}", f"{prefix}:room:{CODE}:state", f"{prefix}:room:{CODE}:log",
-                f"{prefix}:room:{CODE}:chat"):
+    k = Keys(prefix)
+    for key in (k.room(CODE), k.state(CODE), k.log(CODE), k.chat(CODE)):
         assert 0 < await redis.ttl(key) <= 3600
 
 
+async def test_a_room_is_released_from_its_host_once_however_often_it_is_told(rstore, redis, prefix):
+    await redis.zadd(Keys(prefix).hosts(), {"h1": 2})
+    await rstore.claim(CODE, "h1")
+    await rstore.release("h1", CODE)
+    await rstore.release("h1", CODE)  # a host's start releasing what a final persist already did
+    assert await rstore.host_rooms("h1") == [] and await redis.zscore(Keys(prefix).hosts(), "h1") == 1
+
+
+async def test_a_room_s_keys_share_one_slot_and_a_host_s_keys_another(prefix):
+    k = Keys(prefix)
+    slot = {key_slot(key.encode()) for key in (k.room(CODE), k.state(CODE), k.log(CODE),
+                                                k.tokens(CODE), k.chat(CODE))}
+    assert slot == {key_slot(CODE.encode())}
+    assert key_slot(k.inbox("h1").encode()) == key_slot(k.host_rooms("h1").encode()) == key_slot(b"h1")
+    assert k.code_of(k.room(CODE)) == CODE
+
+
 async def test_a_reserved_code_lapses_unless_its_room_is_written(rstore, redis, prefix):
-    room = f"{prefix}:room:{CODE}"
+    room = Keys(prefix).room(CODE)
     assert await rstore.claim_code(CODE, "h1") and not await rstore.claim_code(CODE, "h2")
     assert 0 < await redis.ttl(room) <= 600
     await rstore.claim(CODE, "h1")
@@ -130,16 +149,16 @@ async def test_a_reserved_code_lapses_unless_its_room_is_written(rstore, redis, 
 
 async def test_a_creation_given_up_gives_back_its_slot_and_code_unless_its_host_has_the_room(
         rstore, redis, prefix):
-    await redis.zadd(f"{prefix}:hosts", {"h1": 3})
+    await redis.zadd(Keys(prefix).hosts(), {"h1": 3})
     await rstore.give_back("h1", None)  # given up before a code was reserved
     assert await rstore.claim_code("AAAAAA", "h1")
     await rstore.give_back("h1", "AAAAAA")  # after: the code is free again
-    assert await redis.zscore(f"{prefix}:hosts", "h1") == 1
-    assert not await redis.exists(f"{prefix}:room:AAAAAA")
+    assert await redis.zscore(Keys(prefix).hosts(), "h1") == 1
+    assert not await redis.exists(Keys(prefix).room("AAAAAA"))
     assert await rstore.claim_code(CODE, "h1")
     await rstore.claim(CODE, "h1")  # the host holds the room: its idle close gives the slot back
     await rstore.give_back("h1", CODE)
-    assert await redis.zscore(f"{prefix}:hosts", "h1") == 1
+    assert await redis.zscore(Keys(prefix).hosts(), "h1") == 1
     assert (await rstore.status(CODE))["host"] == "h1"
 
 
@@ -160,8 +179,8 @@ async def test_a_room_persists_through_redis(rstore):
     reloaded.close()
 
 
-async def test_hundreds_of_concurrent_writes_wait_for_a_connection(prefix, redis):
-    client = connect(REDIS_URL)
+async def test_hundreds_of_concurrent_writes_wait_for_a_connection(prefix, redis, any_redis_url):
+    client = connect(any_redis_url)
     many = RedisStore(client, prefix, finished_ttl=60)
     codes = [f"R{i:05d}" for i in range(300)]
     await asyncio.gather(*(many.claim(code, "h1") for code in codes))
@@ -176,9 +195,9 @@ async def test_with_wait_events_are_announced_only_once_a_replica_has_them(prefi
     with redis_server() as primary:
         redis = connect(primary.url)
         store = RedisStore(redis, prefix, finished_ttl=3600, wait_replicas=1)
-        pubsub = redis.pubsub()
-        await pubsub.subscribe(Keys(prefix).room(CODE))
-        assert (await pubsub.get_message(timeout=5))["type"] == "subscribe"
+        pubsub = shard_pubsub(redis)
+        await pubsub.ssubscribe(Keys(prefix).room(CODE))
+        assert (await pubsub.get_message(timeout=5))["type"] == "ssubscribe"
         await store.claim(CODE, "h1")
         with pytest.raises(NotReplicated):  # no replica: stored on the primary, not acknowledged
             await write(store, epoch=1, first_seq=1, texts=["a"])

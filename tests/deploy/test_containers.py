@@ -23,6 +23,7 @@ import pytest
 import yaml
 from websockets.exceptions import ConnectionClosed
 
+from actors.store import Keys
 from tests.deploy.docker import ROOT, Network, build_image, engine, remove_leftovers
 from tests.gateway.checks import assert_exact_stream
 from tests.gateway.players import Bot, connect_all, is_phase, seat_table, start
@@ -134,7 +135,7 @@ def host_node_of(net: Network, room: str) -> str:
     # Through the GCS (the head runs no dashboard, so no state API).
     script = (
         "import sys, ray, redis\n"
-        "name = redis.Redis(host='redis').hget(f'ww:room:{sys.argv[1]}', 'host').decode()\n"
+        "name = redis.Redis(host='redis').hget(f'ww:room:{{{sys.argv[1]}}}', 'host').decode()\n"
         "ray.init(address='auto', namespace='werewolf', log_to_driver=False)\n"
         "actor_id = ray.get_actor(name)._actor_id.hex()\n"
         "print(ray._private.state.actors(actor_id)['Address']['IPAddress'])\n"
@@ -149,7 +150,7 @@ def stored(net: Network, room: str) -> list[dict]:
     out = net.exec("redis", "python", "-c",
                    "import json, sys, redis; r = redis.Redis(host='localhost');"
                    "print(json.dumps([x.decode() for x in r.lrange(sys.argv[1], 0, -1)]))",
-                   f"ww:room:{room}:log")
+                   Keys("ww").log(room))
     return [orjson.loads(e) for e in orjson.loads(out)]
 
 

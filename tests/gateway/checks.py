@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 from jsonschema import Draft202012Validator
 
-from actors.store import connect
+from actors.store import Keys, connect
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schema"
 ROLE_OF_ACTION = {"seer": "seer", "witch": "witch", "wolves": "werewolf", "cupid": "cupid",
@@ -19,7 +19,7 @@ async def stored_log(redis_url: str, prefix: str, room: str) -> list[dict]:
     """The room's stored events (the ground truth): [{"seq", "to", "frame"}], seq from 1."""
     redis = connect(redis_url)  # a redis+sentinel:// URL too
     try:
-        return [orjson.loads(raw) for raw in await redis.lrange(f"{prefix}:room:{room}:log", 0, -1)]
+        return [orjson.loads(raw) for raw in await redis.lrange(Keys(prefix).log(room), 0, -1)]
     finally:
         await redis.aclose()
 
