@@ -16,6 +16,7 @@ import asyncio
 import logging
 
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import RedisCluster
 
@@ -50,7 +51,10 @@ class ClusterPubSub:
                 node = self._where.pop(channel, None)
                 if node in self._nodes:
                     self._leaving.add(channel)
-                    await self._nodes[node][0].sunsubscribe(channel)
+                    try:
+                        await self._nodes[node][0].sunsubscribe(channel)
+                    except ConnectionError:  # the node is gone, and the subscription with it
+                        self._leaving.discard(channel)
 
     async def get_message(self, timeout: float | None = None) -> dict | None:
         try:

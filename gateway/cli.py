@@ -255,14 +255,19 @@ def _private_redis(data_dir: Path):
 
 
 def _refuse_owned_prefix(config) -> None:
-    import redis
+    import asyncio
 
     from actors.ownership import PrefixTaken
-    from actors.store import Keys
+    from actors.store import Keys, connect
 
-    key = Keys(config.prefix).stack()
-    with redis.Redis.from_url(config.redis_url) as client:
-        owner, ttl = client.get(key), client.ttl(key)
+    async def lease() -> tuple:
+        client = connect(config.redis_url)  # a Sentinel or cluster URL too
+        try:
+            key = Keys(config.prefix).stack()
+            return await client.get(key), await client.ttl(key)
+        finally:
+            await client.aclose()
+    owner, ttl = asyncio.run(lease())
     if owner is not None:
         sys.exit(f"werewolf serve: {PrefixTaken(config.prefix, owner.decode(), max(ttl, 0))}")
 

@@ -300,6 +300,20 @@ class ClusterGroup:
             time.sleep(0.05)
         self.wait_ok(timeout)
 
+    def wait_promoted(self, replica: RedisServer, timeout: float = 60.0) -> None:
+        """Until the cluster has made `replica` a primary (its primary failed) and is ok again."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if self.topology()[replica.port]["primary"]:
+                    break
+            except (RuntimeError, KeyError):
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{replica.port} was not promoted")
+            time.sleep(0.05)  # polling the cluster's view
+        self.wait_ok(timeout)
+
     def migrate_slot(self, slot: int, to: RedisServer) -> None:
         """Move one slot, key by key (MIGRATE), while clients keep writing to it: they are sent
         ASK / TRYAGAIN meanwhile and MOVED after."""
@@ -314,9 +328,12 @@ class ClusterGroup:
             dst.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id)
             src.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id)
         for node in self._live():
-            if node not in (source, to) and topology[node.port]["primary"]:
-                with node.client() as r:
-                    r.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id)
+            if node not in (source, to):
+                try:  # the other primaries; a replica refuses and learns it from the bus
+                    with node.client() as r:
+                        r.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id)
+                except redis.ResponseError:
+                    pass
         self.wait_ok()
 
     def primary_of_slot(self, slot: int, topology: dict | None = None) -> RedisServer:

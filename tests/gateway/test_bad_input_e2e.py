@@ -6,6 +6,7 @@ import random
 import httpx
 import orjson
 import pytest
+from websockets.exceptions import ConnectionClosed
 
 from tests.gateway.players import Bot, connect_all, in_day, seat_table
 from tests.stack import HTTP_TIMEOUT, TEST_DURATIONS, connect, create_room, open_socket
@@ -83,7 +84,10 @@ async def test_each_bad_input_gets_its_error_and_the_room_is_unharmed(stack):
         await spammer.send_raw("garbage")
     assert await spammer.wait_closed() == 1008
     giant = await connect(gateway.ws_url, room, seats[3]["token"])
-    await giant.send_raw("x" * (2 << 20))
+    try:
+        await giant.send_raw("x" * (2 << 20))
+    except ConnectionClosed:  # the server may close (1009) before the last bytes are written
+        pass
     assert await giant.wait_closed() == 1009
 
     assert await get_facts(gateway.url, room) == before
