@@ -572,6 +572,9 @@ class Subscriptions:
         self._reader: asyncio.Task | None = None
         self._direct: bytes | None = None  # this process's reply channel
         self._on_direct = None
+        # Told how many room events this process read from Redis (messages and refills): with
+        # room affinity one read per event a process serves, whatever its sockets in the room.
+        self.observe_read: Callable[[int], None] | None = None
         self._direct_ready: asyncio.Future | None = None
 
     async def start(self, direct: str, on_direct) -> None:
@@ -640,10 +643,17 @@ class Subscriptions:
                 # subscribed again (redis-py reconnected, or the channel followed its slot to
                 # another node), without a word: what went out
                 # meanwhile is in the log (else only the room's next message would show the gap).
-                for event in await self._events_after(code, channel.last):
+                events = await self._events_after(code, channel.last)
+                self._count(len(events))
+                for event in events:
                     await self._deliver(code, channel, event)
         elif message["type"] == "smessage":
+            self._count(1)
             await self._deliver(code, channel, orjson.loads(message["data"]))
+
+    def _count(self, events: int) -> None:
+        if self.observe_read is not None:
+            self.observe_read(events)
 
     async def _deliver(self, code: str, channel: _Channel, event: dict) -> None:
         seq = event["seq"]
@@ -655,6 +665,7 @@ class Subscriptions:
         events = [event]
         if channel.last is not None and seq > channel.last + 1:
             events = await self._events_after(code, channel.last, seq)
+            self._count(len(events))
         channel.last = seq
         for item in events:
             to = item["to"]

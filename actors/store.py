@@ -371,14 +371,16 @@ class Coalescer:
 
     async def _execute(self, batch: list[tuple[str, Callable, asyncio.Future, bool]]) -> None:
         pipe = self._redis.pipeline(transaction=False)
+        nodes: list[str] = []  # the node each write is sent to, as the slot map says now
         waits: list[str] = []  # each node that took a durable write, in the order of its WAIT
         try:
             if self._cluster:
                 await self._redis.initialize()  # the slot map, once (a no-op after)
             for key, add, _, durable in batch:
                 add(pipe)
-                if durable and self._wait and self._node(key) not in waits:
-                    waits.append(self._node(key))
+                nodes.append(self._node(key))
+                if durable and self._wait and nodes[-1] not in waits:
+                    waits.append(nodes[-1])
             for node in waits:
                 target = {"target_nodes": self._redis.get_node(node_name=node)} if self._cluster else {}
                 pipe.execute_command("WAIT", self._wait, WAIT_TIMEOUT_MS, **target)
@@ -386,12 +388,15 @@ class Coalescer:
         except Exception as e:  # the connection failed (or no slot map yet): none is known to have landed
             results = [e] * (len(batch) + len(waits))
         replicas = dict(zip(waits, results[len(batch):]))
-        for (key, _, future, durable), result in zip(batch, results):
+        for i, ((key, _, future, durable), result) in enumerate(zip(batch, results)):
             if future.done():
                 continue
             if durable and not isinstance(result, Exception):
-                took = replicas[self._node(key)]
-                if isinstance(took, Exception) or took < self._wait:
+                took = replicas[nodes[i]]
+                if self._node(key) != nodes[i]:
+                    # MOVED or ASK: redis-py sent it again to another node, after that WAIT
+                    result = NotReplicated(f"the write moved off {nodes[i]} (a slot moved)")
+                elif isinstance(took, Exception) or took < self._wait:
                     result = NotReplicated(f"{took} of {self._wait} replicas took the write")
             if isinstance(result, Exception):
                 future.set_exception(result)

@@ -165,6 +165,7 @@ def create_app(config: Config) -> FastAPI:
             signal.signal(signal.SIGTERM, on_sigterm)
         seats = LocalSeats()
         rooms.observe_push = metrics.inbox_push.observe
+        rooms.subscriptions.observe_read = metrics.events_read.inc
         app.state.gateway = gw = GatewayState(
             config=config, rooms=rooms, seats=seats, metrics=metrics,
             limits=AddressLimits(rooms.redis, rooms.keys, config.request_patience,

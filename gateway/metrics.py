@@ -51,6 +51,9 @@ class Metrics:
                                   "Sockets whose queue joined the room's channel after events past "
                                   "their welcome were published (those are read from the log)",
                                   registry=r)
+        self.events_read = Counter("ww_redis_events_read_total",
+                                   "Room events this process read from Redis (pub/sub messages "
+                                   "and refills from the log)", registry=r)
         self.socket_queue = Histogram("ww_socket_queue_frames",
                                       "Frames a socket's writer found queued when it woke (written in one pass)",
                                       buckets=_QUEUE_BUCKETS, registry=r)

@@ -1,0 +1,422 @@
+"""The capacity model's unit costs, measured on the machine this runs on (docs/capacity.md).
+
+    .venv/bin/python -m loadtest.capacity --rooms 30 --out docs/capacity.json
+
+One real stack: a private redis-server (append-only file, fsync every second, as `werewolf serve`
+keeps; private so its INFO counts only us), a private Ray head, `--gateways` gateway processes
+(loadtest.stack.real_stack). The client (asyncio sockets, tests/stack.py's) runs in this process and
+is not counted as the server. Each step is one kind of work done N times; what it cost is read from
+the processes between its start and its end (CPU: user + system seconds of every gateway, game
+host and Ray system process, and of the redis-server; Redis: INFO commandstats calls and usec,
+bytes received; memory: USS, what only those processes hold), less what the stack spends idle
+over the same time (measured first). Two groups of started games: A with all 18 seats connected,
+B with only the host's socket, both chatting: per chat line, A pays the command and 18 frames, B
+the command and 1 frame, which splits a command's cost from its fan-out's.
+
+Then the model: rooms -> gateway processes, game-host cores and Redis shards, at `--headroom` of
+each (by CPU and by memory), for 1k, 10k and 100k `human` rooms, at the `human` rates per room
+measured by the ramp (`--commands-per-room`, `--frames-per-room`), with the limit that binds first.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+
+import httpx
+import psutil
+import redis
+
+from loadtest.idle import unique_memory
+from loadtest.stack import ROOT, real_stack
+
+sys.path.insert(0, str(ROOT))
+from tests.redis_servers import redis_server  # noqa: E402
+from tests.stack import Client, connect  # noqa: E402
+
+SEATS = 18
+SERVER = ("gateway", "ray-hosts", "ray-system")
+# Night over at once, a long day: chat and votes happen in day.discussion, no mayor to elect.
+PLAY = {"durations": {"wolves": 1, "discussion": 900, "vote": 120}, "rules": {"mayor": "none"}}
+# The `human` model's rates per room, as the ramp measured them at 1,000 rooms (loadtest/README.md,
+# "The ramp after these changes"): 6,495 frames/s, ~650 acknowledged commands/s.
+HUMAN_FRAMES_PER_ROOM = 6.5
+HUMAN_COMMANDS_PER_ROOM = 0.65
+# Published limits the model relies on (docs/capacity.md cites them).
+RAY_ACTORS_ENVELOPE = 20_000  # Ray's scalability envelope: 20k+ actors, 3k+ nodes
+RAY_NODES_ENVELOPE = 3_000
+
+
+@dataclass
+class Reading:
+    at: float
+    cpu: dict  # component -> {pid: cpu seconds}
+    calls: int
+    usec: int
+    bytes_in: int
+
+
+@dataclass
+class Meter:
+    running: object
+    redis_port: int
+    idle_per_s: dict = field(default_factory=dict)  # what the empty stack spends per second
+
+    def _components(self) -> dict:
+        found = self.running.components()
+        found["redis"] = [p for p in psutil.process_iter(["cmdline"])
+                          if "redis-server" in " ".join(p.info["cmdline"] or [])
+                          and f":{self.redis_port}" in " ".join(p.info["cmdline"] or [])]
+        return found
+
+    def read(self) -> Reading:
+        cpu = {}
+        for component, processes in self._components().items():
+            cpu[component] = {}
+            for p in processes:
+                try:
+                    t = p.cpu_times()
+                    cpu[component][p.pid] = t.user + t.system
+                except psutil.Error:
+                    pass
+        with redis.Redis(port=self.redis_port) as r:
+            stats = r.info("commandstats")
+            calls = sum(v["calls"] for v in stats.values())
+            usec = sum(v["usec"] for v in stats.values())
+            bytes_in = r.info("stats")["total_net_input_bytes"]
+        return Reading(time.monotonic(), cpu, calls, usec, bytes_in)
+
+    def cost(self, before: Reading, after: Reading, idle: bool = True) -> dict:
+        """CPU seconds per component between two readings (a process started meanwhile counts
+        whole), less the empty stack's own over that time; Redis counters' deltas."""
+        seconds = after.at - before.at
+        out = {}
+        for component, now in after.cpu.items():
+            then = before.cpu.get(component, {})
+            spent = sum(t - then.get(pid, 0.0) for pid, t in now.items())
+            out[component] = spent - (self.idle_per_s.get(component, 0.0) * seconds if idle else 0.0)
+        out["redis_calls"] = after.calls - before.calls
+        out["redis_usec"] = after.usec - before.usec
+        out["redis_bytes_in"] = after.bytes_in - before.bytes_in
+        if idle:
+            for counter in ("redis_calls", "redis_usec", "redis_bytes_in"):
+                out[counter] -= self.idle_per_s.get(counter, 0.0) * seconds
+        out["seconds"] = seconds
+        return out
+
+    def memory(self) -> dict:
+        found = unique_memory(self._components())
+        with redis.Redis(port=self.redis_port) as r:
+            found["redis"] = r.info("memory")["used_memory"] / 2**20
+        return found
+
+
+def per_unit(cost: dict, count: int) -> dict:
+    """µs of CPU per unit by component (server = gateways + hosts + Ray's own), Redis calls, Redis
+    CPU (commandstats µs) and bytes received per unit."""
+    server = sum(cost.get(c, 0.0) for c in SERVER)
+    return {"count": count,
+            "server_us": 1e6 * server / count,
+            **{f"{c}_us": 1e6 * cost.get(c, 0.0) / count for c in (*SERVER, "redis")},
+            "redis_calls": cost["redis_calls"] / count,
+            "redis_cmd_us": cost["redis_usec"] / count,
+            "redis_bytes": cost["redis_bytes_in"] / count}
+
+
+def gateway_counters(urls: list[str]) -> tuple[float, float]:
+    """(room events read from Redis, event frames sent to sockets), summed over the gateways."""
+    read = sent = 0.0
+    for url in urls:
+        for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
+            if line.startswith("ww_redis_events_read_total "):
+                read += float(line.split()[-1])
+            elif line.startswith('ww_ws_messages_out_total{type="event"}'):
+                sent += float(line.split()[-1])
+    return read, sent
+
+
+async def gather_limited(coros, limit: int = 16):
+    gate = asyncio.Semaphore(limit)
+
+    async def run(coro):
+        async with gate:
+            return await coro
+    return await asyncio.gather(*(run(c) for c in coros))
+
+
+async def until(predicate, timeout: float = 120.0) -> None:
+    """Wait for a condition on frames the sockets' reader tasks are filling in."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the stack did not get there in time")
+        await asyncio.sleep(0.05)  # the readers run meanwhile
+
+
+def frames(clients: list[Client]) -> int:
+    return sum(len(c.frames) for c in clients)
+
+
+def kinds(client: Client, kind: str) -> int:
+    return sum(f.get("kind") == kind for f in client.frames)
+
+
+def phase_of(client: Client) -> str | None:
+    return next((f["phase"] for f in reversed(client.frames) if f.get("kind") == "phase"), None)
+
+
+def alive(clients: list[Client]) -> list[Client]:
+    return [c for c in clients
+            if not any(f.get("kind") == "death" and f.get("seat") == c.seat for f in c.frames)]
+
+
+def replayed(client: Client) -> int:
+    """Events this socket was sent from the log (those up to its welcome's seq)."""
+    return sum(1 for f in client.events if f["seq"] <= client.welcome["seq"])
+
+
+async def measure(args) -> dict:
+    units: dict = {}
+    memory: dict = {}
+    with redis_server(appendfsync="everysec") as private:
+        url = f"redis://127.0.0.1:{private.port}/0"
+        with real_stack(args.gateways, games_per_actor=args.games_per_actor, redis_url=url) as running:
+            meter = Meter(running, private.port)
+            urls = running.urls
+            ws_urls = [u.replace("http", "ws", 1) for u in urls]
+            async with httpx.AsyncClient(timeout=60) as http:
+                async def create(i: int) -> dict:
+                    r = await http.post(f"{urls[i % len(urls)]}/api/rooms", json={"name": "P0"})
+                    r.raise_for_status()
+                    return {"url": i % len(urls), "room": r.json()["room"], "seats": [r.json()]}
+
+                async def join(table: dict, n: int) -> None:
+                    r = await http.post(f"{urls[table['url']]}/api/rooms/{table['room']}/join",
+                                        json={"name": f"P{n}"})
+                    r.raise_for_status()
+                    table["seats"].append(r.json())
+
+                await create(0)  # the first host process starts here, outside every step
+                await asyncio.sleep(args.settle_seconds)  # and finishes starting
+                start = meter.read()
+                await asyncio.sleep(args.idle_seconds)
+                end = meter.read()
+                meter.idle_per_s = {c: v / (end.at - start.at)
+                                    for c, v in meter.cost(start, end, idle=False).items() if c != "seconds"}
+                rooms = 2 * args.rooms  # group A, then group B
+                memory["empty"] = meter.memory()
+
+                before = meter.read()
+                tables = await gather_limited(create(i) for i in range(rooms))
+                units["create_room"] = per_unit(meter.cost(before, meter.read()), rooms)
+
+                before = meter.read()
+                await gather_limited(join(t, n) for t in tables for n in range(1, SEATS))
+                units["join"] = per_unit(meter.cost(before, meter.read()), rooms * (SEATS - 1))
+
+                group_a, group_b = tables[:args.rooms], tables[args.rooms:]
+                before = meter.read()
+                clients_a = await gather_limited(
+                    connect(ws_urls[t["url"]], t["room"], s["token"]) for t in group_a for s in t["seats"])
+                clients_b = await gather_limited(
+                    connect(ws_urls[t["url"]], t["room"], t["seats"][0]["token"]) for t in group_b)
+                sockets = len(clients_a) + len(clients_b)
+                units["welcome"] = per_unit(meter.cost(before, meter.read()), sockets)
+                memory["lobbies"] = meter.memory()
+
+                before = meter.read()
+                await asyncio.sleep(args.idle_seconds)
+                idle = meter.cost(before, meter.read())
+                units["idle_socket_second"] = per_unit(idle, int(sockets * idle["seconds"]))
+
+                seated = {t["room"]: clients_a[i * SEATS:(i + 1) * SEATS] for i, t in enumerate(group_a)}
+                hosts = [cs[0] for cs in seated.values()] + list(clients_b)
+                for host in hosts:
+                    assert (await host.request({"type": "settings", **PLAY}))["type"] == "ack"
+                    assert (await host.request({"type": "start"}))["type"] == "ack"
+                await until(lambda: all(phase_of(c) == "day.discussion" for c in hosts))
+                memory["playing"] = meter.memory()
+
+                async def chat(client: Client, lines: int) -> None:
+                    for n in range(lines):
+                        if n and n % 5 == 0:
+                            await asyncio.sleep(1.05)  # the chat limit: 5 at once, then 1 a second
+                        reply = await client.request({"type": "chat", "text": f"line {n}"})
+                        assert reply["type"] == "ack", reply
+
+                for label, senders, watchers in (
+                        ("chat_18", [c for cs in seated.values() for c in alive(cs)[:6]], clients_a),
+                        ("chat_1", list(clients_b), list(clients_b))):
+                    lines = args.lines
+                    expected = {id(c): kinds(c, "chat") for c in watchers}
+                    sent_by_room = len(senders) * lines
+                    before = meter.read()
+                    delivered_before = frames(watchers)
+                    read_before, sent_before = gateway_counters(urls)
+                    await asyncio.gather(*(chat(c, lines) for c in senders))
+                    per_watcher = lines * (6 if label == "chat_18" else 1)
+                    await until(lambda: all(kinds(c, "chat") - expected[id(c)] >= per_watcher
+                                            for c in alive(watchers)))
+                    cost = meter.cost(before, meter.read())
+                    units[label] = per_unit(cost, sent_by_room)
+                    units[label]["frames_per_command"] = (frames(watchers) - delivered_before) / sent_by_room
+                    read, sent = gateway_counters(urls)
+                    units[label]["events_read_per_event_frame"] = (read - read_before) / max(1.0, sent - sent_before)
+
+                # Per delivered frame and per command without its fan-out, from the two groups.
+                a, b = units["chat_18"], units["chat_1"]
+                df = a["frames_per_command"] - b["frames_per_command"]
+                units["frame"] = {k: (a[k] - b[k]) / df for k in a
+                                  if k.endswith("_us") or k.startswith("redis_")}
+                units["frame"]["count"] = int(df * a["count"])
+                units["command_chat"] = {k: b[k] - units["frame"][k] * b["frames_per_command"]
+                                         for k in units["frame"] if k != "count"}
+
+                # A vote round in group A: every living seat asks, then votes (fan-out included).
+                before = meter.read()
+                delivered_before = frames(clients_a)
+                commands = 0
+                for clients in seated.values():
+                    living = alive(clients)
+                    for c in living[:len(living) // 2 + 1]:  # a majority opens the vote
+                        reply = await c.request({"type": "act", "action": "vote.request", "targets": []})
+                        commands += reply["type"] == "ack"
+                await until(lambda: all(phase_of(cs[0]) == "day.vote" for cs in seated.values()))
+                for clients in seated.values():
+                    living = alive(clients)
+                    target = living[-1].seat
+                    for c in living:
+                        reply = await c.request({"type": "act", "action": "vote", "targets": [target]})
+                        commands += reply["type"] == "ack"
+                await until(lambda: all(phase_of(cs[0]) != "day.vote" for cs in seated.values()))
+                units["vote_round"] = per_unit(meter.cost(before, meter.read()), commands)
+                units["vote_round"]["frames_per_command"] = (frames(clients_a) - delivered_before) / commands
+
+                # Replays: a second socket per seat of group A, from seq 0 (welcome included).
+                before = meter.read()
+                replays = await gather_limited(
+                    connect(ws_urls[t["url"]], t["room"], s["token"], since=0)
+                    for t in group_a for s in t["seats"])
+                for c in replays:  # answered after the socket's replay (a session reads on after it)
+                    assert (await c.request({"type": "ping"}))["type"] == "ack"
+                cost = meter.cost(before, meter.read())
+                events_replayed = sum(map(replayed, replays))
+                welcomes = {k: v * len(replays) for k, v in units["welcome"].items() if k != "count"}
+                units["replayed_event"] = {k: (per_unit(cost, 1)[k] - welcomes[k]) / events_replayed
+                                           for k in welcomes}
+                units["replayed_event"]["count"] = events_replayed
+                for c in (*replays, *clients_a, *clients_b):
+                    await c.close()
+    return {"units": units, "memory": memory, "rooms": args.rooms, "sockets": sockets,
+            "idle_per_s": meter.idle_per_s}
+
+
+def model(measured: dict, args) -> list[dict]:
+    """Rooms -> processes: each gateway process and each host core loaded to `headroom` of a core
+    (and a gateway process to `sockets_per_gateway` sockets), each Redis shard (one core: Redis
+    runs commands on one thread) to `headroom` of its core."""
+    u, m = measured["units"], measured["memory"]
+    rooms_measured, sockets = measured["rooms"] * 2, measured["sockets"]
+    idle_s = u["idle_socket_second"]
+    frame, command = u["frame"], u["command_chat"]
+    # CPU seconds per second per room at the human rates, by where it is spent.
+    demand = {}
+    for c in ("gateway", "ray-hosts", "redis"):
+        demand[c] = 1e-6 * (SEATS * idle_s[f"{c}_us"] + args.frames_per_room * frame[f"{c}_us"]
+                            + args.commands_per_room * command[f"{c}_us"])
+    mb_socket = (m["lobbies"]["gateway"] - m["empty"]["gateway"]) / sockets
+    mb_room_hosts = (m["playing"]["ray-hosts"] - m["empty"]["ray-hosts"]) / rooms_measured
+    mb_room_redis = (m["playing"]["redis"] - m["empty"]["redis"]) / rooms_measured
+    rows = []
+    for rooms in (1_000, 10_000, 100_000):
+        gw_cpu = rooms * demand["gateway"] / args.headroom
+        gw_sockets = rooms * SEATS / args.sockets_per_gateway
+        hosts = rooms * demand["ray-hosts"] / args.headroom
+        shards_cpu = rooms * demand["redis"] / args.headroom
+        host_actors = rooms / args.games_per_actor
+        row = {"rooms": rooms,
+               "gateway_processes": max(1, int(-(-max(gw_cpu, gw_sockets) // 1))),
+               "gateway_bound": "CPU" if gw_cpu >= gw_sockets else "sockets per process",
+               "host_cores": max(1, int(-(-hosts // 1))),
+               "host_actors": int(-(-host_actors // 1)),
+               "redis_shards": max(1, int(-(-shards_cpu // 1))),
+               "redis_calls_per_s": rooms * (args.commands_per_room * command["redis_calls"]
+                                             + SEATS * idle_s["redis_calls"]),
+               "gateway_memory_gb": rooms * SEATS * mb_socket / 1024,
+               "host_memory_gb": rooms * mb_room_hosts / 1024,
+               "redis_memory_gb": rooms * mb_room_redis / 1024}
+        nodes = row["gateway_processes"] + row["host_cores"]
+        row["binds_first"] = max(
+            (row["gateway_processes"] / max(1, nodes), "gateway CPU" if row["gateway_bound"] == "CPU"
+             else "sockets per gateway process"),
+            (row["host_cores"] / max(1, nodes), "game-host CPU"),
+            (row["host_actors"] / RAY_ACTORS_ENVELOPE, "Ray actors (GCS)"),
+            (row["redis_shards"] / max(1, nodes), "Redis shard CPU"))[1]
+        rows.append(row)
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rooms", type=int, default=30, help="rooms per group (A: 18 sockets, B: 1)")
+    ap.add_argument("--gateways", type=int, default=1)
+    ap.add_argument("--games-per-actor", type=int, default=200)
+    ap.add_argument("--idle-seconds", type=float, default=20.0)
+    ap.add_argument("--settle-seconds", type=float, default=10.0,
+                    help="after the first room, before the empty stack's own cost is read")
+    ap.add_argument("--lines", type=int, default=10, help="chat lines per sender")
+    ap.add_argument("--headroom", type=float, default=0.5, help="share of a core a process may use")
+    ap.add_argument("--sockets-per-gateway", type=int, default=20_000)
+    ap.add_argument("--frames-per-room", type=float, default=HUMAN_FRAMES_PER_ROOM)
+    ap.add_argument("--commands-per-room", type=float, default=HUMAN_COMMANDS_PER_ROOM)
+    ap.add_argument("--out", help="write the measured units, memory and model as JSON here")
+    args = ap.parse_args(argv)
+    measured = asyncio.run(measure(args))
+    rows = model(measured, args)
+    print(render(measured, rows, args))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"measured": measured, "model": rows, "args": vars(args)}, f, indent=1)
+    return 0
+
+
+def render(measured: dict, rows: list[dict], args) -> str:
+    u = measured["units"]
+    lines = ["| unit | count | server µs (gateway / hosts / Ray) | Redis process µs | Redis calls | "
+             "Redis command µs | bytes to Redis |", "|---|---|---|---|---|---|---|"]
+    for name, x in u.items():
+        lines.append(f"| {name} | {x.get('count', '')} | {x['server_us']:.0f} ({x['gateway_us']:.0f} / "
+                     f"{x['ray-hosts_us']:.0f} / {x['ray-system_us']:.0f}) | {x['redis_us']:.0f} | "
+                     f"{x['redis_calls']:.2f} | {x['redis_cmd_us']:.0f} | {x['redis_bytes']:.0f} |")
+    lines.append("")
+    for name in ("chat_18", "chat_1", "vote_round"):
+        x = u[name]
+        lines.append(f"{name}: {x['frames_per_command']:.1f} frames delivered per command"
+                     + (f", {x['events_read_per_event_frame']:.3f} events read from Redis per event frame"
+                        if "events_read_per_event_frame" in x else ""))
+    m = measured["memory"]
+    sockets, rooms = measured["sockets"], measured["rooms"] * 2
+    lines += ["", "| memory | gateway | hosts | Ray | Redis |", "|---|---|---|---|---|"]
+    for label, state in (("per socket (lobby), KB", "lobbies"), ("per room, lobby, KB", "lobbies"),
+                         ("per room, playing, KB", "playing")):
+        per = sockets if "socket" in label else rooms
+        lines.append(f"| {label} | " + " | ".join(
+            f"{1024 * (m[state][c] - m['empty'][c]) / per:.0f}" for c in ("gateway", "ray-hosts", "ray-system", "redis")) + " |")
+    lines += ["", f"Model: human rates {args.commands_per_room} commands/s and {args.frames_per_room} "
+              f"frames/s per room, {SEATS} sockets; each process at <= {args.headroom:.0%} of a core, "
+              f"<= {args.sockets_per_gateway} sockets per gateway process.", "",
+              "| rooms | gateway processes | game-host cores (actors) | Redis shards | Redis calls/s | "
+              "memory GB gw / hosts / Redis | binds first |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['rooms']:,} | {r['gateway_processes']} ({r['gateway_bound']}) | "
+                     f"{r['host_cores']} ({r['host_actors']}) | {r['redis_shards']} | "
+                     f"{r['redis_calls_per_s']:,.0f} | {r['gateway_memory_gb']:.1f} / "
+                     f"{r['host_memory_gb']:.1f} / {r['redis_memory_gb']:.1f} | {r['binds_first']} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
