@@ -9,9 +9,11 @@ is not counted as the server. Each step is one kind of work done N times; what i
 the processes between its start and its end (CPU: user + system seconds of every gateway, game
 host and Ray system process, and of the redis-server; Redis: INFO commandstats calls and usec,
 bytes received; memory: USS, what only those processes hold), less what the stack spends idle
-over the same time (measured first). Two groups of started games: A with all 18 seats connected,
-B with only the host's socket, both chatting: per chat line, A pays the command and 18 frames, B
-the command and 1 frame, which splits a command's cost from its fan-out's.
+over the same time (the empty stack's, measured first; once the games run, theirs over a quiet
+stretch of their day). Two groups of started games: A with all 18 seats and `--watchers`
+spectators connected, B with only the 6 seats that chat, the same lines in both: per line, A pays
+the command and 18 + watchers event frames, B the command and 6, which splits a command's cost
+from its fan-out's.
 
 Then the model: rooms -> gateway processes, game-host cores and Redis shards, at `--headroom` of
 each (by CPU and by memory), for 1k, 10k and 100k `human` rooms, at the `human` rates per room
@@ -35,9 +37,10 @@ from loadtest.stack import ROOT, real_stack
 
 sys.path.insert(0, str(ROOT))
 from tests.redis_servers import redis_server  # noqa: E402
-from tests.stack import Client, connect  # noqa: E402
+from tests.stack import Client, connect, open_socket  # noqa: E402
 
 SEATS = 18
+SENDERS = 6  # seats chatting per room; group B connects only these
 SERVER = ("gateway", "ray-hosts", "ray-system")
 # Night over at once, a long day: chat and votes happen in day.discussion, no mayor to elect.
 PLAY = {"durations": {"wolves": 1, "discussion": 900, "vote": 120}, "rules": {"mayor": "none"}}
@@ -222,7 +225,8 @@ async def measure(args) -> dict:
                 clients_a = await gather_limited(
                     connect(ws_urls[t["url"]], t["room"], s["token"]) for t in group_a for s in t["seats"])
                 clients_b = await gather_limited(
-                    connect(ws_urls[t["url"]], t["room"], t["seats"][0]["token"]) for t in group_b)
+                    connect(ws_urls[t["url"]], t["room"], s["token"]) for t in group_b
+                    for s in t["seats"][:SENDERS])
                 sockets = len(clients_a) + len(clients_b)
                 units["welcome"] = per_unit(meter.cost(before, meter.read()), sockets)
                 memory["lobbies"] = meter.memory()
@@ -232,24 +236,40 @@ async def measure(args) -> dict:
                 idle = meter.cost(before, meter.read())
                 units["idle_socket_second"] = per_unit(idle, int(sockets * idle["seconds"]))
 
+                # Spectators of group A: more frames per line, for a sharper split of a frame's cost.
+                async def watch(table: dict) -> Client:
+                    client = await open_socket(ws_urls[table["url"]], table["room"])
+                    await client.send({"type": "hello", "watch": True, "since": None})
+                    client.welcome = await client.recv_until(lambda f: f.get("type") == "welcome")
+                    return client
+                watchers = await gather_limited(watch(t) for t in group_a for _ in range(args.watchers))
                 seated = {t["room"]: clients_a[i * SEATS:(i + 1) * SEATS] for i, t in enumerate(group_a)}
-                hosts = [cs[0] for cs in seated.values()] + list(clients_b)
+                hosts = [cs[0] for cs in seated.values()] + clients_b[::SENDERS]
                 for host in hosts:
                     assert (await host.request({"type": "settings", **PLAY}))["type"] == "ack"
                     assert (await host.request({"type": "start"}))["type"] == "ack"
                 await until(lambda: all(phase_of(c) == "day.discussion" for c in hosts))
                 memory["playing"] = meter.memory()
+                # From here on the background to take off is the playing tables' own (timers,
+                # pings), read over a quiet stretch of their day.
+                start = meter.read()
+                await asyncio.sleep(args.idle_seconds)
+                end = meter.read()
+                meter.idle_per_s = {c: v / (end.at - start.at)
+                                    for c, v in meter.cost(start, end, idle=False).items() if c != "seconds"}
 
                 async def chat(client: Client, lines: int) -> None:
                     for n in range(lines):
-                        if n and n % 5 == 0:
+                        if n >= 5:
                             await asyncio.sleep(1.05)  # the chat limit: 5 at once, then 1 a second
                         reply = await client.request({"type": "chat", "text": f"line {n}"})
                         assert reply["type"] == "ack", reply
 
+                # The same senders and lines in both groups: A's lines reach 18 sockets, B's 6.
                 for label, senders, watchers in (
-                        ("chat_18", [c for cs in seated.values() for c in alive(cs)[:6]], clients_a),
-                        ("chat_1", list(clients_b), list(clients_b))):
+                        ("chat_18", [c for cs in seated.values() for c in alive(cs)[:SENDERS]],
+                         clients_a + watchers),
+                        ("chat_6", list(clients_b), list(clients_b))):
                     lines = args.lines
                     expected = {id(c): kinds(c, "chat") for c in watchers}
                     sent_by_room = len(senders) * lines
@@ -257,7 +277,8 @@ async def measure(args) -> dict:
                     delivered_before = frames(watchers)
                     read_before, sent_before = gateway_counters(urls)
                     await asyncio.gather(*(chat(c, lines) for c in senders))
-                    per_watcher = lines * (6 if label == "chat_18" else 1)
+                    per_watcher = lines * SENDERS
+                    # (a watcher is never dead: alive() keeps it)
                     await until(lambda: all(kinds(c, "chat") - expected[id(c)] >= per_watcher
                                             for c in alive(watchers)))
                     cost = meter.cost(before, meter.read())
@@ -267,7 +288,7 @@ async def measure(args) -> dict:
                     units[label]["events_read_per_event_frame"] = (read - read_before) / max(1.0, sent - sent_before)
 
                 # Per delivered frame and per command without its fan-out, from the two groups.
-                a, b = units["chat_18"], units["chat_1"]
+                a, b = units["chat_18"], units["chat_6"]
                 df = a["frames_per_command"] - b["frames_per_command"]
                 units["frame"] = {k: (a[k] - b[k]) / df for k in a
                                   if k.endswith("_us") or k.startswith("redis_")}
@@ -308,7 +329,7 @@ async def measure(args) -> dict:
                 units["replayed_event"] = {k: (per_unit(cost, 1)[k] - welcomes[k]) / events_replayed
                                            for k in welcomes}
                 units["replayed_event"]["count"] = events_replayed
-                for c in (*replays, *clients_a, *clients_b):
+                for c in (*replays, *clients_a, *clients_b, *watchers):
                     await c.close()
     return {"units": units, "memory": memory, "rooms": args.rooms, "sockets": sockets,
             "idle_per_s": meter.idle_per_s}
@@ -361,13 +382,14 @@ def model(measured: dict, args) -> list[dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rooms", type=int, default=30, help="rooms per group (A: 18 sockets, B: 1)")
+    ap.add_argument("--rooms", type=int, default=30, help="rooms per group (A: 18 sockets, B: 6)")
     ap.add_argument("--gateways", type=int, default=1)
     ap.add_argument("--games-per-actor", type=int, default=200)
     ap.add_argument("--idle-seconds", type=float, default=20.0)
     ap.add_argument("--settle-seconds", type=float, default=10.0,
                     help="after the first room, before the empty stack's own cost is read")
     ap.add_argument("--lines", type=int, default=10, help="chat lines per sender")
+    ap.add_argument("--watchers", type=int, default=30, help="spectator sockets per room of group A")
     ap.add_argument("--headroom", type=float, default=0.5, help="share of a core a process may use")
     ap.add_argument("--sockets-per-gateway", type=int, default=20_000)
     ap.add_argument("--frames-per-room", type=float, default=HUMAN_FRAMES_PER_ROOM)
@@ -392,7 +414,7 @@ def render(measured: dict, rows: list[dict], args) -> str:
                      f"{x['ray-hosts_us']:.0f} / {x['ray-system_us']:.0f}) | {x['redis_us']:.0f} | "
                      f"{x['redis_calls']:.2f} | {x['redis_cmd_us']:.0f} | {x['redis_bytes']:.0f} |")
     lines.append("")
-    for name in ("chat_18", "chat_1", "vote_round"):
+    for name in ("chat_18", "chat_6", "vote_round"):
         x = u[name]
         lines.append(f"{name}: {x['frames_per_command']:.1f} frames delivered per command"
                      + (f", {x['events_read_per_event_frame']:.3f} events read from Redis per event frame"
@@ -404,7 +426,9 @@ def render(measured: dict, rows: list[dict], args) -> str:
                          ("per room, playing, KB", "playing")):
         per = sockets if "socket" in label else rooms
         lines.append(f"| {label} | " + " | ".join(
-            f"{1024 * (m[state][c] - m['empty'][c]) / per:.0f}" for c in ("gateway", "ray-hosts", "ray-system", "redis")) + " |")
+            "(with the watchers)" if state == "playing" and c == "gateway" else
+            f"{1024 * (m[state][c] - m['empty'][c]) / per:.0f}"
+            for c in ("gateway", "ray-hosts", "ray-system", "redis")) + " |")
     lines += ["", f"Model: human rates {args.commands_per_room} commands/s and {args.frames_per_room} "
               f"frames/s per room, {SEATS} sockets; each process at <= {args.headroom:.0%} of a core, "
               f"<= {args.sockets_per_gateway} sockets per gateway process.", "",
