@@ -1,9 +1,9 @@
 """Room persistence: the Redis layout of docs/architecture.md, and an in-memory twin for tests.
 
-One `persist` is atomic (one Lua script on Redis): check the writer's epoch is still the room's,
-check the log (and the chat list) is exactly as long as the writer thinks, SET the snapshot, RPUSH
-the new chat lines and the events, PUBLISH each event, and, when the room reaches a final status,
-release it from its host and give its keys a TTL. A room acknowledges a command only after
+One `persist` is atomic (one Lua script on the room's slot): check the writer's epoch is still the
+room's, check the log (and the chat list) is exactly as long as the writer thinks, SET the
+snapshot, RPUSH the new chat lines and the events, SPUBLISH each event, and, when the room reaches
+a final status, give its keys a TTL; its release from its host follows (another slot). A room acknowledges a command only after
 `persist` returned; with `wait_replicas`, only after `WAIT` saw that many replicas take the write
 (and only then are its events published, so no socket sees an event that a failover could still
 take back).
@@ -91,38 +91,36 @@ def connect(url: str) -> aioredis.Redis | RedisCluster:
     return aioredis.Redis.from_pool(pool)
 
 
+def _hosts_and_password(url: str, default_port: int) -> tuple[list[tuple[str, int]], str | None]:
+    """The `HOST:PORT[,HOST:PORT...]` list of a multi-host URL, and its `:PASSWORD@`, if any."""
+    credentials, _, hosts = urlsplit(url).netloc.rpartition("@")
+    found = []
+    for item in hosts.split(","):
+        host, _, port = item.rpartition(":")
+        found.append((host or item, int(port) if host else default_port))
+    return found, unquote(credentials.partition(":")[2]) if credentials else None
+
+
 def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], dict]:
     """`redis+cluster://[:PASSWORD@]HOST:PORT[,HOST:PORT...]` (any nodes of the cluster: the
     client learns the rest) -> (nodes, keyword options of every node's connections)."""
-    parts = urlsplit(url)
-    credentials, _, hosts = parts.netloc.rpartition("@")
-    nodes = []
-    for item in hosts.split(","):
-        host, _, port = item.rpartition(":")
-        nodes.append((host or item, int(port) if host else 6379))
-    if parts.path.strip("/") not in ("", "0"):
+    nodes, password = _hosts_and_password(url, 6379)
+    if urlsplit(url).path.strip("/") not in ("", "0"):
         raise ValueError(f"{url}: a Redis Cluster has one database, 0")
-    options: dict = {}
-    if credentials:
-        options["password"] = unquote(credentials.partition(":")[2])
-    return nodes, options
+    return nodes, {} if password is None else {"password": password}
 
 
 def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], str, dict]:
     """`redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]` -> (sentinels, service,
     keyword options of the primary's connections)."""
     parts = urlsplit(url)
-    credentials, _, hosts = parts.netloc.rpartition("@")
-    sentinels = []
-    for item in hosts.split(","):
-        host, _, port = item.rpartition(":")
-        sentinels.append((host or item, int(port) if host else 26379))
+    sentinels, password = _hosts_and_password(url, 26379)
     service, _, db = parts.path.strip("/").partition("/")
     if not service:
         raise ValueError(f"{url}: no Sentinel service name (redis+sentinel://HOST:PORT/SERVICE)")
     options: dict = {"db": int(db or 0)}
-    if credentials:
-        options["password"] = unquote(credentials.partition(":")[2])
+    if password is not None:
+        options["password"] = password
     return sentinels, service, options
 
 

@@ -108,7 +108,8 @@ class Role:
     withdrawable: bool = True  # `missing_role` may draw it (004: never the Fox)
     cards: int = 1  # seats one deal of this role takes (004's Lover is a pair)
     start: Callable | None = None  # fn(table) at the deal, once every seat knows its card
-    # fn(state, seat, cause) -> True: this death's card stays hidden until the end (004)
+    # fn(table, seat, cause) -> the cause the table is told if this death's card stays hidden
+    # until the end (004), else None
     hides: Callable | None = None
     # fn(state, seat) -> True: this living seat is left out of the parity count (004's Fox)
     uncounted: Callable | None = None

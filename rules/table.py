@@ -12,7 +12,6 @@ from rules.outcome import winner
 from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, HIDES, JOIN_ACTS, JOINS,
                             NIGHT_ORDER, PROMPT_FILTERS, SPARES, STEPS, TIE_BREAKERS, WATCHERS)
 from rules.role import concealed, living
-from rules.roles.house import EXILE
 from rules.state import GameState
 
 
@@ -175,21 +174,14 @@ class Table:
             return
         s.alive[seat] = False
         shown, told = s.roles[seat], cause
-        if any(hide(s, seat, cause) for hide in HIDES):  # 004: shown at the end only
+        hidden = next((c for hide in HIDES if (c := hide(self, seat, cause)) is not None), None)
+        if hidden is not None:  # 004: the card and the true cause are shown at the end only
             s.memo.setdefault("hidden", []).append(seat)
             s.memo.setdefault("hidden_causes", {})[str(seat)] = cause
-            shown, told = None, self.public_cause(cause)
+            shown, told = None, hidden
         self.emit("death", None, seat=seat, role=shown, cause=told)
         for react in DEATH_REACTIONS:
             react(self, seat, cause)
-
-    def public_cause(self, cause: str) -> str:
-        """What the table may learn of a hidden card's death: only what it watched happen (the
-        night, the day's vote, some other moment of the day). Most causes name a card: `psycho`
-        the Seer or Guard, `nekomata` a wolf, `grief` a Lover (RULES.md, "Hidden cards")."""
-        if self.dawning:
-            return "night"
-        return "vote" if cause in EXILE else "day"
 
     def reveal(self, seat: int) -> None:
         """Show a living seat's card to everybody (the dead's cards show by being dead)."""

@@ -6,12 +6,18 @@ from rules.role import Role, Setting, option
 EXILE = ("vote", "scapegoat")  # the day's vote process; every other cause is a "night" death
 
 
-def hides(state, seat: int, cause: str) -> bool:
+def hides(t, seat: int, cause: str) -> str | None:
     """004: "the role of whoever left is never revealed": an exile by `reveal_exile`, every
     other death (the night's, and the shots, grief and backlash they bring) by
-    `reveal_night_deaths`."""
+    `reveal_night_deaths`. A hidden death tells the table only what it watched happen: the night,
+    the day's vote, some other moment of the day; its true cause would name a card (`psycho` the
+    Seer or Guard, `nekomata` a wolf, `grief` a Lover: RULES.md, seed 004's hidden cards)."""
     rule = "reveal_exile" if cause in EXILE else "reveal_night_deaths"
-    return option(state, rule) == "no"
+    if option(t.s, rule) != "no":
+        return None
+    if t.dawning:
+        return "night"
+    return "vote" if cause in EXILE else "day"
 
 
 UNIT = Role(
