@@ -42,8 +42,10 @@ from tests.stack import Client, connect, open_socket  # noqa: E402
 SEATS = 18
 SENDERS = 6  # seats chatting per room; group B connects only these
 SERVER = ("gateway", "ray-hosts", "ray-system")
-# Night over at once, a long day: chat and votes happen in day.discussion, no mayor to elect.
-PLAY = {"durations": {"wolves": 1, "discussion": 900, "vote": 120}, "rules": {"mayor": "none"}}
+# Wolves and villagers only (no night step but the pack's), the night over at once, a long day:
+# chat and votes happen in day.discussion, no mayor to elect.
+PLAY = {"roles": [], "durations": {"wolves": 1, "discussion": 900, "vote": 120},
+        "rules": {"mayor": "none"}}
 # The `human` model's rates per room, as the ramp measured them at 1,000 rooms (loadtest/README.md,
 # "The ramp after these changes"): 6,495 frames/s, ~650 acknowledged commands/s.
 HUMAN_FRAMES_PER_ROOM = 6.5
@@ -115,6 +117,10 @@ class Meter:
         with redis.Redis(port=self.redis_port) as r:
             found["redis"] = r.info("memory")["used_memory"] / 2**20
         return found
+
+
+def progress(what: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {what}", file=sys.stderr, flush=True)
 
 
 def per_unit(cost: dict, count: int) -> dict:
@@ -202,6 +208,7 @@ async def measure(args) -> dict:
                     r.raise_for_status()
                     table["seats"].append(r.json())
 
+                progress("stack up; the first room")
                 await create(0)  # the first host process starts here, outside every step
                 await asyncio.sleep(args.settle_seconds)  # and finishes starting
                 start = meter.read()
@@ -212,14 +219,17 @@ async def measure(args) -> dict:
                 rooms = 2 * args.rooms  # group A, then group B
                 memory["empty"] = meter.memory()
 
+                progress("creating rooms")
                 before = meter.read()
                 tables = await gather_limited(create(i) for i in range(rooms))
                 units["create_room"] = per_unit(meter.cost(before, meter.read()), rooms)
 
+                progress("joining")
                 before = meter.read()
                 await gather_limited(join(t, n) for t in tables for n in range(1, SEATS))
                 units["join"] = per_unit(meter.cost(before, meter.read()), rooms * (SEATS - 1))
 
+                progress("welcomes")
                 group_a, group_b = tables[:args.rooms], tables[args.rooms:]
                 before = meter.read()
                 clients_a = await gather_limited(
@@ -236,6 +246,7 @@ async def measure(args) -> dict:
                 idle = meter.cost(before, meter.read())
                 units["idle_socket_second"] = per_unit(idle, int(sockets * idle["seconds"]))
 
+                progress("idle done; watchers")
                 # Spectators of group A: more frames per line, for a sharper split of a frame's cost.
                 async def watch(table: dict) -> Client:
                     client = await open_socket(ws_urls[table["url"]], table["room"])
@@ -245,10 +256,12 @@ async def measure(args) -> dict:
                 watchers = await gather_limited(watch(t) for t in group_a for _ in range(args.watchers))
                 seated = {t["room"]: clients_a[i * SEATS:(i + 1) * SEATS] for i, t in enumerate(group_a)}
                 hosts = [cs[0] for cs in seated.values()] + clients_b[::SENDERS]
+                progress("starting games")
                 for host in hosts:
                     assert (await host.request({"type": "settings", **PLAY}))["type"] == "ack"
                     assert (await host.request({"type": "start"}))["type"] == "ack"
                 await until(lambda: all(phase_of(c) == "day.discussion" for c in hosts))
+                progress("games in their day")
                 memory["playing"] = meter.memory()
                 # From here on the background to take off is the playing tables' own (timers,
                 # pings), read over a quiet stretch of their day.
@@ -296,6 +309,7 @@ async def measure(args) -> dict:
                 units["command_chat"] = {k: b[k] - units["frame"][k] * b["frames_per_command"]
                                          for k in units["frame"] if k != "count"}
 
+                progress("chat done; vote round")
                 # A vote round in group A: every living seat asks, then votes (fan-out included).
                 before = meter.read()
                 delivered_before = frames(clients_a)
@@ -308,14 +322,15 @@ async def measure(args) -> dict:
                 await until(lambda: all(phase_of(cs[0]) == "day.vote" for cs in seated.values()))
                 for clients in seated.values():
                     living = alive(clients)
-                    target = living[-1].seat
-                    for c in living:
+                    for c in living:  # all on one seat, and that seat on another (not oneself)
+                        target = living[-1 if c is not living[-1] else 0].seat
                         reply = await c.request({"type": "act", "action": "vote", "targets": [target]})
                         commands += reply["type"] == "ack"
                 await until(lambda: all(phase_of(cs[0]) != "day.vote" for cs in seated.values()))
                 units["vote_round"] = per_unit(meter.cost(before, meter.read()), commands)
                 units["vote_round"]["frames_per_command"] = (frames(clients_a) - delivered_before) / commands
 
+                progress("replays")
                 # Replays: a second socket per seat of group A, from seq 0 (welcome included).
                 before = meter.read()
                 replays = await gather_limited(
