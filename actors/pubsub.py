@@ -39,6 +39,7 @@ class ClusterPubSub:
         self._leaving: set[bytes] = set()  # unsubscribed by us: their sunsubscribe is expected
         self._messages: asyncio.Queue = asyncio.Queue()
         self._lock = asyncio.Lock()  # one reroute or subscription change at a time
+        self._moving: set[asyncio.Task] = set()  # reroutes under way (the loop keeps weak refs)
 
     async def ssubscribe(self, *channels: str) -> None:
         async with self._lock:
@@ -63,6 +64,8 @@ class ClusterPubSub:
             return None
 
     async def aclose(self) -> None:
+        for task in self._moving:
+            task.cancel()
         for pubsub, reader in self._nodes.values():
             reader.cancel()
             await _close(pubsub)
@@ -107,7 +110,9 @@ class ClusterPubSub:
                 if channel in self._leaving:
                     self._leaving.discard(channel)
                 elif self._where.get(channel) == name:  # the slot moved away: follow it
-                    asyncio.create_task(self._reroute([channel]))
+                    task = asyncio.create_task(self._reroute([channel]))
+                    self._moving.add(task)
+                    task.add_done_callback(self._moving.discard)
                 continue
             await self._messages.put(message)
 
