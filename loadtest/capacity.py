@@ -238,6 +238,9 @@ async def measure(args) -> dict:
                     connect(ws_urls[t["url"]], t["room"], s["token"]) for t in group_b
                     for s in t["seats"][:SENDERS])
                 sockets = len(clients_a) + len(clients_b)
+                # A welcome's cost goes on after it: the seat's presence, a command of its own,
+                # stored and sent to the table. Wait that out here, not in the idle step.
+                await asyncio.sleep(args.settle_seconds)
                 units["welcome"] = per_unit(meter.cost(before, meter.read()), sockets)
                 memory["lobbies"] = meter.memory()
 
@@ -359,10 +362,12 @@ def model(measured: dict, args) -> list[dict]:
     idle_s = u["idle_socket_second"]
     frame, command = u["frame"], u["command_chat"]
     # CPU seconds per second per room at the human rates, by where it is spent.
+    # A figure below zero is below the background's own variation: it counts as nothing.
     demand = {}
     for c in ("gateway", "ray-hosts", "redis"):
-        demand[c] = 1e-6 * (SEATS * idle_s[f"{c}_us"] + args.frames_per_room * frame[f"{c}_us"]
-                            + args.commands_per_room * command[f"{c}_us"])
+        demand[c] = 1e-6 * (SEATS * max(0.0, idle_s[f"{c}_us"])
+                            + args.frames_per_room * max(0.0, frame[f"{c}_us"])
+                            + args.commands_per_room * max(0.0, command[f"{c}_us"]))
     mb_socket = (m["lobbies"]["gateway"] - m["empty"]["gateway"]) / sockets
     mb_room_hosts = (m["playing"]["ray-hosts"] - m["empty"]["ray-hosts"]) / rooms_measured
     mb_room_redis = (m["playing"]["redis"] - m["empty"]["redis"]) / rooms_measured
@@ -379,8 +384,8 @@ def model(measured: dict, args) -> list[dict]:
                "host_cores": max(1, int(-(-hosts // 1))),
                "host_actors": int(-(-host_actors // 1)),
                "redis_shards": max(1, int(-(-shards_cpu // 1))),
-               "redis_calls_per_s": rooms * (args.commands_per_room * command["redis_calls"]
-                                             + SEATS * idle_s["redis_calls"]),
+               "redis_calls_per_s": rooms * (args.commands_per_room * max(0.0, command["redis_calls"])
+                                             + SEATS * max(0.0, idle_s["redis_calls"])),
                "gateway_memory_gb": rooms * SEATS * mb_socket / 1024,
                "host_memory_gb": rooms * mb_room_hosts / 1024,
                "redis_memory_gb": rooms * mb_room_redis / 1024}
