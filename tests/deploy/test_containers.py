@@ -4,8 +4,9 @@ network of its own: Redis, a Ray head, two game-host nodes (the only ones offeri
 and HAProxy from Debian's package with deploy/haproxy/haproxy.cfg in front. Ray runs with token
 auth (RAY_AUTH_MODE=token, the token in RAY_AUTH_TOKEN on every node, as KubeRay sets it).
 
-A full game plays through the load balancer; mid-game the game-host node holding the room and a
-gateway are `docker kill`ed together; every seat resumes through the load balancer with `since`
+A full game plays through the load balancer, which puts every socket of the room on one gateway
+replica (room affinity, checked); mid-game the game-host node holding the room and that gateway
+are `docker kill`ed together; every seat resumes through the load balancer with `since`
 and its stream is exactly the stored log. Then the dashboard's and the alerts' metrics are looked
 up on the live stack's scrape endpoints. Everything is removed at the end, even after a failure.
 """
@@ -130,8 +131,9 @@ async def play_resuming(bot: Bot, room: str, token: str, ws_url: str) -> list:
         clients.append(bot.client)
 
 
-def host_node_of(net: Network, room: str) -> str:
-    """The container (host1 or host2) whose Ray node runs the actor holding `room`."""
+def host_node_of(net: Network, room: str, via: str) -> str:
+    """The container (host1 or host2) whose Ray node runs the actor holding `room`, asked from
+    the gateway container `via`."""
     # Through the GCS (the head runs no dashboard, so no state API).
     script = (
         "import sys, ray, redis\n"
@@ -140,9 +142,16 @@ def host_node_of(net: Network, room: str) -> str:
         "actor_id = ray.get_actor(name)._actor_id.hex()\n"
         "print(ray._private.state.actors(actor_id)['Address']['IPAddress'])\n"
     )
-    ip = net.exec("gateway2", "python", "-c", script, room).split()[-1]
+    ip = net.exec(via, "python", "-c", script, room).split()[-1]
     (alias,) = [a for a in ("host1", "host2") if net.ip(a) == ip]
     return alias
+
+
+def open_sockets(net: Network, gateway: str) -> int:
+    """WebSocket sessions a gateway replica holds now (its `ww_ws_open_sockets`, all workers)."""
+    text = net.exec(gateway, "curl", "-sf", "localhost:8000/metrics")
+    return int(sum(float(line.split()[-1]) for line in text.splitlines()
+                   if line.startswith("ww_ws_open_sockets")))
 
 
 def stored(net: Network, room: str) -> list[dict]:
@@ -164,9 +173,13 @@ async def test_a_game_through_the_load_balancer_survives_killing_a_host_node_and
              for bot, seat in zip(bots, seats)]
     await clients[0].wait_for(is_phase)  # the game runs
 
-    doomed_host = host_node_of(net, room)
+    # Room affinity: the load balancer hashed every socket of the room to one replica.
+    held = {gateway: open_sockets(net, gateway) for gateway in ("gateway1", "gateway2")}
+    assert sorted(held.values()) == [0, PLAYERS], held
+    doomed_gateway, survivor = sorted(held, key=held.get, reverse=True)
+    doomed_host = host_node_of(net, room, via=survivor)
     net.kill(doomed_host)
-    net.kill("gateway1")
+    net.kill(doomed_gateway)
     journeys = await asyncio.wait_for(asyncio.gather(*games), 300)
 
     log = stored(net, room)
@@ -182,7 +195,7 @@ async def test_a_game_through_the_load_balancer_survives_killing_a_host_node_and
         await seat_clients[-1].close()
     assert resumed, "no seat lost its socket: the kills hit nothing"
     # The room's host actor was restarted on the surviving game-host node.
-    assert host_node_of(net, room) != doomed_host
+    assert host_node_of(net, room, via=survivor) != doomed_host
 
 
 # Metrics ----------------------------------------------------------------------------------------
