@@ -33,7 +33,7 @@ import psutil
 import redis
 
 from loadtest.idle import unique_memory
-from loadtest.stack import ROOT, real_stack
+from loadtest.stack import ROOT, real_stack, redis_processes
 
 sys.path.insert(0, str(ROOT))
 from tests.redis_servers import redis_server  # noqa: E402
@@ -72,9 +72,7 @@ class Meter:
 
     def _components(self) -> dict:
         found = self.running.components()
-        found["redis"] = [p for p in psutil.process_iter(["cmdline"])
-                          if "redis-server" in " ".join(p.info["cmdline"] or [])
-                          and f":{self.redis_port}" in " ".join(p.info["cmdline"] or [])]
+        found["redis"] = redis_processes(self.redis_port)  # the private one, not 6379's
         return found
 
     def read(self) -> Reading:
@@ -111,6 +109,14 @@ class Meter:
                 out[counter] -= self.idle_per_s.get(counter, 0.0) * seconds
         out["seconds"] = seconds
         return out
+
+    async def learn_background(self, seconds: float) -> None:
+        """What the stack spends per second doing nothing, as it stands now: taken off each step."""
+        start = self.read()
+        await asyncio.sleep(seconds)
+        end = self.read()
+        self.idle_per_s = {c: v / (end.at - start.at)
+                           for c, v in self.cost(start, end, idle=False).items() if c != "seconds"}
 
     def memory(self) -> dict:
         found = unique_memory(self._components())
@@ -211,11 +217,7 @@ async def measure(args) -> dict:
                 progress("stack up; the first room")
                 await create(0)  # the first host process starts here, outside every step
                 await asyncio.sleep(args.settle_seconds)  # and finishes starting
-                start = meter.read()
-                await asyncio.sleep(args.idle_seconds)
-                end = meter.read()
-                meter.idle_per_s = {c: v / (end.at - start.at)
-                                    for c, v in meter.cost(start, end, idle=False).items() if c != "seconds"}
+                await meter.learn_background(args.idle_seconds)
                 rooms = 2 * args.rooms  # group A, then group B
                 memory["empty"] = meter.memory()
 
@@ -268,11 +270,7 @@ async def measure(args) -> dict:
                 memory["playing"] = meter.memory()
                 # From here on the background to take off is the playing tables' own (timers,
                 # pings), read over a quiet stretch of their day.
-                start = meter.read()
-                await asyncio.sleep(args.idle_seconds)
-                end = meter.read()
-                meter.idle_per_s = {c: v / (end.at - start.at)
-                                    for c, v in meter.cost(start, end, idle=False).items() if c != "seconds"}
+                await meter.learn_background(args.idle_seconds)
 
                 async def chat(client: Client, lines: int) -> None:
                     for n in range(lines):
