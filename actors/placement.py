@@ -174,8 +174,11 @@ class Placement:
 
 
 def host_options(config: Config, name: str) -> dict:
+    # SPREAD: each new host goes to the next node that can take it. Ray's default packs actors
+    # onto one node until half its resources are used, and a host asks a sliver: every host of
+    # the cluster would have run on one node, and a node added later would get none.
     options = dict(name=name, namespace=config.namespace, lifetime="detached", get_if_exists=True,
-                   max_restarts=-1, max_concurrency=10_000)
+                   max_restarts=-1, max_concurrency=10_000, scheduling_strategy="SPREAD")
     if config.host_resource:
         # A sliver per host: a node offering 1000 units takes up to 1000 hosts.
         options["resources"] = {config.host_resource: 0.001}

@@ -130,12 +130,15 @@ def _ray_exe() -> str:
 
 def ray_node(lan: Lan, i: int, *, head_ip: str | None = None, num_cpus: int = 1,
              resources: dict | None = None, env: dict | None = None,
-             timeout: float = 120.0, attempts: int = 2) -> RayNode:
+             timeout: float = 120.0, attempts: int = 2, args: tuple[str, ...] = (),
+             preexec_fn=None) -> RayNode:
     """`ray start --block` in namespace i: a head if head_ip is None, else a worker joining it.
-    On a loaded machine a node can time out registering with its GCS: then it is tried again."""
+    On a loaded machine a node can time out registering with its GCS: then it is tried again.
+    `args`: more `ray start` flags; `preexec_fn`: run in the child before it starts (a CPU cap)."""
     for attempt in range(1, attempts + 1):
         try:
-            return _start_node(lan, i, head_ip, num_cpus, resources, env, timeout)
+            return _start_node(lan, i, head_ip, num_cpus, resources, env, timeout, args,
+                               preexec_fn)
         except NodeDidNotStart:
             if attempt == attempts:
                 raise
@@ -146,11 +149,11 @@ class NodeDidNotStart(RuntimeError):
 
 
 def _start_node(lan: Lan, i: int, head_ip: str | None, num_cpus: int, resources: dict | None,
-                env: dict | None, timeout: float) -> RayNode:
+                env: dict | None, timeout: float, args: tuple[str, ...], preexec_fn) -> RayNode:
     temp_dir = tempfile.mkdtemp(prefix=f"rn{i}", dir="/tmp")  # short: socket path limit
     log_path = os.path.join(temp_dir, "node.log")
     argv = [_ray_exe(), "start", "--block", "--disable-usage-stats", f"--node-ip-address={lan.ips[i]}",
-            f"--num-cpus={num_cpus}", f"--temp-dir={temp_dir}"]
+            f"--num-cpus={num_cpus}", f"--temp-dir={temp_dir}", *args]
     if head_ip is None:
         argv += ["--head", f"--port={RAY_GCS_PORT}", "--include-dashboard=false"]
     else:
@@ -162,7 +165,7 @@ def _start_node(lan: Lan, i: int, head_ip: str | None, num_cpus: int, resources:
                 **(env or {})}
     with open(log_path, "wb") as log:
         proc = lan.popen(i, argv, stdout=log, stderr=subprocess.STDOUT, env=full_env,
-                         start_new_session=True)
+                         start_new_session=True, preexec_fn=preexec_fn)
     node = RayNode(i, proc, temp_dir, log_path)
     deadline = time.monotonic() + timeout
     while b"Ray runtime started" not in Path(log_path).read_bytes():

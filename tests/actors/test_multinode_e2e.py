@@ -82,6 +82,7 @@ async def play_and_kill_a_node(lan, stack, nodes) -> list[float]:
     for room, _, _ in tables:
         where[room] = lan.namespace_of(await host_pid(stack, room))
         assert where[room] in (1, 2), "a game host ran outside the worker nodes"
+    assert set(where.values()) == {1, 2}, "the two rooms' hosts were not spread over the nodes"
     doomed_room, seats, clients = tables[0]
     doomed = where[doomed_room]
     bots = [Bot(c, random.Random(i)) for i, c in enumerate(clients)]

@@ -116,6 +116,9 @@ class Network:
     def kill(self, alias: str) -> None:
         docker("kill", self.containers[alias])
 
+    def running(self, alias: str) -> bool:
+        return docker("inspect", "-f", "{{.State.Running}}", self.containers[alias]) == "true"
+
     def ip(self, alias: str) -> str:
         info = json.loads(docker("inspect", self.containers[alias]))[0]
         return info["NetworkSettings"]["Networks"][self.name]["IPAddress"]
