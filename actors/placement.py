@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 
 import ray
 import redis.asyncio as aioredis
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors import ownership
 from actors.config import Config
@@ -173,16 +174,30 @@ class Placement:
         log.info("started host %s", name)
 
 
-def host_options(config: Config, name: str) -> dict:
-    # SPREAD: each new host goes to the next node that can take it. Ray's default packs actors
-    # onto one node until half its resources are used, and a host asks a sliver: every host of
-    # the cluster would have run on one node, and a node added later would get none.
+def host_options(config: Config, name: str, node_id: str | None = None) -> dict:
+    """The new host's actor options; `node_id`: the node to start it on (if it is still alive)."""
+    # Without a node named, SPREAD: Ray's default packs actors onto one node until half its
+    # resources are used, and a host asks a sliver, so every host would run on one node.
+    strategy = (NodeAffinitySchedulingStrategy(node_id, soft=True) if node_id else "SPREAD")
     options = dict(name=name, namespace=config.namespace, lifetime="detached", get_if_exists=True,
-                   max_restarts=-1, max_concurrency=10_000, scheduling_strategy="SPREAD")
+                   max_restarts=-1, max_concurrency=10_000, scheduling_strategy=strategy)
     if config.host_resource:
         # A sliver per host: a node offering 1000 units takes up to 1000 hosts.
         options["resources"] = {config.host_resource: 0.001}
     return options
+
+
+def least_hosted_node(nodes: list[dict], actors: list[dict], prefix: str,
+                      resource: str) -> str | None:
+    """Of the live nodes offering `resource` (`ray.nodes()`), the one running the fewest live
+    hosts of `prefix` (`ray._private.state.actors()` values): a new host goes there, so a node
+    that joins takes the next hosts started, and with them the next rooms."""
+    hosted = {n["NodeID"]: 0 for n in nodes if n["Alive"] and n["Resources"].get(resource)}
+    for actor in actors:
+        node = actor["Address"]["NodeID"]
+        if actor["State"] == "ALIVE" and actor["Name"].startswith(f"{prefix}-host-") and node in hosted:
+            hosted[node] += 1
+    return min(hosted, key=lambda n: (hosted[n], n), default=None)
 
 
 @ray.remote(num_cpus=0)
@@ -230,7 +245,16 @@ class PlacementActor:
                 log.exception("placement maintenance failed")
 
     async def _start_host(self, name: str) -> None:
-        host = GameHost.options(**host_options(self._config, name)).remote(name, self._config)
+        try:  # a known host (restore): it is where it is
+            host = await asyncio.to_thread(ray.get_actor, name, namespace=self._config.namespace)
+        except ValueError:
+            node = None
+            if self._config.host_resource:  # the nodes offering it: balance their hosts
+                node = await asyncio.to_thread(lambda: least_hosted_node(
+                    ray.nodes(), list(ray._private.state.actors().values()),
+                    self._config.prefix, self._config.host_resource))
+            host = GameHost.options(**host_options(self._config, name, node)).remote(
+                name, self._config)
         await host.stats.remote()
 
     async def _stop_host(self, name: str) -> None:

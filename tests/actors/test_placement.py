@@ -152,3 +152,22 @@ async def test_no_host_starts_past_the_cap(redis, prefix):
     await p.settled()
     assert hosts == [f"{prefix}-host-000001"] * 2 + [f"{prefix}-host-000002"] * 2 + [None]
     assert len(started) == 2  # the spare was not topped up past the cap either
+
+
+def test_a_new_host_goes_to_the_live_node_offering_the_resource_that_runs_fewest_hosts():
+    from actors.placement import least_hosted_node
+
+    def node(node_id, alive=True, resource=1000.0):
+        return {"NodeID": node_id, "Alive": alive, "Resources": {"werewolf_host": resource} if resource else {}}
+
+    def actor(name, node_id, state="ALIVE"):
+        return {"Name": name, "State": state, "Address": {"NodeID": node_id}}
+
+    nodes = [node("a"), node("b"), node("gateway", resource=0), node("dead", alive=False)]
+    actors = [actor("p-host-000001", "a"), actor("p-host-000002", "b"), actor("p-host-000003", "a"),
+              actor("q-host-000001", "b"), actor("q-host-000002", "b"),  # another prefix's
+              actor("p-host-000004", "b", state="DEAD"), actor("p-placement", "b")]
+    assert least_hosted_node(nodes, actors, "p", "werewolf_host") == "b"
+    joined = [*nodes, node("c")]  # a node that joins takes the next host
+    assert least_hosted_node(joined, actors, "p", "werewolf_host") == "c"
+    assert least_hosted_node([node("gateway", resource=0)], actors, "p", "werewolf_host") is None
