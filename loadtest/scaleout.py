@@ -175,7 +175,7 @@ class Node:
 
     def open_sockets(self) -> int:
         try:
-            with urllib.request.urlopen(self.url + "/metrics", timeout=10) as r:
+            with urllib.request.urlopen(self.url + "/metrics", timeout=30) as r:
                 text = r.read().decode()
         except OSError:
             return 0
@@ -250,7 +250,11 @@ class Cluster:
         self.haproxy.wait(timeout=10)
 
     def components(self) -> dict:
-        return {f"node{i}": n.processes() for i, n in self.nodes.items()}
+        try:
+            haproxy = [psutil.Process(self.haproxy.pid), *psutil.Process(self.haproxy.pid).children()]
+        except psutil.NoSuchProcess:
+            haproxy = []
+        return {**{f"node{i}": n.processes() for i, n in self.nodes.items()}, "haproxy": haproxy}
 
     def hosts_by_node(self) -> dict[str, int]:
         """Game host actor name -> index of the node its process runs on (alive ones)."""
@@ -267,7 +271,8 @@ def locust_env(args) -> dict:
             "WW_LT_CHAT_INTERVAL": "", "WW_LT_NIGHT_CHAT_INTERVAL": "", "WW_LT_THINK": ""}
 
 
-def curve_point(k: int, lan, caps, redis_url: str, args, out: Path) -> list[dict]:
+def curve_point(k: int, lan, caps, redis_url: str, shards: list[CpuCap], args,
+                out: Path) -> list[dict]:
     """Steps of k x --steps-per-node rooms on k fresh nodes, until one breaks."""
     rows: list[dict] = []
     with ExitStack() as stack:
@@ -280,10 +285,13 @@ def curve_point(k: int, lan, caps, redis_url: str, args, out: Path) -> list[dict
         env = {**locust_env(args), "WW_LT_GATEWAYS": cluster.url}
         lc = stack.enter_context(locust_cluster(args.workers, env, out / f"locust-k{k}",
                                                 cluster.url))
+        idle = idle_cores(cluster, args.settle * 4)
+        print(f"k = {k}: the nodes idle spend {idle} cores", flush=True)
         previous = 0
         for per_node in args.steps_per_node:
             rooms = per_node * k
-            row = hold_step(cluster, lc, k, rooms, previous, args)
+            row = hold_step(cluster, lc, k, rooms, previous, shards, args)
+            row["idle_node_cores"] = idle
             rows.append(row)
             print(format_row(row), flush=True)
             (out / f"rows-k{k}.json").write_text(json.dumps(rows, indent=1))
@@ -293,7 +301,16 @@ def curve_point(k: int, lan, caps, redis_url: str, args, out: Path) -> list[dict
     return rows
 
 
-def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, args) -> dict:
+def idle_cores(cluster: Cluster, seconds: float) -> dict[int, float]:
+    """Cores each node spends with no room: its Ray node's own processes, its gateway, the
+    spare game host."""
+    before = {i: n.cap.used() for i, n in cluster.nodes.items()}
+    time.sleep(seconds)
+    return {i: round((n.cap.used() - before[i]) / seconds, 3) for i, n in cluster.nodes.items()}
+
+
+def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, shards: list[CpuCap],
+              args) -> dict:
     t_step = time.monotonic()
     lc.reset()
     lc.swarm(rooms, args.spawn_rate * k, cluster.url)
@@ -304,6 +321,7 @@ def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, args) -> 
     comps = {**cluster.components(), "locust": lc.processes()}
     a = ramp.cpu_snapshot(comps)
     used0 = {i: (n.cap.used(), n.cap.throttled()) for i, n in cluster.nodes.items()}
+    shards0 = [shard.used() for shard in shards]
     t0 = time.monotonic()
     time.sleep(args.hold)
     held = time.monotonic() - t0
@@ -318,6 +336,7 @@ def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, args) -> 
                          for i, n in cluster.nodes.items()}
     row["node_throttled_pct"] = {i: round(100 * (n.cap.throttled() - used0[i][1]) / held, 1)
                                  for i, n in cluster.nodes.items()}
+    row["redis_shard_cores"] = [round((shard.used() - u) / held, 3) for shard, u in zip(shards, shards0)]
     hosts = cluster.hosts_by_node()
     row["hosts_per_node"] = {i: sum(1 for v in hosts.values() if v == i) for i in cluster.nodes}
     row["sockets_per_node"] = {i: n.open_sockets() for i, n in cluster.nodes.items()}
@@ -329,13 +348,16 @@ def format_row(r: dict) -> str:
     return (f"| {r['k']} | {r['rooms']} | {r['sockets']} | {ramp.fmt(r['ack_chat_p50'])}/"
             f"{ramp.fmt(r['ack_chat_p99'])} | {ramp.fmt(r['bcast_p50'])}/{ramp.fmt(r['bcast_p99'])} | "
             f"{r['frames_s']} | {sum(r['checks'].values())} | {r['failures']} | {nodes} | "
-            f"{r['hosts_per_node']} | {r['sockets_per_node']} | {r['cpu'].get('locust', 0):.0f} | "
+            f"{r['hosts_per_node']} | {r['sockets_per_node']} | "
+            f"{', '.join(f'{c:.2f}' for c in r['redis_shard_cores'])} | {r['cpu'].get('haproxy', 0):.0f} | "
+            f"{r['cpu'].get('locust', 0):.0f} | "
             f"{r['broke'] or 'held'} |")
 
 
 HEADER = ("| k | rooms | sockets | ack chat p50/p99 ms | broadcast p50/p99 ms | frames/s | lost, dup, "
           "reordered | failures | cores used per node | game hosts per node | sockets per node | "
-          "Locust CPU % | |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "cores per Redis shard | HAProxy CPU % | Locust CPU % | |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 # Node churn --------------------------------------------------------------------------------------
@@ -492,9 +514,9 @@ def main(argv=None) -> int:
     ap.add_argument("--steps-per-node", default="100,150,200", help="rooms per node of each step")
     ap.add_argument("--hold", type=float, default=300)
     ap.add_argument("--settle", type=float, default=5)
-    ap.add_argument("--spawn-rate", type=float, default=1.0, help="tables per second per node")
+    ap.add_argument("--spawn-rate", type=float, default=0.5, help="tables per second per node")
     ap.add_argument("--spawn-timeout", type=float, default=120)
-    ap.add_argument("--games-per-actor", type=int, default=20)
+    ap.add_argument("--games-per-actor", type=int, default=50)
     ap.add_argument("--workers", type=int, default=2, help="Locust worker processes")
     ap.add_argument("--break-p99", type=float, default=500)
     ap.add_argument("--break-errors", type=float, default=0.01)
@@ -520,13 +542,14 @@ def main(argv=None) -> int:
     churn_result = None
     with netns_lan(1 + size) as lan, cpu_caps() as caps, lan.entered(0):
         with redis_cluster(bind=lan.ips[0]) as group:
+            shards = []
             for n, primary in enumerate(group.primaries()):
-                cap = caps(f"redis{n}", args.redis_cpu)
-                cap.add(primary.process.pid)
-                cap.add(group.replica_of(primary).process.pid)
+                shards.append(caps(f"redis{n}", args.redis_cpu))
+                shards[-1].add(primary.process.pid)
+                shards[-1].add(group.replica_of(primary).process.pid)
             for k in args.nodes:
                 print(f"\n== k = {k}", flush=True)
-                points[k] = curve_point(k, lan, caps, group.url, args, out)
+                points[k] = curve_point(k, lan, caps, group.url, shards, args, out)
                 write_report(points, churn_result, args, out)
             if not args.no_churn:
                 churn_result = churn(lan, caps, group, args, out)

@@ -1,0 +1,64 @@
+"""The scale-out command: the balancer config it runs, its report, and one small run of it (one
+capped node behind HAProxy on a capped Redis Cluster) so the command never rots. Counts only: no
+figure is judged (the curve itself is a benchmark, loadtest/README.md)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+
+from loadtest.scaleout import haproxy_config, write_report
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_balancer_is_the_shipped_config_with_this_runs_bind_and_servers():
+    text = haproxy_config(18123, [("node1", "10.1.2.1"), ("node2", "10.1.2.2")])
+    assert "bind 127.0.0.1:18123" in text and "bind :80" not in text
+    assert "resolvers" not in text  # by address: no Docker DNS here
+    servers = [line.split() for line in text.splitlines() if line.strip().startswith("server ")]
+    assert servers == [["server", "node1", "10.1.2.1:8000"], ["server", "node2", "10.1.2.2:8000"]] * 2
+    assert "balance hash var(txn.room)" in text  # the room affinity under test is the shipped one
+
+
+def row(k: int, rooms: int, broke: str = "") -> dict:
+    return {"k": k, "rooms": rooms, "sockets": rooms * 18, "ack_chat_p50": 5, "ack_chat_p99": 50,
+            "bcast_p50": 5, "bcast_p99": 40, "frames_s": 10.0, "checks": {"lost": 0},
+            "failures": 0, "node_cores": {i: 0.2 for i in range(1, k + 1)},
+            "hosts_per_node": {}, "sockets_per_node": {}, "redis_shard_cores": [0.01] * 3,
+            "cpu": {"locust": 3.0}, "broke": broke}
+
+
+def test_the_report_sets_each_k_against_k_times_rooms_of_one(tmp_path):
+    points = {1: [row(1, 50), row(1, 100, "p99 broadcast 900 ms > 500 ms")],
+              2: [row(2, 100), row(2, 150)], 3: [row(3, 120), row(3, 200, "failures")]}
+    args = Namespace(node_cpu=0.25, redis_cpu=0.25, hold=300, break_p99=500)
+    write_report(points, None, args, tmp_path)
+    table = (tmp_path / "scaleout.md").read_text()
+    assert "| 1 | 50 | 50 | 1.00 |" in table
+    assert "| 2 | 150 | 100 | 1.50 |" in table
+    assert "| 3 | 120 | 150 | 0.80 |" in table
+    assert json.loads((tmp_path / "results.json").read_text())["held"] == {"1": 50, "2": 150, "3": 120}
+    assert (tmp_path / "scaleout.png").stat().st_size > 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("haproxy") or not shutil.which("ip"),
+                    reason="network namespaces and cgroups need root; the balancer is haproxy")
+def test_one_capped_node_holds_a_few_rooms_through_haproxy(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "loadtest.scaleout", "--nodes", "1", "--steps-per-node", "2",
+         "--hold", "10", "--settle", "2", "--spawn-rate", "1", "--workers", "1", "--no-churn",
+         "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (first,) = json.loads((tmp_path / "results.json").read_text())["points"]["1"]
+    assert first["rooms"] == 2 and first["sockets_per_node"]["1"] == 36
+    assert first["node_cores"]["1"] > 0 and first["hosts_per_node"]["1"] >= 1
+    assert not any(first["checks"].values())
+    assert not [p for p in Path("/sys/fs/cgroup/cpu").iterdir() if p.name.startswith("ww")
+                and p.name.endswith("-redis0")], "a CPU cap was left behind"
