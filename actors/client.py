@@ -38,7 +38,6 @@ CODE_LENGTH = 6
 RESTART_PATIENCE = 60.0  # seconds a call keeps retrying while its host actor restarts
 REPLY_PATIENCE = 2.0  # seconds without a reply before asking whether the host restarted
 RESEND_AFTER = 10.0  # seconds without a reply before a request is sent again anyway (a lost reply)
-INBOX_TTL = 3600  # seconds an inbox nobody reads (its host was stopped) stays in Redis
 HOSTS_REMEMBERED = 50_000  # room -> host entries cached per process
 
 
@@ -489,7 +488,6 @@ class RoomClient:
                 for host, items in outgoing.items():
                     inbox = self.keys.inbox(host)
                     pipe.rpush(inbox, *(raw for _, raw in items))
-                    pipe.expire(inbox, INBOX_TTL)
                 await pipe.execute()
         except Exception as e:  # Redis unreachable: these requests fail, their callers retry
             for items in outgoing.values():

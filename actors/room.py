@@ -615,13 +615,13 @@ class Room:
         game = _game_id(new)
         stored_game, chat_from = self._chat_stored
         if game != stored_game or len(lines) < chat_from:  # another game: its chat starts afresh
-            chat_from = 0
+            chat_from = None
         try:
             await self._store.persist(old.code, epoch=self.epoch, host=self.host,
                                       snapshot=new.to_json(), status=new.status,
                                       first_seq=old.seq + 1, events=events,
                                       tokens=_new_tokens(old, new), chat_from=chat_from,
-                                      chat=[orjson.dumps(line) for line in lines[chat_from:]])
+                                      chat=[orjson.dumps(line) for line in lines[chat_from or 0:]])
         except StaleEpoch:
             log.warning("room %s: epoch %d fenced by a newer owner; stopping", old.code, self.epoch)
             self.close()

@@ -204,7 +204,7 @@ class Store(Protocol):
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int, chat: list[bytes]) -> None: ...
+                      chat_from: int | None, chat: list[bytes]) -> None: ...
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """The requests waiting in the host's inbox, in order (waits up to `wait` s for one)."""
@@ -298,35 +298,42 @@ return epoch
 # KEYS: room, state, log, tokens, chat (one slot: the room's)
 # ARGV: epoch, snapshot, status, first_seq, channel, ttl, chat_from, nchat, ntokens,
 #       (hash, seat)*, chat lines*, events*
-# chat_from: the chat lines already stored (0: the chat list starts again, e.g. a new game).
+# chat_from: the chat lines already stored ('': none, the chat list starts again, e.g. a new game).
+# Each call inside counts as a Redis command: the status is written (and the code made the
+# room's) only when it changes, the chat list checked only when lines are added to it.
 # A final status releases the room from its host after the script (`RedisStore.release`).
 _PERSIST = """
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return -1 end
+local room = redis.call('HMGET', KEYS[1], 'epoch', 'status')
+if room[1] ~= ARGV[1] then return -1 end
 if redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[4]) - 1 then return -2 end
-local chat_from = tonumber(ARGV[7])
-if chat_from == 0 then
+local nchat = tonumber(ARGV[8])
+if ARGV[7] == '' then
   redis.call('DEL', KEYS[5])
-elseif redis.call('LLEN', KEYS[5]) ~= chat_from then
+elseif nchat > 0 and redis.call('LLEN', KEYS[5]) ~= tonumber(ARGV[7]) then
   return -2
 end
 redis.call('SET', KEYS[2], ARGV[2])
-redis.call('HSET', KEYS[1], 'status', ARGV[3])
 local i = 10
-for _ = 1, tonumber(ARGV[9]) do
-  redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
-  i = i + 2
+local ntokens = tonumber(ARGV[9])
+if ntokens > 0 then
+  redis.call('HSET', KEYS[4], unpack(ARGV, i, i + 2 * ntokens - 1))
+  i = i + 2 * ntokens
 end
-for _ = 1, tonumber(ARGV[8]) do
-  redis.call('RPUSH', KEYS[5], ARGV[i])
-  i = i + 1
+if nchat > 0 then
+  redis.call('RPUSH', KEYS[5], unpack(ARGV, i, i + nchat - 1))
+  i = i + nchat
 end
-for j = i, #ARGV do
-  redis.call('RPUSH', KEYS[3], ARGV[j])
-  if ARGV[5] ~= '' then redis.call('SPUBLISH', ARGV[5], ARGV[j]) end
+if i <= #ARGV then
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, i, #ARGV))
+  if ARGV[5] ~= '' then
+    for j = i, #ARGV do redis.call('SPUBLISH', ARGV[5], ARGV[j]) end
+  end
 end
+local changed = room[2] ~= ARGV[3]
+if changed then redis.call('HSET', KEYS[1], 'status', ARGV[3]) end
 if ARGV[3] == 'finished' or ARGV[3] == 'broken' then
   for k = 1, 5 do redis.call('EXPIRE', KEYS[k], ARGV[6]) end
-else
+elseif changed then
   redis.call('PERSIST', KEYS[1])  -- the code reserved by _CLAIM_CODE is the room's now
 end
 return 1
@@ -467,10 +474,10 @@ class RedisStore:
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int, chat: list[bytes]) -> None:
+                      chat_from: int | None, chat: list[bytes]) -> None:
         k = self.keys
         args: list = [epoch, snapshot, status, first_seq, k.room(code), self.finished_ttl,
-                      chat_from, len(chat), len(tokens)]
+                      "" if chat_from is None else chat_from, len(chat), len(tokens)]
         for token_hash, seat in tokens.items():
             args += [token_hash, seat]
         args += chat
@@ -504,14 +511,17 @@ class RedisStore:
                                for e in events))
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
-        """What the inbox holds (up to INBOX_TAKE), else the first to arrive within `wait`. Under
-        load one LPOP takes a batch; a blocking pop only when there is nothing to take."""
+        """What the inbox holds (up to INBOX_TAKE), else what arrives first within `wait`: one
+        BLMPOP either way (an LPOP and then a BLPOP were two calls per request at human pace)."""
         inbox = self.keys.inbox(host)
-        taken = await self.redis.lpop(inbox, INBOX_TAKE)
-        if taken:
-            return taken
-        first = await self.redis.blpop([inbox], timeout=wait)
-        return [] if first is None else [first[1]]
+        command = ("BLMPOP", wait, 1, inbox, "LEFT", "COUNT", INBOX_TAKE)
+        if isinstance(self.redis, RedisCluster):
+            # Its keys' place depends on numkeys: unrouted, redis-py asks COMMAND GETKEYS first.
+            taken = await self.redis.execute_command(
+                *command, target_nodes=self.redis.get_node_from_key(inbox))
+        else:
+            taken = await self.redis.execute_command(*command)
+        return [] if taken is None else taken[1]
 
     async def reply(self, gateway: str, message: bytes) -> None:
         channel = self.keys.replies(gateway)
@@ -608,7 +618,7 @@ class MemoryStore:
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int, chat: list[bytes]) -> None:
+                      chat_from: int | None, chat: list[bytes]) -> None:
         if self.gate is not None:
             self.held.set()
             await self.gate.wait()
@@ -618,9 +628,10 @@ class MemoryStore:
         log = self.logs.setdefault(code, [])
         if room.get("epoch") != str(epoch):
             raise StaleEpoch()
-        if len(log) != first_seq - 1 or (chat_from and len(self.chats.get(code, ())) != chat_from):
+        if len(log) != first_seq - 1 or (chat_from is not None and chat
+                                         and len(self.chats.get(code, ())) != chat_from):
             raise OutOfSync()
-        self.chats[code] = self.chats.get(code, [])[:chat_from] + list(chat)
+        self.chats[code] = self.chats.get(code, [])[:chat_from or 0] + list(chat)
         self.snapshots[code] = snapshot
         room["status"] = status
         self.tokens.setdefault(code, {}).update(tokens)

@@ -41,6 +41,7 @@ from tests.stack import Client, connect, open_socket  # noqa: E402
 
 SEATS = 18
 SENDERS = 6  # seats chatting per room; group B connects only these
+LINE_GAP = 1.05  # seconds between two lines of a sender: the chat limit allows one a second
 SERVER = ("gateway", "ray-hosts", "ray-system")
 # Wolves and villagers only (no night step but the pack's), the night over at once, a long day:
 # chat and votes happen in day.discussion, no mayor to elect.
@@ -272,12 +273,16 @@ async def measure(args) -> dict:
                 # pings), read over a quiet stretch of their day.
                 await meter.learn_background(args.idle_seconds)
 
-                async def chat(client: Client, lines: int) -> None:
+                async def chat(client: Client, lines: int, turn: int) -> None:
+                    # A line a second per sender (the chat limit), the room's senders taking
+                    # turns: at human pace a room's commands arrive one by one, each its own
+                    # write (lines sent at once would share one, and its Redis calls).
+                    await asyncio.sleep(turn * LINE_GAP / SENDERS)
                     for n in range(lines):
-                        if n >= 5:
-                            await asyncio.sleep(1.05)  # the chat limit: 5 at once, then 1 a second
+                        sent = time.monotonic()
                         reply = await client.request({"type": "chat", "text": f"line {n}"})
                         assert reply["type"] == "ack", reply
+                        await asyncio.sleep(max(0.0, sent + LINE_GAP - time.monotonic()))
 
                 # The same senders and lines in both groups: A's lines reach 18 sockets, B's 6.
                 for label, senders, watchers in (
@@ -290,7 +295,7 @@ async def measure(args) -> dict:
                     before = meter.read()
                     delivered_before = frames(watchers)
                     read_before, sent_before = gateway_counters(urls)
-                    await asyncio.gather(*(chat(c, lines) for c in senders))
+                    await asyncio.gather(*(chat(c, lines, i % SENDERS) for i, c in enumerate(senders)))
                     per_watcher = lines * SENDERS
                     # (a watcher is never dead: alive() keeps it)
                     await until(lambda: all(kinds(c, "chat") - expected[id(c)] >= per_watcher

@@ -31,7 +31,7 @@ async def write(rstore, *, epoch, first_seq, texts, status="running", tokens=Non
     await rstore.persist(CODE, epoch=epoch, host="h1", snapshot=orjson.dumps({"n": first_seq}),
                          status=status, first_seq=first_seq,
                          events=[event(first_seq + i, t) for i, t in enumerate(texts)],
-                         tokens=tokens or {}, chat_from=0, chat=[])
+                         tokens=tokens or {}, chat_from=None, chat=[])
 
 
 async def test_a_writer_with_a_stale_epoch_is_refused_and_changes_nothing(rstore, redis):
@@ -95,15 +95,39 @@ async def test_chat_lines_are_appended_apart_from_the_snapshot(rstore, redis, pr
                              first_seq=first_seq, events=[event(first_seq, "x")], tokens={},
                              chat_from=chat_from, chat=lines)
 
-    await persist(1, 0, [b"a", b"b"])
+    await persist(1, None, [b"a", b"b"])
     await persist(2, 2, [b"c"])
     assert (await rstore.load(CODE)).chat == [b"a", b"b", b"c"]
     with pytest.raises(OutOfSync):  # a writer that thinks fewer lines are stored changes nothing
         await persist(3, 2, [b"zombie"])
     assert (await rstore.load(CODE)).chat == [b"a", b"b", b"c"]
     assert len(await rstore.events_after(CODE, 0)) == 2
-    await persist(3, 0, [b"new game"])  # 0: the list starts again
+    await persist(3, None, [b"new game"])  # None: the list starts again
     assert (await rstore.load(CODE)).chat == [b"new game"]
+    await persist(4, 1, [])  # nothing added: nothing to check
+    await persist(5, None, [])  # another game, no line yet: the last one's lines are gone
+    assert (await rstore.load(CODE)).chat == []
+
+
+async def test_a_chat_command_persisted_alone_costs_eight_redis_commands(prefix):
+    """What commandstats counts for one command's write at human pace (one command per persist):
+    the EVALSHA and the seven commands it runs (the epoch and status read, the log's and the chat
+    list's length checks, the snapshot, the chat line, the event and its SPUBLISH). A status
+    that does not change is not written again."""
+    with redis_server(appendonly=False) as server:
+        client = connect(server.url)
+        store = RedisStore(client, prefix, finished_ttl=3600)
+        await store.claim(CODE, "h1")
+        for seq, lines in ((1, None), (2, 1)):
+            await client.config_resetstat()
+            await store.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="running",
+                                first_seq=seq, events=[event(seq, "hi")], tokens={},
+                                chat_from=lines, chat=[b"hi"])
+            stats = await client.info("commandstats")
+        await client.aclose()
+    calls = {name.removeprefix("cmdstat_"): v["calls"] for name, v in stats.items()
+             if name != "cmdstat_config|resetstat"}
+    assert calls == {"evalsha": 1, "hmget": 1, "llen": 2, "set": 1, "rpush": 2, "spublish": 1}
 
 
 async def test_a_final_status_releases_the_room_and_sets_a_ttl(rstore, redis, prefix):
@@ -116,7 +140,7 @@ async def test_a_final_status_releases_the_room_and_sets_a_ttl(rstore, redis, pr
     assert (await rstore.status(CODE))["status"] == "finished"
     await rstore.claim(CODE, "h1")
     await rstore.persist(CODE, epoch=2, host="h1", snapshot=b"{}", status="finished", first_seq=2,
-                         events=[event(2, "over again")], tokens={}, chat_from=0, chat=[b"a line"])
+                         events=[event(2, "over again")], tokens={}, chat_from=None, chat=[b"a line"])
     k = Keys(prefix)
     for key in (k.room(CODE), k.state(CODE), k.log(CODE), k.chat(CODE)):
         assert 0 < await redis.ttl(key) <= 3600
