@@ -418,8 +418,11 @@ def churn(lan, caps, group, args, out: Path) -> dict:
         node = cluster.add_node(new)
         result["node_start_s"] = round(time.monotonic() - t_add, 1)
         ready_at = time.monotonic()
-        # New rooms keep coming: as many again as the new node would hold at this load.
-        lc.swarm(rooms + args.churn_rooms_per_node, args.spawn_rate, cluster.url)
+        # New rooms keep coming, as many again as the new node would hold at this load. A room
+        # is placed on the fullest host with a free slot, and a host starts on the node running
+        # the fewest: the new node's first room comes once the hosts with free slots are full,
+        # within about 2 x --games-per-actor new rooms.
+        lc.swarm(rooms + args.churn_rooms_per_node, args.spawn_rate * new, cluster.url)
         first_room = first_socket = None
         keys = Keys(cluster.prefix)
         directory = redis.RedisCluster(host=lan.ips[0], port=group.nodes[0].port)
@@ -516,7 +519,7 @@ def main(argv=None) -> int:
     ap.add_argument("--settle", type=float, default=5)
     ap.add_argument("--spawn-rate", type=float, default=0.5, help="tables per second per node")
     ap.add_argument("--spawn-timeout", type=float, default=120)
-    ap.add_argument("--games-per-actor", type=int, default=50)
+    ap.add_argument("--games-per-actor", type=int, default=15)
     ap.add_argument("--workers", type=int, default=2, help="Locust worker processes")
     ap.add_argument("--break-p99", type=float, default=500)
     ap.add_argument("--break-errors", type=float, default=0.01)
