@@ -285,13 +285,14 @@ def curve_point(k: int, lan, caps, redis_url: str, shards: list[CpuCap], args,
         env = {**locust_env(args), "WW_LT_GATEWAYS": cluster.url}
         lc = stack.enter_context(locust_cluster(args.workers, env, out / f"locust-k{k}",
                                                 cluster.url))
-        idle = idle_cores(cluster, args.settle * 4)
-        print(f"k = {k}: the nodes idle spend {idle} cores", flush=True)
+        idle, idle_processes = idle_cores(cluster, args.settle * 4)
+        print(f"k = {k}: the nodes idle spend {idle} cores; node 1 by process: {idle_processes}",
+              flush=True)
         previous = 0
         for per_node in args.steps_per_node:
             rooms = per_node * k
             row = hold_step(cluster, lc, k, rooms, previous, shards, args)
-            row["idle_node_cores"] = idle
+            row["idle_node_cores"], row["idle_node1_processes"] = idle, idle_processes
             rows.append(row)
             print(format_row(row), flush=True)
             (out / f"rows-k{k}.json").write_text(json.dumps(rows, indent=1))
@@ -301,12 +302,24 @@ def curve_point(k: int, lan, caps, redis_url: str, shards: list[CpuCap], args,
     return rows
 
 
-def idle_cores(cluster: Cluster, seconds: float) -> dict[int, float]:
-    """Cores each node spends with no room: its Ray node's own processes, its gateway, the
-    spare game host."""
+def idle_cores(cluster: Cluster, seconds: float) -> tuple[dict[int, float], dict[str, float]]:
+    """Cores each node spends with no room (its Ray node's own processes, its gateway, the spare
+    game host), and node 1's by process (command name -> cores)."""
     before = {i: n.cap.used() for i, n in cluster.nodes.items()}
+    processes = cluster.nodes[1].processes()
+    a = ramp.cpu_snapshot({"node1": processes})
     time.sleep(seconds)
-    return {i: round((n.cap.used() - before[i]) / seconds, 3) for i, n in cluster.nodes.items()}
+    b = ramp.cpu_snapshot({"node1": processes})
+    by_process: dict[str, float] = {}
+    for pid, (_c, used, p) in b.items():
+        try:
+            name = " ".join(p.cmdline()[:2])[:60]
+        except psutil.Error:
+            continue
+        cores = (used - a.get(pid, (None, used))[1]) / seconds
+        by_process[name] = round(by_process.get(name, 0) + cores, 3)
+    per_node = {i: round((n.cap.used() - before[i]) / seconds, 3) for i, n in cluster.nodes.items()}
+    return per_node, dict(sorted(by_process.items(), key=lambda kv: -kv[1])[:8])
 
 
 def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, shards: list[CpuCap],
@@ -337,6 +350,12 @@ def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, shards: l
     row["node_throttled_pct"] = {i: round(100 * (n.cap.throttled() - used0[i][1]) / held, 1)
                                  for i, n in cluster.nodes.items()}
     row["redis_shard_cores"] = [round((shard.used() - u) / held, 3) for shard, u in zip(shards, shards0)]
+    # The nodes' CPU (gateways, game hosts, Ray's own processes: all a node runs) per command
+    # acknowledged, its fan-out and the idle sockets between commands included.
+    acks = sum(count(r) for name, r in st.items() if name.startswith("ack:")) / held
+    row["commands_s"] = round(acks, 1)
+    row["node_ms_per_command"] = (round(1000 * sum(row["node_cores"].values()) / acks, 2)
+                                  if acks else None)
     hosts = cluster.hosts_by_node()
     row["hosts_per_node"] = {i: sum(1 for v in hosts.values() if v == i) for i in cluster.nodes}
     row["sockets_per_node"] = {i: n.open_sockets() for i, n in cluster.nodes.items()}
@@ -347,17 +366,19 @@ def format_row(r: dict) -> str:
     nodes = ", ".join(f"{r['node_cores'][i]:.2f}" for i in sorted(r["node_cores"]))
     return (f"| {r['k']} | {r['rooms']} | {r['sockets']} | {ramp.fmt(r['ack_chat_p50'])}/"
             f"{ramp.fmt(r['ack_chat_p99'])} | {ramp.fmt(r['bcast_p50'])}/{ramp.fmt(r['bcast_p99'])} | "
-            f"{r['frames_s']} | {sum(r['checks'].values())} | {r['failures']} | {nodes} | "
+            f"{r['frames_s']} | {r['commands_s']} | {ramp.fmt(r['node_ms_per_command'], 2)} | "
+            f"{sum(r['checks'].values())} | {r['failures']} | {nodes} | "
             f"{r['hosts_per_node']} | {r['sockets_per_node']} | "
             f"{', '.join(f'{c:.2f}' for c in r['redis_shard_cores'])} | {r['cpu'].get('haproxy', 0):.0f} | "
             f"{r['cpu'].get('locust', 0):.0f} | "
             f"{r['broke'] or 'held'} |")
 
 
-HEADER = ("| k | rooms | sockets | ack chat p50/p99 ms | broadcast p50/p99 ms | frames/s | lost, dup, "
+HEADER = ("| k | rooms | sockets | ack chat p50/p99 ms | broadcast p50/p99 ms | frames/s | "
+          "commands/s | node CPU ms per command | lost, dup, "
           "reordered | failures | cores used per node | game hosts per node | sockets per node | "
           "cores per Redis shard | HAProxy CPU % | Locust CPU % | |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 # Node churn --------------------------------------------------------------------------------------

@@ -29,7 +29,8 @@ def test_the_balancer_is_the_shipped_config_with_this_runs_bind_and_servers():
 
 def row(k: int, rooms: int, broke: str = "") -> dict:
     return {"k": k, "rooms": rooms, "sockets": rooms * 18, "ack_chat_p50": 5, "ack_chat_p99": 50,
-            "bcast_p50": 5, "bcast_p99": 40, "frames_s": 10.0, "checks": {"lost": 0},
+            "bcast_p50": 5, "bcast_p99": 40, "frames_s": 10.0, "commands_s": 1.0,
+            "node_ms_per_command": 1.5, "checks": {"lost": 0},
             "failures": 0, "node_cores": {i: 0.2 for i in range(1, k + 1)},
             "hosts_per_node": {}, "sockets_per_node": {}, "redis_shard_cores": [0.01] * 3,
             "cpu": {"locust": 3.0}, "broke": broke}
