@@ -36,6 +36,14 @@ redis.call('ZINCRBY', KEYS[1], 1, found[1])
 return found[1]
 """
 
+# Counts one room in on host ARGV[1] if it has a slot free (below ARGV[2] rooms).
+_TAKE_HOST = """
+local rooms = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not rooms or tonumber(rooms) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZINCRBY', KEYS[1], 1, ARGV[1])
+return 1
+"""
+
 # Takes the oldest empty hosts out of placement, keeping the newest ARGV[1] (names sort by age).
 _RETIRE = """
 local idle = redis.call('ZRANGEBYSCORE', KEYS[1], 0, 0)
@@ -59,16 +67,22 @@ class AtCapacity(Exception):
 
 class Placement:
     def __init__(self, config: Config, redis: aioredis.Redis,
-                 start_host: Callable[[str], Awaitable[None]],
+                 start_host: Callable[[str, str | None], Awaitable[None]],
                  stop_host: Callable[[str], Awaitable[None]],
-                 host_cap: Callable[[], int] | None = None) -> None:
+                 host_cap: Callable[[], int] | None = None,
+                 unhosted_node: Callable[[], Awaitable[str | None]] | None = None) -> None:
         self._config = config
         self._host_cap = host_cap  # hosts this prefix may run at once; None: no cap
         self._redis = redis
         self._keys = Keys(config.prefix)
-        self._start_host = start_host  # starts (or finds) the named host; returns once it serves
+        # Starts (or finds) the named host, on the given node if any; returns once it serves.
+        self._start_host = start_host
         self._stop_host = stop_host
+        # A live node that could run hosts and runs none of ours (one that joined), or None.
+        self._unhosted_node = unhosted_node
+        self._joined: set[str] = set()  # nodes given a host of their own by `place`
         self._pick = redis.register_script(_PICK)
+        self._take_host = redis.register_script(_TAKE_HOST)
         self._retire = redis.register_script(_RETIRE)
         self._top_up_lock = asyncio.Lock()
         self._top_up_task: asyncio.Task | None = None
@@ -82,13 +96,14 @@ class Placement:
     async def restore(self) -> None:
         """Make sure every known host exists (after a whole-cluster restart they reload their rooms)."""
         names = [n.decode() for n in await self._redis.zrange(self._keys.hosts(), 0, -1)]
-        await asyncio.gather(*(self._start_host(name) for name in names))
+        await asyncio.gather(*(self._start_host(name, None) for name in names))
         await self.top_up()
 
     async def place(self) -> str | None:
         """Reserve a slot for one new room and return its host's actor name; None when every
         slot is taken and no more hosts may start."""
-        while True:
+        name = await self._place_on_joined_node()
+        while name is None:
             grown = self._grown
             if (name := await self._take()) is not None:
                 break
@@ -122,6 +137,24 @@ class Placement:
         if self._top_up_task is None or self._top_up_task.done():
             self._top_up_task = asyncio.create_task(self.top_up())
         return name
+
+    async def _place_on_joined_node(self) -> str | None:
+        """A node that joined takes the next room at once, on a host started there for it:
+        filling the hosts that have slots first (elsewhere) would keep it idle until they are
+        full, and its first host would be a spare filled after those."""
+        if self._unhosted_node is None:
+            return None
+        node = await self._unhosted_node()
+        if node is None or node in self._joined:
+            return None
+        self._joined.add(node)  # one host per joining node: the rooms after it fill it
+        try:
+            name = await self._grow(node)
+        except AtCapacity:
+            return None
+        taken = await self._take_host(keys=[self._keys.hosts()],
+                                      args=[name, self._config.games_per_actor])
+        return name if taken else None
 
     async def settled(self) -> None:
         """Wait for the host starts already decided (ops and tests want to see the spares)."""
@@ -160,7 +193,7 @@ class Placement:
         name = await self._pick(keys=[self._keys.hosts()], args=[self._config.games_per_actor])
         return None if name is None else name.decode()
 
-    async def _grow(self) -> None:
+    async def _grow(self, node: str | None = None) -> str:
         if self._host_cap is not None:
             cap = self._host_cap()
             if await self._redis.zcard(self._keys.hosts()) + self._growing >= cap:
@@ -169,12 +202,13 @@ class Placement:
         self._growing += 1
         try:
             name = f"{self._config.prefix}-host-{await self._redis.incr(self._keys.host_seq()):06d}"
-            await self._start_host(name)
+            await self._start_host(name, node)
             await self._redis.zadd(self._keys.hosts(), {name: 0}, nx=True)
             self._grown += 1
         finally:
             self._growing -= 1
         log.info("started host %s", name)
+        return name
 
 
 def host_options(config: Config, name: str, node_id: str | None = None) -> dict:
@@ -190,17 +224,24 @@ def host_options(config: Config, name: str, node_id: str | None = None) -> dict:
     return options
 
 
-def least_hosted_node(nodes: list[dict], actors: list[dict], prefix: str,
-                      resource: str) -> str | None:
-    """Of the live nodes offering `resource` (`ray.nodes()`), the one running the fewest live
-    hosts of `prefix` (`ray._private.state.actors()` values): a new host goes there, so a node
-    that joins takes the next hosts started, and with them the next rooms."""
+def hosts_per_node(nodes: list[dict], actors: list[dict], prefix: str,
+                   resource: str) -> dict[str, int]:
+    """Live nodes offering `resource` (`ray.nodes()`) -> live hosts of `prefix` running there
+    (`ray._private.state.actors()` values)."""
     hosted = {n["NodeID"]: 0 for n in nodes if n["Alive"] and n["Resources"].get(resource)}
     for actor in actors:
         node = actor["Address"]["NodeID"]
         if actor["State"] == "ALIVE" and actor["Name"].startswith(f"{prefix}-host-") and node in hosted:
             hosted[node] += 1
+    return hosted
+
+
+def least_hosted_node(hosted: dict[str, int]) -> str | None:
+    """The node running the fewest hosts (a new host goes there, so hosts spread evenly)."""
     return min(hosted, key=lambda n: (hosted[n], n), default=None)
+
+
+NODES_EVERY = 5.0  # seconds the placement trusts its count of hosts per node
 
 
 @ray.remote(num_cpus=0)
@@ -209,8 +250,11 @@ class PlacementActor:
         self._redis = connect(config.redis_url)
         self._config = config
         self._session = ray.get_runtime_context().get_session_name()
+        self._hosted: dict[str, int] = {}  # node -> hosts, read at most every NODES_EVERY s
+        self._hosted_at = float("-inf")
         self._placement = Placement(config, self._redis, self._start_host, self._stop_host,
-                                    self._host_cap)
+                                    self._host_cap,
+                                    self._unhosted_node if config.host_resource else None)
         # Never restore (restart) hosts of a prefix another cluster owns: they are its hosts.
         await self._claim_prefix()
         await patiently(self._placement.restore, "placement restore")
@@ -247,19 +291,26 @@ class PlacementActor:
             except Exception:  # this loop must outlive a Redis or Ray hiccup
                 log.exception("placement maintenance failed")
 
-    async def _start_host(self, name: str) -> None:
+    async def _read_hosted(self) -> dict[str, int]:
+        self._hosted = await asyncio.to_thread(lambda: hosts_per_node(
+            ray.nodes(), list(ray._private.state.actors().values()), self._config.prefix,
+            self._config.host_resource))
+        self._hosted_at = asyncio.get_running_loop().time()
+        return self._hosted
+
+    async def _unhosted_node(self) -> str | None:
+        if asyncio.get_running_loop().time() - self._hosted_at >= NODES_EVERY:
+            await self._read_hosted()
+        return next((n for n, count in sorted(self._hosted.items()) if count == 0), None)
+
+    async def _start_host(self, name: str, node: str | None) -> None:
         try:  # a known host (restore): it is where it is
             host = await asyncio.to_thread(ray.get_actor, name, namespace=self._config.namespace)
         except ValueError:
-            node = None
-            if self._config.host_resource:  # the nodes offering it: balance their hosts
-                node = await asyncio.to_thread(lambda: least_hosted_node(
-                    ray.nodes(), list(ray._private.state.actors().values()),
-                    self._config.prefix, self._config.host_resource))
+            if node is None and self._config.host_resource:  # balance the nodes' hosts
+                node = least_hosted_node(await self._read_hosted())
             host = GameHost.options(**host_options(self._config, name, node)).remote(
                 name, self._config)
-        await host.stats.remote()
-
     async def _stop_host(self, name: str) -> None:
         try:
             host = await asyncio.to_thread(ray.get_actor, name, namespace=self._config.namespace)

@@ -439,10 +439,8 @@ def churn(lan, caps, group, args, out: Path) -> dict:
         node = cluster.add_node(new)
         result["node_start_s"] = round(time.monotonic() - t_add, 1)
         ready_at = time.monotonic()
-        # New rooms keep coming, as many again as the new node would hold at this load. A room
-        # is placed on the fullest host with a free slot, and a host starts on the node running
-        # the fewest: the new node's first room comes once the hosts with free slots are full,
-        # within about 2 x --games-per-actor new rooms.
+        # New rooms keep coming, as many again as the new node would hold at this load: the
+        # placement gives the next one a host started on the node that joined.
         lc.swarm(rooms + args.churn_rooms_per_node, args.spawn_rate * new, cluster.url)
         first_room = first_socket = None
         keys = Keys(cluster.prefix)
@@ -535,18 +533,18 @@ def main(argv=None) -> int:
     ap.add_argument("--nodes", default="1,2,3", help="the k to measure")
     ap.add_argument("--node-cpu", type=float, default=0.25, help="cores per node")
     ap.add_argument("--redis-cpu", type=float, default=0.25, help="cores per Redis shard")
-    ap.add_argument("--steps-per-node", default="100,150,200", help="rooms per node of each step")
+    ap.add_argument("--steps-per-node", default="60,80", help="rooms per node of each step")
     ap.add_argument("--hold", type=float, default=300)
     ap.add_argument("--settle", type=float, default=5)
     ap.add_argument("--spawn-rate", type=float, default=0.5, help="tables per second per node")
     ap.add_argument("--spawn-timeout", type=float, default=120)
-    ap.add_argument("--games-per-actor", type=int, default=15)
+    ap.add_argument("--games-per-actor", type=int, default=40)
     ap.add_argument("--workers", type=int, default=2, help="Locust worker processes")
     ap.add_argument("--break-p99", type=float, default=500)
     ap.add_argument("--break-errors", type=float, default=0.01)
     ap.add_argument("--no-churn", action="store_true")
     ap.add_argument("--churn-nodes", type=int, default=2, help="nodes before one is added")
-    ap.add_argument("--churn-rooms-per-node", type=int, default=50)
+    ap.add_argument("--churn-rooms-per-node", type=int, default=40)
     ap.add_argument("--churn-wait", type=float, default=120, help="seconds to wait for the new node")
     ap.add_argument("--probe-tables", type=int, default=6)
     ap.add_argument("--out", default=str(ROOT / "loadtest" / "results" / "scaleout"))

@@ -5,18 +5,23 @@ from actors.config import Config
 from actors.placement import Placement
 
 
-def placement(redis, prefix, *, games_per_actor: int, warm_actors: int):
+def placement(redis, prefix, *, games_per_actor: int, warm_actors: int, unhosted_node=None,
+              nodes: dict | None = None):
+    """`nodes`, if given, records host name -> the node it was asked to start on."""
     started: list[str] = []
     stopped: list[str] = []
 
-    async def start_host(name: str) -> None:
+    async def start_host(name: str, node: str | None) -> None:
         started.append(name)
+        if nodes is not None:
+            nodes[name] = node
 
     config = Config(prefix=prefix, games_per_actor=games_per_actor, warm_actors=warm_actors)
     async def stop_host(name: str) -> None:
         stopped.append(name)
 
-    return Placement(config, redis, start_host, stop_host), started, stopped
+    return (Placement(config, redis, start_host, stop_host, unhosted_node=unhosted_node),
+            started, stopped)
 
 
 async def test_rooms_fill_one_host_before_the_next(redis, prefix):
@@ -48,10 +53,10 @@ async def test_a_room_told_no_slot_just_before_a_host_came_up_takes_again_instea
     starting, answered = asyncio.Event(), asyncio.Event()
     tenth = None
 
-    async def start_once_answered(name: str) -> None:
+    async def start_once_answered(name: str, node: str | None) -> None:
         starting.set()
         await answered.wait()
-        await record(name)
+        await record(name, node)
 
     async def take_answered_late() -> str | None:
         name = await take()
@@ -73,7 +78,7 @@ async def test_rooms_arriving_together_start_only_the_hosts_they_fill_when_the_f
     p, started, _ = placement(redis, prefix, games_per_actor=4, warm_actors=0)
     gates: dict[str, asyncio.Event] = {}
 
-    async def slow_start(name: str) -> None:  # each start ends only when the test says
+    async def slow_start(name: str, node: str | None) -> None:  # each start ends only when the test says
         started.append(name)
         await gates.setdefault(name, asyncio.Event()).wait()
 
@@ -139,7 +144,7 @@ async def test_spares_beyond_the_warm_ones_are_stopped(redis, prefix):
 async def test_no_host_starts_past_the_cap(redis, prefix):
     started: list[str] = []
 
-    async def start_host(name: str) -> None:
+    async def start_host(name: str, node: str | None) -> None:
         started.append(name)
 
     async def stop_host(name: str) -> None:
@@ -155,7 +160,7 @@ async def test_no_host_starts_past_the_cap(redis, prefix):
 
 
 def test_a_new_host_goes_to_the_live_node_offering_the_resource_that_runs_fewest_hosts():
-    from actors.placement import least_hosted_node
+    from actors.placement import hosts_per_node, least_hosted_node
 
     def node(node_id, alive=True, resource=1000.0):
         return {"NodeID": node_id, "Alive": alive, "Resources": {"werewolf_host": resource} if resource else {}}
@@ -167,7 +172,31 @@ def test_a_new_host_goes_to_the_live_node_offering_the_resource_that_runs_fewest
     actors = [actor("p-host-000001", "a"), actor("p-host-000002", "b"), actor("p-host-000003", "a"),
               actor("q-host-000001", "b"), actor("q-host-000002", "b"),  # another prefix's
               actor("p-host-000004", "b", state="DEAD"), actor("p-placement", "b")]
-    assert least_hosted_node(nodes, actors, "p", "werewolf_host") == "b"
+    assert hosts_per_node(nodes, actors, "p", "werewolf_host") == {"a": 2, "b": 1}
+    assert least_hosted_node(hosts_per_node(nodes, actors, "p", "werewolf_host")) == "b"
     joined = [*nodes, node("c")]  # a node that joins takes the next host
-    assert least_hosted_node(joined, actors, "p", "werewolf_host") == "c"
-    assert least_hosted_node([node("gateway", resource=0)], actors, "p", "werewolf_host") is None
+    assert least_hosted_node(hosts_per_node(joined, actors, "p", "werewolf_host")) == "c"
+    assert least_hosted_node(hosts_per_node([node("gateway", resource=0)], actors, "p",
+                                            "werewolf_host")) is None
+
+
+async def test_a_node_that_joins_takes_the_next_room_on_a_host_of_its_own(redis, prefix):
+    unhosted: list[str | None] = [None]
+
+    async def unhosted_node() -> str | None:
+        return unhosted[0]
+
+    nodes: dict = {}
+    p, started, _ = placement(redis, prefix, games_per_actor=3, warm_actors=1,
+                              unhosted_node=unhosted_node, nodes=nodes)
+    await p.restore()
+    first = [await p.place() for _ in range(2)]
+    assert first == [f"{prefix}-host-000001"] * 2  # filling the first host, one slot left
+    await p.settled()
+    unhosted[0] = "node-c"  # a node joined: it runs none of our hosts
+    joined = await p.place()
+    assert nodes[joined] == "node-c" and joined not in first
+    # Its host fills like any other (the fullest with a slot first: host 1's last slot, then it),
+    # with no second start there, even while the count of hosts per node still says none.
+    assert [await p.place() for _ in range(3)] == [f"{prefix}-host-000001", joined, joined]
+    assert list(nodes.values()).count("node-c") == 1
