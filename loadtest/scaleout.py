@@ -40,7 +40,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from contextlib import ExitStack, contextmanager
@@ -266,9 +265,22 @@ class Cluster:
         return out
 
 
-def locust_env(args) -> dict:
-    return {"WW_LT_MODEL": "human", "WW_LT_VERIFY_SEATS": "1", "WW_LT_BROADCAST_SAMPLE": "0.25",
-            "WW_LT_CHAT_INTERVAL": "", "WW_LT_NIGHT_CHAT_INTERVAL": "", "WW_LT_THINK": ""}
+LOCUST_ENV = {"WW_LT_MODEL": "human", "WW_LT_VERIFY_SEATS": "1", "WW_LT_BROADCAST_SAMPLE": "0.25",
+              "WW_LT_CHAT_INTERVAL": "", "WW_LT_NIGHT_CHAT_INTERVAL": "", "WW_LT_THINK": ""}
+
+
+def loaded_cluster(stack: ExitStack, lan, caps, redis_url: str, nodes: int, args,
+                   log_dir: Path):
+    """A fresh cluster of `nodes` nodes, this process a Ray driver of it (to find its actors),
+    and Locust aimed at its HAProxy: (cluster, Locust), both closed with `stack`."""
+    cluster = Cluster(stack, lan, caps, redis_url, args)
+    ray.init(address=f"{lan.ips[0]}:{RAY_GCS_PORT}", log_to_driver=False)
+    stack.callback(ray.shutdown)
+    for i in range(1, nodes + 1):
+        cluster.add_node(i)
+    cluster.wait_balanced()
+    env = {**LOCUST_ENV, "WW_LT_GATEWAYS": cluster.url}
+    return cluster, stack.enter_context(locust_cluster(args.workers, env, log_dir, cluster.url))
 
 
 def curve_point(k: int, lan, caps, redis_url: str, shards: list[CpuCap], args,
@@ -276,15 +288,7 @@ def curve_point(k: int, lan, caps, redis_url: str, shards: list[CpuCap], args,
     """Steps of k x --steps-per-node rooms on k fresh nodes, until one breaks."""
     rows: list[dict] = []
     with ExitStack() as stack:
-        cluster = Cluster(stack, lan, caps, redis_url, args)
-        ray.init(address=f"{lan.ips[0]}:{RAY_GCS_PORT}", log_to_driver=False)
-        stack.callback(ray.shutdown)
-        for i in range(1, k + 1):
-            cluster.add_node(i)
-        cluster.wait_balanced()
-        env = {**locust_env(args), "WW_LT_GATEWAYS": cluster.url}
-        lc = stack.enter_context(locust_cluster(args.workers, env, out / f"locust-k{k}",
-                                                cluster.url))
+        cluster, lc = loaded_cluster(stack, lan, caps, redis_url, k, args, out / f"locust-k{k}")
         idle, idle_processes = idle_cores(cluster, args.settle * 4)
         print(f"k = {k}: the nodes idle spend {idle} cores; node 1 by process: {idle_processes}",
               flush=True)
@@ -421,14 +425,7 @@ def churn(lan, caps, group, args, out: Path) -> dict:
     base = args.churn_nodes
     result: dict = {"nodes_before": base}
     with ExitStack() as stack:
-        cluster = Cluster(stack, lan, caps, redis_url, args)
-        ray.init(address=f"{lan.ips[0]}:{RAY_GCS_PORT}", log_to_driver=False)
-        stack.callback(ray.shutdown)
-        for i in range(1, base + 1):
-            cluster.add_node(i)
-        cluster.wait_balanced()
-        env = {**locust_env(args), "WW_LT_GATEWAYS": cluster.url}
-        lc = stack.enter_context(locust_cluster(args.workers, env, out / "locust-churn", cluster.url))
+        cluster, lc = loaded_cluster(stack, lan, caps, redis_url, base, args, out / "locust-churn")
         rooms = args.churn_rooms_per_node * base
         lc.swarm(rooms, args.spawn_rate * base, cluster.url)
         lc.wait_connected(rooms, 18 * rooms, args.spawn_timeout + rooms / (args.spawn_rate * base))
