@@ -311,6 +311,8 @@ class PlacementActor:
                 node = least_hosted_node(await self._read_hosted())
             host = GameHost.options(**host_options(self._config, name, node)).remote(
                 name, self._config)
+        await host.stats.remote()
+
     async def _stop_host(self, name: str) -> None:
         try:
             host = await asyncio.to_thread(ray.get_actor, name, namespace=self._config.namespace)

@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 from actors.store import Keys  # noqa: E402
 from loadtest import ramp  # noqa: E402
 from loadtest.runner import count, locust_cluster  # noqa: E402
-from loadtest.stack import LOAD_LIMITS, _interrupt, raise_fd_limit  # noqa: E402
+from loadtest.stack import LOAD_LIMITS, _family, _interrupt, raise_fd_limit  # noqa: E402
 from tests.gateway.checks import lost_acks, stored_log  # noqa: E402
 from tests.gateway.players import Bot, connect_all, seat_table, start  # noqa: E402
 from tests.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, netns_lan, ray_node,  # noqa: E402
@@ -77,11 +77,9 @@ class CpuCap:
             d.mkdir()
         (self.dirs[0] / "cpu.cfs_period_us").write_text("100000")
         (self.dirs[0] / "cpu.cfs_quota_us").write_text(str(int(cores * 100000)))
-        self.cores = cores
 
     def enter(self) -> None:
-        for d in self.dirs:
-            (d / "cgroup.procs").write_text(str(os.getpid()))
+        self.add(os.getpid())
 
     def add(self, pid: int) -> None:
         for d in self.dirs:
@@ -137,7 +135,7 @@ class Node:
     """One capped node: a Ray worker node with the game-host resource and a gateway process."""
 
     def __init__(self, lan, index: int, cap: CpuCap, redis_url: str, prefix: str, args) -> None:
-        self.lan, self.index, self.cap = lan, index, cap
+        self.cap = cap
         self.ip = lan.ips[index]
         self.ray = ray_node(lan, index, head_ip=lan.ips[0], num_cpus=1,
                             resources={HOST_RESOURCE: 1000}, preexec_fn=cap.enter,
@@ -249,18 +247,15 @@ class Cluster:
         self.haproxy.wait(timeout=10)
 
     def components(self) -> dict:
-        try:
-            haproxy = [psutil.Process(self.haproxy.pid), *psutil.Process(self.haproxy.pid).children()]
-        except psutil.NoSuchProcess:
-            haproxy = []
-        return {**{f"node{i}": n.processes() for i, n in self.nodes.items()}, "haproxy": haproxy}
+        return {**{f"node{i}": n.processes() for i, n in self.nodes.items()},
+                "haproxy": _family(self.haproxy.pid)}
 
     def hosts_by_node(self) -> dict[str, int]:
         """Game host actor name -> index of the node its process runs on (alive ones)."""
         by_ip = {ip: i for i, ip in enumerate(self.lan.ips)}
         out = {}
         for info in ray._private.state.actors().values():
-            if info.get("State") == "ALIVE" and info.get("Name", "").startswith(self.prefix):
+            if info.get("State") == "ALIVE" and info.get("Name", "").startswith(f"{self.prefix}-host-"):
                 out[info["Name"]] = by_ip.get(info["Address"]["IPAddress"])
         return out
 
