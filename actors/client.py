@@ -29,7 +29,8 @@ from actors.host import REPLY_UNAVAILABLE, RoomUnavailable
 from actors.placement import PlacementActor
 from actors.pubsub import shard_pubsub
 from actors.room import BadName, RoomData, clean_name, error_frame
-from actors.store import REDIS_DOWN, Keys, RedisStore, connect, patiently
+from actors.store import REDIS_DOWN, Keys, RedisStore, StorageUnavailable, connect, patiently
+from actors.tables import Kind, TableIndex
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,8 @@ RESTART_PATIENCE = 60.0  # seconds a call keeps retrying while its host actor re
 REPLY_PATIENCE = 2.0  # seconds without a reply before asking whether the host restarted
 RESEND_AFTER = 10.0  # seconds without a reply before a request is sent again anyway (a lost reply)
 HOSTS_REMEMBERED = 50_000  # room -> host entries cached per process
+MAKING_POLL = 0.025  # seconds a quick-play press waits while another one opens its table
+PRESS_TTL = 600  # seconds a quick-play press's outcome is kept for its retries
 
 
 class JoinRefused(Exception):
@@ -171,19 +174,81 @@ class RoomClient:
 
     # -- rooms -----------------------------------------------------------------------------
 
-    async def create_room(self, name: str) -> dict:
-        """Open a room seating `name` as its host: {"room", "seat": 0, "token"}. Raises BadName,
-        ServerFull, or StorageUnavailable (Redis unreachable for `config.request_patience` s)."""
+    async def create_room(self, name: str, table: Kind | None = None) -> dict:
+        """Open a room seating `name` as its host: {"room", "seat": 0, "token"}; `table`: a
+        public table of that kind, else a private one. Raises BadName, ServerFull, or
+        StorageUnavailable (Redis unreachable for `config.request_patience` s)."""
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
-        _, code = await self._open_room(self._deadline(), name, token_hash(token))
+        _, code = await self._open_room(self._deadline(), name, token_hash(token), table)
         return {"room": code, "seat": 0, "token": token}
+
+    async def quick_play(self, name: str, kind: Kind, press: str | None = None) -> dict:
+        """Seat `name` at the fullest public table of `kind` not started yet, or at a new one:
+        {"room", "seat", "token"}. The index (actors.tables) promises the seat atomically, so
+        concurrent presses on any gateways never overfill a table, and open a new one only when
+        none has a seat left. `press`: the client's id of this press; a retry of it gets the
+        same seat (a press is seated once). Raises BadName, ServerFull, StorageUnavailable."""
+        name = clean_name(name)
+        until = self._deadline()
+        if press is None:
+            return await self._press(name, kind, until)
+        key = self.keys.press(press)
+        while not await patiently(lambda: self.redis.set(key, b"", nx=True, ex=PRESS_TTL),
+                                  "quick play", until):
+            done = await patiently(lambda: self.redis.get(key), "quick play", until)
+            if done:
+                return orjson.loads(done)
+            if asyncio.get_running_loop().time() > until:
+                raise StorageUnavailable("quick play: the same press is still being seated")
+            await asyncio.sleep(MAKING_POLL)  # the same press, in progress elsewhere
+        try:
+            seated = await self._press(name, kind, until)
+        except BaseException:
+            await self.redis.delete(key)
+            raise
+        await patiently(lambda: self.redis.set(key, orjson.dumps(seated), ex=PRESS_TTL),
+                        "quick play", until)
+        return seated
+
+    async def _press(self, name: str, kind: Kind, until: float) -> dict:
+        tables, size, tried = self.store.tables, kind.size(), []
+        while True:
+            verdict, code = await patiently(lambda: tables.claim(kind, size, tried),
+                                            "quick play", until)
+            if verdict == "create":
+                try:
+                    return await self.create_room(name, kind)
+                finally:
+                    await patiently(lambda: tables.made(kind), "quick play")
+            if verdict == "wait":
+                if asyncio.get_running_loop().time() > until:
+                    raise ServerFull("no table of this kind could be opened in time")
+                await asyncio.sleep(MAKING_POLL)
+                continue
+            tried.append(code)
+            try:
+                return await self.join(code, name, promised=True)
+            except (NameTaken, RoomFull):
+                await patiently(lambda: tables.seated(kind, code, -1), "quick play", until)
+            except (RoomStarted, RoomNotFound):  # the index lagged its room: drop the entry
+                await patiently(lambda: tables.ended(kind, code), "quick play", until)
+            except Exception:
+                await patiently(lambda: tables.seated(kind, code, -1), "quick play")
+                raise
+
+    async def public_tables(self, kind: Kind, state: str) -> list[dict]:
+        """The kind's listed tables: "open" lobbies (fullest first) or "running" games."""
+        tables = self.store.tables
+        fetch = tables.open_tables if state == "open" else tables.running_games
+        return await patiently(lambda: fetch(kind), "listing tables", self._deadline())
 
     def _deadline(self) -> float:
         """Until when a request retries while Redis is unreachable (`patiently`'s `until`)."""
         return asyncio.get_running_loop().time() + self.config.request_patience
 
-    async def _open_room(self, until: float, name: str, hashed: str) -> tuple[str, str]:
+    async def _open_room(self, until: float, name: str, hashed: str,
+                         table: Kind | None = None) -> tuple[str, str]:
         """Reserve a slot on a host, a free code there, and have the host open the room with its
         creator (`name`, token hash `hashed`) seated: (host, code). Each step is retried while
         Redis is unreachable, until `until`; every step can be retried (the host recognises a
@@ -194,7 +259,8 @@ class RoomClient:
         code = None
 
         async def seat_creator() -> None:
-            _raise_refusal(await self._call(host, "create_room", code, name, hashed))
+            _raise_refusal(await self._call(host, "create_room", code, name, hashed,
+                                            None if table is None else (table.preset, table.language)))
         try:
             code = await patiently(lambda: self._claim_code(host), "reserving a room code", until,
                                    RETRIED)
@@ -273,10 +339,11 @@ class RoomClient:
         return {"room": await patiently(name_it, f"naming room {new}", until, RETRIED),
                 "seat": 0, "token": token}
 
-    async def join(self, room: str, name: str) -> dict:
+    async def join(self, room: str, name: str, promised: bool = False) -> dict:
         """Seat `name`: {"room", "seat", "token"}. Raises RoomNotFound, RoomFull, RoomStarted,
         NameTaken, BadName or StorageUnavailable. Retried while Redis is unreachable: the room
-        recognises a retried join by its token hash."""
+        recognises a retried join by its token hash. `promised`: the table index already counts
+        this seat (quick play)."""
         code = normal_code(room)
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
@@ -284,7 +351,7 @@ class RoomClient:
         async def seat() -> dict:
             try:
                 reply = await self._send(await self._host_of(code),
-                                         ("join", code, None, (name, token_hash(token))))
+                                         ("join", code, None, (name, token_hash(token), promised)))
             except HostRetired:
                 raise RoomStarted(f"room {code} has ended") from None
             _raise_refusal(reply)

@@ -32,6 +32,7 @@ class Config:
     lobby_idle_close: int = 300
     # Abuse limits (docs/architecture.md, "Abuse limits"); 0 turns a per-address limit off.
     rooms_per_address: int = 20  # rooms one client address may create per limit window
+    quick_plays_per_address: int = 120  # quick-play presses one address may make per window
     lookup_failures_per_address: int = 30  # unknown room codes one address may try per window
     limit_window: int = 600  # seconds of one fixed window of the per-address limits
     # Host actors (processes) this prefix may run at once; past it room creation answers 503.
@@ -50,6 +51,8 @@ class Config:
     # Seconds an HTTP call (create, join, again, a lobby) retries while Redis is unreachable: a
     # Sentinel failover promotes a replica in 2-3 s here; past it the call answers 503.
     request_patience: float = 10.0
+    # Seconds a public table waits, once it seats its preset's minimum, before it starts by itself.
+    public_countdown: int = 30
 
     def __post_init__(self) -> None:
         if self.games_per_actor < 1:
@@ -58,7 +61,8 @@ class Config:
             raise ValueError("presence_lease must be >= 1")
         if self.warm_actors < 0:
             raise ValueError("warm_actors must be >= 0")
-        for name in ("lobby_idle_close", "rooms_per_address", "lookup_failures_per_address",
+        for name in ("lobby_idle_close", "rooms_per_address", "quick_plays_per_address",
+                     "lookup_failures_per_address",
                      "max_hosts"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
@@ -68,6 +72,8 @@ class Config:
             raise ValueError("limit_window must be >= 1")
         if self.redis_wait < 0:
             raise ValueError("redis_wait must be >= 0")
+        if self.public_countdown < 0:
+            raise ValueError("public_countdown must be >= 0")
         if self.request_patience < 0:
             raise ValueError("request_patience must be >= 0")
         try:  # refuse bad durations here, not later inside every host actor that starts
@@ -97,6 +103,7 @@ class Config:
             ("WW_IDLE_CLOSE", "idle_close", int),
             ("WW_LOBBY_IDLE_CLOSE", "lobby_idle_close", int),
             ("WW_ROOMS_PER_ADDRESS", "rooms_per_address", int),
+            ("WW_QUICK_PLAYS_PER_ADDRESS", "quick_plays_per_address", int),
             ("WW_LOOKUP_FAILURES_PER_ADDRESS", "lookup_failures_per_address", int),
             ("WW_LIMIT_WINDOW", "limit_window", int),
             ("WW_MAX_HOSTS", "max_hosts", int),
@@ -105,6 +112,7 @@ class Config:
             ("WW_HOST_RESOURCE", "host_resource", str),
             ("WW_REDIS_WAIT", "redis_wait", int),
             ("WW_REQUEST_PATIENCE", "request_patience", float),
+            ("WW_PUBLIC_COUNTDOWN", "public_countdown", int),
         ):
             if key in env:
                 values[name] = kind(env[key])

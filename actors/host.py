@@ -28,6 +28,7 @@ from actors.config import Config
 from actors.metrics import HostMetrics, export_gauges, watch_loop_lag
 from actors.room import BadName, Room, RoomData, clean_name, error_frame
 from actors.store import RedisStore, Store, connect, patiently
+from actors.tables import Kind, NoSuchKind
 
 INBOX_WAIT = 1.0  # seconds one inbox read blocks (a Redis blocking pop) before trying again
 # A reply's status: the value, or "the room is unavailable" (raised to the caller only).
@@ -55,8 +56,11 @@ class RoomHost:
         self._store = store
         self._clock = clock
         self._settings = config.room_settings()
-        self._idle_close = config.idle_close * 1000
-        self._lobby_idle_close = (config.lobby_idle_close or config.idle_close) * 1000
+        self._durations = dict(config.durations)
+        self._room_options = {
+            "on_close": self._forget, "idle_close": config.idle_close * 1000,
+            "lobby_idle_close": (config.lobby_idle_close or config.idle_close) * 1000,
+            "on_persist": self.metrics.observe_persist, "countdown": config.public_countdown * 1000}
         self._sweep_every = config.presence_lease * 1000 // 3
         self._loading: dict[str, asyncio.Task] = {}
         self._sweeper: asyncio.Task | None = None
@@ -158,28 +162,29 @@ class RoomHost:
             except Exception as e:  # Redis unreachable: the next sweep will tell
                 log.warning("host %s: presence sweep failed (%r)", self.name, e)
 
-    async def create_room(self, code: str, name: str, token_hash: str) -> dict:
-        """Open room `code` here and seat its creator: {"seat": 0} or {"error", "message"}."""
+    async def create_room(self, code: str, name: str, token_hash: str,
+                          table: tuple[str, str] | None = None) -> dict:
+        """Open room `code` here and seat its creator: {"seat": 0} or {"error", "message"}.
+        `table`: (preset, language) of a public table; None: a private one."""
         try:
             clean_name(name)
-        except BadName as e:
+            kind = None if table is None else Kind(*table)
+        except (BadName, NoSuchKind) as e:
             return {"error": e.code, "message": str(e)}
         room = self.rooms.get(code)
         if room is None:  # else a retried create that already happened: join dedupes by token
-            room = await Room.create(code, settings=self._settings, host=self.name, store=self._store,
-                                     clock=self._clock, on_close=self._forget,
-                                     idle_close=self._idle_close,
-                               lobby_idle_close=self._lobby_idle_close,
-                                     on_persist=self.metrics.observe_persist)
+            settings = self._settings if kind is None else kind.settings(self._durations)
+            room = await Room.create(code, settings=settings, host=self.name, store=self._store,
+                                     clock=self._clock, kind=kind, **self._room_options)
             self.rooms[code] = room
         return await room.join(name, token_hash)
 
-    async def join(self, code: str, name: str, token_hash: str) -> dict:
+    async def join(self, code: str, name: str, token_hash: str, promised: bool = False) -> dict:
         room = await self._room(code)
         if room is None:
             known = await self._store.load(code) is not None
             return {"error": "room_started" if known else "room_not_found", "message": "not open"}
-        return await room.join(name, token_hash)
+        return await room.join(name, token_hash, promised)
 
     async def request(self, kind: str, code: str, seat: int, arg):
         """One request of a gateway: ("command", code, seat, (frame, received ms or None)) ->
@@ -263,9 +268,7 @@ class RoomHost:
         if (await self._store.status(code)).get("host") != self.name:
             return None
         room = await Room.load(code, host=self.name, store=self._store, clock=self._clock,
-                               on_close=self._forget, idle_close=self._idle_close,
-                               lobby_idle_close=self._lobby_idle_close,
-                               on_persist=self.metrics.observe_persist)
+                               **self._room_options)
         if room is not None:
             self.rooms[code] = room
         return room
@@ -291,8 +294,9 @@ class GameHost:
         self._lag = asyncio.create_task(watch_loop_lag(metrics.observe_lag))
         self._export = asyncio.create_task(export_gauges(metrics))
 
-    async def create_room(self, code: str, name: str, token_hash: str) -> dict:
-        return await self._host.create_room(code, name, token_hash)
+    async def create_room(self, code: str, name: str, token_hash: str,
+                          table: tuple[str, str] | None = None) -> dict:
+        return await self._host.create_room(code, name, token_hash, table)
 
     def incarnation(self) -> str:
         """Changes with every (re)start of this actor's process."""

@@ -42,6 +42,7 @@ from actors.clock import Clock
 from actors.names import name_skeleton
 from actors.ratelimit import TokenBucket
 from actors.store import FINAL, StaleEpoch, Store, Stored
+from actors.tables import LANGUAGES, Kind
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,8 @@ NAME_MAX = 24
 ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
 # Per seat and command kind: (burst, then per second). A vote changed back and forth, or settings
 # sent in a loop, is one broadcast to every seat and one stored event each: none may flood a room.
-RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5)}
+RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5),
+               "table": (5, 0.2)}
 STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it gets public events only
@@ -108,6 +110,18 @@ class RoomData:
     acked: dict[int, tuple] = field(default_factory=dict)  # seat -> keys of its latest acked frames
     idle_since: int | None = None  # when the last connected seat left (or the room was created)
     watchers: dict[str, int] = field(default_factory=dict)  # gateway process -> spectator sockets there
+    public: bool = False  # listed for strangers; starts by itself (see `_public_lobby`)
+    language: str | None = None  # a public table's language, kept if it turns private again
+    starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
+
+    @property
+    def kind(self) -> Kind | None:
+        """The list a public table is in (its preset and language); None for a private one."""
+        return Kind(self.settings.preset, self.language) if self.public else None
+
+    def table_facts(self) -> dict:
+        """What the list shows of a public lobby besides its seats."""
+        return {"size": rules.max_players(self.settings), "starts_at": self.starts_at}
 
     def to_json(self) -> bytes:
         return orjson.dumps({
@@ -122,6 +136,9 @@ class RoomData:
             "acked": [[seat, list(ids)] for seat, ids in self.acked.items()],
             "idle_since": self.idle_since,
             "watchers": self.watchers,
+            "public": self.public,
+            "language": self.language,
+            "starts_at": self.starts_at,
         })
 
     @classmethod
@@ -140,6 +157,9 @@ class RoomData:
             acked={seat: tuple(ids) for seat, ids in d["acked"]},
             idle_since=d["idle_since"],
             watchers=d.get("watchers", {}),  # a snapshot stored before spectators: none
+            public=d.get("public", False),  # and before public tables: private
+            language=d.get("language"),
+            starts_at=d.get("starts_at"),
         )
 
     def lobby(self) -> dict:
@@ -153,6 +173,9 @@ class RoomData:
             "settings": self.settings.to_json(),
             "roles_in_play": roles_in_play(len(self.players), self.settings),
             "spectators": sum(self.watchers.values()),
+            "public": self.public,
+            "language": self.language,
+            "starts_at": self.starts_at,
         }
 
     def view(self, seat: int) -> dict:
@@ -169,6 +192,7 @@ class Change:
 
     data: RoomData
     events: list[dict]
+    seated: int = 0  # seats of a public lobby the index has not counted (a join by link: +1)
 
 
 class Refused(Exception):
@@ -196,7 +220,8 @@ def encode_event(seq: int, event: dict) -> bytes:
 # `_command` is handed (kept in memory, not room state). They raise Refused or rules.RulesError
 # to refuse, anything else is a bug that breaks the room.
 
-def _join(data: RoomData, now: int, name: str, token_hash: str):
+def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool, countdown: int):
+    """`promised`: the table index already counted this seat (a quick-play press claimed it)."""
     for seat, player in enumerate(data.players):
         if player.token_hash == token_hash:  # a retried join that already happened
             return {"seat": seat}, None
@@ -217,7 +242,30 @@ def _join(data: RoomData, now: int, name: str, token_hash: str):
     # The deal depends on how many are seated: every page's lobby shows the new one.
     event = {"kind": "joined", "to": None, "seat": seat, "name": name,
              "roles_in_play": roles_in_play(len(players), data.settings)}
-    return {"seat": seat}, Change(replace(data, players=players), [event])
+    change = Change(replace(data, players=players), [event])
+    if data.public:
+        change = _public_lobby(change, now, countdown)
+        change.seated = 0 if promised else 1
+    return {"seat": seat}, change
+
+
+def _public_lobby(change: Change, now: int, countdown: int) -> Change:
+    """A public table starts by itself: at once when it is full, else `countdown` ms after it
+    reached its preset's minimum (a later joiner resets nothing; falling below it stops it)."""
+    data = change.data
+    seated, need = len(data.players), rules.min_players(data.settings)
+    if seated >= rules.max_players(data.settings):
+        dealt = _deal(replace(data, starts_at=None), now)
+        return Change(dealt.data, change.events + dealt.events)
+    starts_at = data.starts_at
+    if seated >= need and starts_at is None:
+        starts_at = now + countdown
+    elif seated < need:
+        starts_at = None
+    if starts_at == data.starts_at:
+        return change
+    return Change(replace(data, starts_at=starts_at),
+                  change.events + [{"kind": "countdown", "to": None, "starts_at": starts_at}])
 
 
 def _check_seat(data: RoomData, seat: int) -> None:
@@ -292,6 +340,8 @@ def wakeup(data: RoomData, idle_close: int | None,
     times = []
     if data.status == "running" and (deadline := rules.next_deadline(data.game)) is not None:
         times.append(deadline)
+    if data.status == "lobby" and data.starts_at is not None:
+        times.append(data.starts_at)
     idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and data.status not in FINAL:
         times.append(data.idle_since + idle_close)
@@ -303,6 +353,10 @@ def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: in
     if idle_close is not None and data.idle_since is not None and now >= data.idle_since + idle_close:
         # Nobody has been at the table for idle_close: close it, so it frees its host slot.
         return None, Change(replace(data, status="finished"), [])
+    if data.status == "lobby":
+        if data.starts_at is None or data.starts_at > now:
+            return None, None
+        return None, _deal(replace(data, starts_at=None), now)
     deadline = rules.next_deadline(data.game) if data.status == "running" else None
     if deadline is None or deadline > now:
         return None, None  # a stale timer: a command moved the deadline meanwhile
@@ -319,7 +373,7 @@ def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
 
 
 def _command(data: RoomData, now: int, seat: int, frame: dict, received: int | None,
-             take_token: Callable[[int, str, int], bool]):
+             take_token: Callable[[int, str, int], bool], countdown: int):
     _check_seat(data, seat)
     frame_id = frame.get("id")
     kind = frame.get("type")
@@ -334,7 +388,7 @@ def _command(data: RoomData, now: int, seat: int, frame: dict, received: int | N
     # waited together in a queue were not sent together.
     if not take_token(seat, kind, now if received is None else min(now, received)):
         raise Refused("rate_limited", f"too many {kind} commands, slow down")
-    change = handler(data, now, seat, frame)
+    change = handler(data, now, seat, frame, *((countdown,) if kind in _TAKES_COUNTDOWN else ()))
     if key is not None:
         keys = (data.acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]
         change.data = replace(change.data, acked={**change.data.acked, seat: keys})
@@ -386,6 +440,9 @@ def _settings(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     _lobby_host(data, seat, "change the settings")
     # rules.Settings validates the whole change (BadSettings: bad_frame, nothing changed)
     settings = data.settings.change({k: frame[k] for k in rules.SETTINGS_FIELDS if k in frame})
+    if data.public and (settings.preset, settings.roles, settings.rules) != (
+            data.settings.preset, data.settings.roles, data.settings.rules):
+        raise Refused("not_host", "a public table keeps its preset: only the durations change")
     event = {"kind": "settings", "to": None, "settings": settings.to_json(),
              "roles_in_play": roles_in_play(len(data.players), settings)}
     return Change(replace(data, settings=settings), [event])
@@ -393,26 +450,51 @@ def _settings(data: RoomData, now: int, seat: int, frame: dict) -> Change:
 
 def _start(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     _lobby_host(data, seat, "start the game")
+    if data.public:
+        raise Refused("not_host", "a public table starts by itself")
     needed = rules.min_players(data.settings)
     if len(data.players) < needed:
         raise Refused("not_your_turn", f"{needed} players are needed for these roles, "
                                        f"{len(data.players)} seated")
+    return _deal(data, now)
+
+
+def _table(data: RoomData, now: int, seat: int, frame: dict, countdown: int) -> Change:
+    """The host makes the table public (listed, in `language`) or private (link only)."""
+    _lobby_host(data, seat, "open or close the table")
+    public, language = frame.get("public"), frame.get("language", data.language or "en")
+    if type(public) is not bool or language not in LANGUAGES:
+        raise Refused("bad_frame", f"table needs public true or false and a language among "
+                                   f"{list(LANGUAGES)}")
+    if public and data.settings.preset is None:
+        raise Refused("not_your_turn", "a public table plays a preset: pick one first")
+    changed = replace(data, public=public, language=language if public else data.language,
+                      starts_at=None)
+    event = {"kind": "table", "to": None, "public": public, "language": changed.language}
+    change = Change(changed, [event])
+    return _public_lobby(change, now, countdown) if public else change
+
+
+def _deal(data: RoomData, now: int) -> Change:
     game, events = rules.start_game(names=[p.name for p in data.players], settings=data.settings,
                                     seed=secrets.randbits(63), now=now)
     return Change(_with_game(data, game), events)
 
 
 _COMMANDS: dict[str, Callable[..., Change]] = {
-    "act": _act, "chat": _chat, "settings": _settings, "start": _start,
+    "act": _act, "chat": _chat, "settings": _settings, "start": _start, "table": _table,
 }
+_TAKES_COUNTDOWN = frozenset(("table",))
 
 
 class Room:
     def __init__(self, data: RoomData, *, epoch: int, host: str, store: Store, clock: Clock,
                  on_close: Callable[[str], None] | None = None, idle_close: int | None = None,
                  lobby_idle_close: int | None = None,
-                 on_persist: Callable[[float, int], None] | None = None, chat_stored: int = 0) -> None:
+                 on_persist: Callable[[float, int], None] | None = None, chat_stored: int = 0,
+                 countdown: int = 30_000) -> None:
         self.data = data  # committed: durable in the store
+        self._countdown = countdown  # ms a public lobby waits once it has its preset's minimum
         # The store's chat list: which game's lines it holds and how many (each persist adds the new ones).
         self._chat_stored = (_game_id(data), chat_stored)
         self._on_persist = on_persist  # (seconds, requests) of every persist: the host's metrics
@@ -447,20 +529,17 @@ class Room:
 
     @classmethod
     async def create(cls, code: str, *, settings: rules.Settings, host: str, store: Store,
-                     clock: Clock, on_close: Callable[[str], None] | None = None,
-                     idle_close: int | None = None, lobby_idle_close: int | None = None,
-                     on_persist: Callable[[float, int], None] | None = None) -> Room:
+                     clock: Clock, kind: Kind | None = None, **options) -> Room:
+        """A new room (`kind`: a public table of that preset and language, listed once its
+        creator's seat is stored); `options`: the constructor's keywords."""
         epoch = await store.claim(code, host)
-        data = RoomData(code=code, settings=settings, idle_since=clock.now())
-        return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
-                   idle_close=idle_close, lobby_idle_close=lobby_idle_close,
-                   on_persist=on_persist)
+        data = RoomData(code=code, settings=settings, idle_since=clock.now(),
+                        public=kind is not None, language=kind and kind.language)
+        return cls(data, epoch=epoch, host=host, store=store, clock=clock, **options)
 
     @classmethod
     async def load(cls, code: str, *, host: str, store: Store, clock: Clock,
-                   on_close: Callable[[str], None] | None = None,
-                   idle_close: int | None = None, lobby_idle_close: int | None = None,
-                   on_persist: Callable[[float, int], None] | None = None) -> Room | None:
+                   **options) -> Room | None:
         """Take the room over from its snapshot (None if there is nothing live to take over)."""
         stored = await store.load(code)
         if stored is None:
@@ -469,15 +548,15 @@ class Room:
         if data.status in FINAL:
             return None
         epoch = await store.claim(code, host)
-        return cls(data, epoch=epoch, host=host, store=store, clock=clock, on_close=on_close,
-                   idle_close=idle_close, lobby_idle_close=lobby_idle_close,
-                   on_persist=on_persist, chat_stored=len(stored.chat))
+        return cls(data, epoch=epoch, host=host, store=store, clock=clock,
+                   chat_stored=len(stored.chat), **options)
 
     # -- the API a host calls --------------------------------------------------------------
 
-    async def join(self, name: str, token_hash: str) -> dict:
-        """{"seat": n}, or {"error": code, "message": ...}."""
-        return await self._submit(_join, (name, token_hash),
+    async def join(self, name: str, token_hash: str, promised: bool = False) -> dict:
+        """{"seat": n}, or {"error": code, "message": ...}. `promised`: a quick-play press
+        already counted this seat in the table index."""
+        return await self._submit(_join, (name, token_hash, promised, self._countdown),
                                   lambda code, message: {"error": code, "message": message})
 
     async def command(self, seat: int, frame: dict, received: int | None = None) -> dict:
@@ -486,7 +565,8 @@ class Room:
         if not isinstance(frame, dict):
             return error_frame(None, "bad_frame", "a command is a JSON object")
         frame_id = frame.get("id")
-        return await self._submit(_command, (seat, frame, received, self._take_token),
+        return await self._submit(_command, (seat, frame, received, self._take_token,
+                                             self._countdown),
                                   lambda code, message: error_frame(frame_id, code, message))
 
     def _take_token(self, seat: int, kind: str, now: int) -> bool:
@@ -577,6 +657,7 @@ class Room:
         events: list[bytes] = []
         replies: list = []
         broken = False
+        seated = 0
         for handler, args, on_error, _ in group:
             if broken:
                 replies.append(on_error("internal", "this room hit an internal error and is closed"))
@@ -591,6 +672,7 @@ class Room:
                     encoded = [encode_event(seq + i, event) for i, event in enumerate(change.events, 1)]
                     data = replace(change.data, seq=seq + len(encoded))
                     events += encoded
+                    seated += change.seated
             except Refused as e:
                 reply = on_error(e.code, str(e))
             except rules.RulesError as e:
@@ -604,6 +686,7 @@ class Room:
             failure = await self._persist(committed, data, events, len(group))
             if failure is not None:
                 return [failure(on_error) for _, _, on_error, _ in group]
+            await self._reindex(committed, data, seated)
         if broken:
             await self._break()
         return replies
@@ -638,6 +721,34 @@ class Room:
         self._chat_stored = (game, len(lines))
         self._arm()
         return None
+
+    async def _reindex(self, old: RoomData, new: RoomData, seated: int) -> None:
+        """Tell the public tables' index what this durable change did to the table: listed,
+        seats, countdown, started, gone. Before the replies, so a page that lists tables after
+        its join sees it; a failure only leaves the list stale (a press that finds a table
+        started or full moves on, see `RoomClient.quick_play`)."""
+        if not (old.public or new.public):
+            return
+        index, code = self._store.tables, new.code
+        try:
+            if old.public and (old.kind != new.kind or new.status in FINAL):
+                await index.ended(old.kind, code)
+            if not new.public or new.status in FINAL:
+                return
+            if new.status == "running":
+                if old.status == "lobby":
+                    await index.started(new.kind, code, self._clock.now(), {
+                        "seats": len(new.players), "size": rules.max_players(new.settings),
+                        "started": self._clock.now()})
+            elif old.kind != new.kind or old.seq == 0:  # made public, or made so
+                await index.listed(new.kind, code, len(new.players), new.table_facts())
+            else:
+                if seated:
+                    await index.seated(new.kind, code, seated)
+                if old.table_facts() != new.table_facts():
+                    await index.facts(new.kind, code, new.table_facts())
+        except Exception as e:
+            log.warning("room %s: the table index was not updated (%r)", code, e)
 
     async def _reload(self) -> bool:
         try:

@@ -31,6 +31,8 @@ from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.exceptions import (ConnectionError as RedisConnectionError, NoScriptError,
                               TimeoutError as RedisTimeoutError)
 
+from actors.tables import MemoryTableIndex, TableIndex
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -188,6 +190,8 @@ class OutOfSync(Exception):
 
 
 class Store(Protocol):
+    tables: TableIndex | MemoryTableIndex  # the public tables' index (actors.tables)
+
     async def claim(self, code: str, host: str) -> int:
         """Make `host` the room's owner with a new epoch (which fences every older writer)."""
 
@@ -266,6 +270,9 @@ class Keys:
 
     def limit(self, what: str, address: str, window: int) -> str:  # counter, TTL: one window
         return f"{self.prefix}:limit:{what}:{address}:{window}"
+
+    def press(self, press: str) -> str:  # a quick-play press's outcome, for its retries (TTL)
+        return f"{self.prefix}:press:{{{press}}}"
 
     def stack(self) -> str:  # the Ray session that owns this prefix (a lease, see actors.ownership)
         return f"{self.prefix}:stack"
@@ -421,6 +428,7 @@ class RedisStore:
         self._give_back_code = redis.register_script(_GIVE_BACK_CODE)
         self._persist = redis.register_script(_PERSIST)
         self._writes = Coalescer(redis, wait_replicas)
+        self.tables = TableIndex(redis, prefix)
 
     async def claim(self, code: str, host: str) -> int:
         """Listed on the host first: a host restarted between the two finds the room and takes
@@ -566,6 +574,7 @@ class MemoryStore:
         self._changed = asyncio.Condition()
         self.inboxes: dict[str, asyncio.Queue] = {}
         self.replies: dict[str, list[bytes]] = {}  # gateway -> reply messages, in order
+        self.tables = MemoryTableIndex()
 
     def _inbox(self, host: str) -> asyncio.Queue:
         return self.inboxes.setdefault(host, asyncio.Queue())

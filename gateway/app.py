@@ -13,11 +13,11 @@ import threading
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import orjson
 import ray
-from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -28,12 +28,14 @@ from actors.client import (AgainRefused, NameTaken, RoomClient, RoomFull, RoomNo
 from actors.config import Config
 from actors.metrics import watch_loop_lag
 from actors.store import StorageUnavailable
-from gateway.frames import HttpName, HttpSeat, HttpToken
+from actors.tables import Kind
+from gateway.frames import HttpCreate, HttpName, HttpQuickPlay, HttpSeat, HttpTables, HttpToken
 from gateway.limits import AddressLimits, client_address
 from gateway.metrics import Metrics
 from rules import declaration
 from gateway.seats import LocalSeats, PresenceReports
 from gateway.state import GatewayState, gateway_state
+from gateway.tables import PublicTables
 from gateway.ws import keep_presence_lease, report_presence, websocket_endpoint
 
 DECLARATION = declaration()  # the rules never change while a gateway runs
@@ -170,7 +172,8 @@ def create_app(config: Config) -> FastAPI:
             config=config, rooms=rooms, seats=seats, metrics=metrics,
             limits=AddressLimits(rooms.redis, rooms.keys, config.request_patience,
                                  config.limit_window),
-            presence=PresenceReports(seats, functools.partial(report_presence, rooms)))
+            presence=PresenceReports(seats, functools.partial(report_presence, rooms)),
+            tables=PublicTables(rooms))
         watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
                      asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe)),
                      asyncio.create_task(sample_gauges(metrics, seats, rooms))]
@@ -229,13 +232,45 @@ def create_app(config: Config) -> FastAPI:
               responses={429: {"description": "rate_limited: too many rooms from this address"},
                          503: {"description": "server_full: every host slot is taken; "
                                               "storage_unavailable: Redis unreachable"}})
-    async def create_room(body: HttpName, request: Request, gw: Gateway):
+    async def create_room(body: HttpCreate, request: Request, gw: Gateway):
         await admit_room(gw, client_address(request.client and request.client.host))
         try:
-            return await gw.rooms.create_room(body.name)
+            return await gw.rooms.create_room(
+                body.name, Kind(body.preset, body.language) if body.public else None)
         except ServerFull:
             raise _refusal(503, "server_full", "no room can be opened now, try again later",
                            60) from None
+
+    @app.post("/api/quickplay", response_model=HttpSeat,
+              responses={429: {"description": "rate_limited: too many presses from this address"},
+                         503: {"description": "server_full: no table could be opened; "
+                                              "storage_unavailable: Redis unreachable"}})
+    async def quick_play(body: HttpQuickPlay, request: Request, gw: Gateway):
+        """Seat the caller at the fullest open public table of the preset and language, or at
+        a new one (which the caller then hosts, for its durations only)."""
+        address = client_address(request.client and request.client.host)
+        limit = gw.config.quick_plays_per_address
+        if limit and await gw.limits.spend("quickplay", address) > limit:
+            raise _refusal(429, "rate_limited", f"at most {limit} quick plays per address in "
+                           f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+        try:
+            return await gw.rooms.quick_play(body.name, Kind(body.preset, body.language),
+                                             body.press)
+        except ServerFull:
+            raise _refusal(503, "server_full", "no table can be opened now, try again later",
+                           60) from None
+
+    @app.get("/api/tables", response_model=HttpTables)
+    async def public_tables(gw: Gateway, state: Literal["open", "running"] = "open",
+                            preset: str | None = None, language: str | None = None,
+                            page: Annotated[int, Query(ge=1, le=10_000)] = 1):
+        """The public tables: open lobbies (fullest first) or running games (newest first, for
+        spectators), filtered by preset and language; read from the index, never the rooms."""
+        try:
+            return await gw.tables.page(state, preset or None, language or None, page)
+        except ValueError:
+            raise HTTPException(422, {"code": "bad_kind",
+                                      "message": "no such preset or language"}) from None
 
     @app.post("/api/rooms/{room}/join", response_model=HttpSeat,
               responses={404: {"description": "no such room"},

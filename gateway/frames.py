@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StrictStr,
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr,
                       StringConstraints, TypeAdapter, model_validator)
 from pydantic.json_schema import GenerateJsonSchema
 
+import rules
 from actors.room import clean_name
+from actors.tables import LANGUAGES, QUICK_PRESETS
 from rules.settings import settings_schema
 
 MAX_ID_CHARS = 64
@@ -111,19 +113,32 @@ class Start(Command):
     type: Literal["start"]
 
 
+class Table(Command):
+    doc = ("Client, host only, lobby only: open the table to strangers (public: listed, quick play "
+           "seats them, it starts by itself) or make it private again (link only). A public table "
+           "plays its preset in `language`; its host may then change only the durations.")
+    messages = {"public": "table needs public true or false",
+                "language": f"language must be one of {list(LANGUAGES)}"}
+    type: Literal["table"]
+    public: StrictBool
+    language: Literal[LANGUAGES] | None = None
+
+
 class Ping(Command):
     doc = "Client: answered by an ack from the gateway itself."
     type: Literal["ping"]
 
 
-CLIENT_FRAMES: tuple[type[Frame], ...] = (Hello, Act, Chat, Settings, Start, Ping)
-COMMAND = TypeAdapter(Annotated[Union[Act, Chat, Settings, Start, Ping], Field(discriminator="type")])
+CLIENT_FRAMES: tuple[type[Frame], ...] = (Hello, Act, Chat, Settings, Start, Table, Ping)
+COMMAND = TypeAdapter(Annotated[Union[Act, Chat, Settings, Start, Table, Ping],
+                                Field(discriminator="type")])
 HELLO = TypeAdapter(Hello)
 # The id alone, read first: an error about any other field still echoes it.
 FRAME_ID = TypeAdapter(FrameId)
 
 
-COMMANDS: dict[str, type[Command]] = {frame_name(m): m for m in (Act, Chat, Settings, Start, Ping)}
+COMMANDS: dict[str, type[Command]] = {frame_name(m): m for m in (Act, Chat, Settings, Start, Table,
+                                                                  Ping)}
 
 
 def command_dict(command: Command) -> dict:
@@ -175,6 +190,10 @@ class LobbyFacts(BaseModel):
     players: list[Player]
     settings: SettingsView
     roles_in_play: dict[str, Annotated[int, Field(ge=0)]]
+    public: bool = Field(False, description="listed for strangers (GET /api/tables)")
+    language: Literal[LANGUAGES] | None = Field(None, description="a public table's language")
+    starts_at: int | None = Field(None, description="a public lobby's countdown: when it starts "
+                                  "by itself (ms since the epoch); null: not counting down")
 
 
 class View(LobbyFacts):
@@ -207,7 +226,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "game_over": ("winners", "alive", "roles", "causes", "chat", "reason"),
     "spectators": ("count",), "cards": ("cards",), "thief_cards": ("cards",),
     "infected": ("wolves",), "medium_result": ("seat", "role"), "traitor_pack": ("wolves",),
-    "lover_pair": ("lovers",), "bread": (),
+    "lover_pair": ("lovers",), "bread": (), "countdown": ("starts_at",),
+    "table": ("public", "language"),
 }
 _SEATS = {"type": "array", "items": {"type": "integer", "minimum": 0}}
 # Field types stated where a client relies on them.
@@ -246,13 +266,57 @@ SERVER_FRAMES: tuple[type[Frame], ...] = (Welcome, Event, Ack, Error)
 
 # HTTP bodies -------------------------------------------------------------------------------------
 
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=24),
+                 AfterValidator(clean_name)]
+
 class HttpName(Frame):
-    doc = ("HTTP request body of POST /api/rooms and POST /api/rooms/{room}/join. 1-24 characters "
-           "after trimming, unique in the room (case-insensitive).")
+    doc = ("HTTP request body of POST /api/rooms/{room}/join. 1-24 characters after trimming, "
+           "unique in the room (case-insensitive).")
     # The room's own rules (actors.room.clean_name: NFKC, no invisible characters...): a bad name
     # is a 422 here, never a 500.
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=24),
-                    AfterValidator(clean_name)]
+    name: Name
+
+
+class HttpCreate(Frame):
+    doc = ("HTTP request body of POST /api/rooms: the host's name, and whether the table is public "
+           "(listed; then its preset and language, seed_000 and en by default) or private (a link "
+           "only, the default).")
+    name: Name
+    public: StrictBool = False
+    preset: Literal[tuple(rules.PRESETS)] = "seed_000"
+    language: Literal[LANGUAGES] = "en"
+
+
+class HttpQuickPlay(Frame):
+    doc = ("HTTP request body of POST /api/quickplay: seat me at the fullest public table of this "
+           "preset and language not started yet, or at a new one. `press`: an id the client "
+           "chose for this press; a retry with the same id gets the same seat.")
+    name: Name
+    preset: Literal[QUICK_PRESETS]
+    language: Literal[LANGUAGES]
+    press: Annotated[str, StringConstraints(min_length=8, max_length=64,
+                                            pattern="^[A-Za-z0-9_-]+$")] | None = None
+
+
+class HttpTable(BaseModel):
+    room: str
+    preset: str
+    language: Literal[LANGUAGES]
+    state: Literal["open", "running"]
+    seats: Annotated[int, Field(ge=0)] = Field(description="seats taken (or promised to a press "
+                                               "on its way)")
+    size: Annotated[int, Field(ge=1)]
+    starts_at: int | None = Field(None, description="open: when it starts by itself (ms), or null")
+    started: int | None = Field(None, description="running: when it started (ms)")
+
+
+class HttpTables(Frame):
+    doc = ("HTTP answer of GET /api/tables?state=open|running&preset=&language=&page=: the public "
+           "tables, open ones fullest first, running ones newest first, a page at a time.")
+    tables: list[HttpTable]
+    page: Annotated[int, Field(ge=1)]
+    pages: Annotated[int, Field(ge=1)]
+    total: Annotated[int, Field(ge=0)]
 
 
 class HttpToken(Frame):
@@ -292,7 +356,9 @@ class HttpError(Frame):
     detail: HttpErrorDetail
 
 
-HTTP_BODIES: dict[str, type[Frame]] = {"http_name": HttpName, "http_token": HttpToken,
+HTTP_BODIES: dict[str, type[Frame]] = {"http_name": HttpName, "http_create": HttpCreate,
+                                       "http_quickplay": HttpQuickPlay, "http_tables": HttpTables,
+                                       "http_token": HttpToken,
                                        "http_seat": HttpSeat, "http_room": HttpRoom,
                                        "http_error": HttpError}
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from gateway.metrics import Metrics
     from gateway.limits import AddressLimits
     from gateway.seats import LocalSeats, PresenceReports
+    from gateway.tables import PublicTables
 
 
 @dataclass
@@ -22,6 +23,7 @@ class GatewayState:
     metrics: Metrics
     limits: AddressLimits
     presence: PresenceReports
+    tables: PublicTables
 
 
 def gateway_state(conn: HTTPConnection) -> GatewayState:
