@@ -1,0 +1,95 @@
+"""Quick play and the list of public tables on the real stack: two gateway processes, one Ray
+cluster, Redis. Concurrent presses on both gateways fill 18-seat tables one after the other:
+none overfilled, no press seated twice, one table left part-full; a full table started by itself
+and is listed for spectators."""
+import asyncio
+import secrets
+
+import httpx
+import pytest
+
+from tests.stack import HTTP_TIMEOUT, connect
+
+pytestmark = pytest.mark.e2e
+
+PRESSES = 60  # three full tables of 18, then 6 at a fourth
+
+
+@pytest.fixture
+def gateways(stack):
+    env = {"WW_QUICK_PLAYS_PER_ADDRESS": "0", "WW_PUBLIC_COUNTDOWN": "600"}
+    return [stack.start_gateway(games_per_actor=10, env=env) for _ in range(2)]
+
+
+async def press(http: httpx.AsyncClient, name: str, press_id: str | None = None,
+                preset: str = "seed_000") -> dict:
+    body = {"name": name, "preset": preset, "language": "en"}
+    if press_id:
+        body["press"] = press_id
+    response = await http.post("/api/quickplay", json=body)
+    response.raise_for_status()
+    return response.json()
+
+
+async def test_concurrent_presses_fill_tables_in_turn_across_gateways(gateways):
+    clients = [httpx.AsyncClient(base_url=g.url, timeout=HTTP_TIMEOUT) for g in gateways]
+    try:
+        seats = await asyncio.gather(*(press(clients[i % 2], f"P{i}") for i in range(PRESSES)))
+        by_room: dict[str, list[int]] = {}
+        for seat in seats:
+            by_room.setdefault(seat["room"], []).append(seat["seat"])
+        assert sorted(len(s) for s in by_room.values()) == [6, 18, 18, 18]
+        for taken in by_room.values():  # each seat of a table given once
+            assert sorted(taken) == list(range(len(taken)))
+        assert len({s["token"] for s in seats}) == PRESSES
+        part_full = next(room for room, taken in by_room.items() if len(taken) == 6)
+        for room, taken in by_room.items():
+            facts = (await clients[0].get(f"/api/rooms/{room}")).json()
+            assert facts["public"] is True and len(facts["players"]) == len(taken)
+            assert facts["status"] == ("lobby" if room == part_full else "running")
+        listed = (await clients[1].get("/api/tables", params={"preset": "seed_000"})).json()
+        assert [(t["room"], t["seats"], t["size"]) for t in listed["tables"]] == [
+            (part_full, 6, 18)]
+        assert listed["tables"][0]["starts_at"] is not None  # 6 is seed 000's minimum
+        running = (await clients[1].get("/api/tables", params={"state": "running"})).json()
+        assert sorted(t["room"] for t in running["tables"]) == sorted(
+            room for room in by_room if room != part_full)
+        # a seat's token opens its socket: the welcome names the table's seat
+        seat = next(s for s in seats if s["room"] == part_full)
+        client = await connect(gateways[1].ws_url, seat["room"], seat["token"])
+        assert client.welcome["view"]["public"] is True
+        await client.close()
+    finally:
+        for http in clients:
+            await http.aclose()
+
+
+async def test_a_retried_press_gets_the_same_seat(gateways):
+    async with httpx.AsyncClient(base_url=gateways[0].url, timeout=HTTP_TIMEOUT) as http:
+        press_id = secrets.token_hex(8)
+        first, again = await asyncio.gather(press(http, "Twice", press_id),
+                                            press(http, "Twice", press_id))
+        assert first == again
+        facts = (await http.get(f"/api/rooms/{first['room']}")).json()
+        assert [p["name"] for p in facts["players"]] == ["Twice"]
+
+
+async def test_a_host_s_public_table_is_listed_and_counts_a_link_join(gateways):
+    async with httpx.AsyncClient(base_url=gateways[0].url, timeout=HTTP_TIMEOUT) as http:
+        made = await http.post("/api/rooms", json={"name": "Host", "public": True,
+                                                   "preset": "seed_004", "language": "zh"})
+        assert made.status_code == 201
+        room = made.json()["room"]
+        assert (await http.post(f"/api/rooms/{room}/join", json={"name": "Friend"})).status_code == 200
+        listed = (await http.get("/api/tables", params={"language": "zh"})).json()
+        assert [(t["room"], t["preset"], t["seats"], t["size"]) for t in listed["tables"]] == [
+            (room, "seed_004", 2, 20)]
+        # a quick-play press for that kind takes a seat there rather than opening another
+        body = {"name": "Stranger", "preset": "seed_004", "language": "zh"}
+        seat = (await http.post("/api/quickplay", json=body)).json()
+        assert (seat["room"], seat["seat"]) == (room, 2)
+        private = await http.post("/api/rooms", json={"name": "Quiet"})
+        assert private.json()["room"] not in [
+            t["room"] for t in (await http.get("/api/tables")).json()["tables"]]
+        bad = await http.get("/api/tables", params={"preset": "nope"})
+        assert bad.status_code == 422
