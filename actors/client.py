@@ -388,11 +388,13 @@ class RoomClient:
         seat = await self.redis.hget(self.keys.tokens(code), token_hash(token))
         return None if seat is None else int(seat)
 
-    async def welcome(self, room: str, seat: int) -> dict:
-        """{"seq": S, "view": ...}: what `seat` may know, exactly as of event S."""
+    async def welcome(self, room: str, seat: int, proof: str | None = None) -> dict:
+        """{"seq": S, "view": ...}: what `seat` may know, exactly as of event S; {"moved": True}
+        if `proof` (the start of the seat's token hash) is another seat's now (a lobby seat was
+        removed and this one moved: authenticate again)."""
         code = normal_code(room)
         try:
-            welcome = await self._send(await self._host_of(code), ("welcome", code, seat, None))
+            welcome = await self._send(await self._host_of(code), ("welcome", code, seat, proof))
         except HostRetired:
             data = await self._stored(code)
             welcome = None if data is None else {"seq": data.seq, "view": data.view(seat)}
@@ -400,12 +402,15 @@ class RoomClient:
             raise RoomNotFound(f"no room {room!r}")
         return welcome
 
-    async def command(self, room: str, seat: int, frame: dict, received: int | None = None) -> dict:
-        """Apply an act/chat/settings/start frame: the ack (sent once durable) or error frame.
-        `received`: when the client's frame was read (wall clock ms), for the room's rate limit."""
+    async def command(self, room: str, seat: int, frame: dict, received: int | None = None,
+                      proof: str | None = None) -> dict:
+        """Apply a command frame: the ack (sent once durable) or error frame. `received`: when
+        the client's frame was read (wall clock ms), for the room's rate limit; `proof`: the
+        start of the seat's token hash, so a seat that moved meanwhile is refused."""
         code = normal_code(room)
         try:
-            return await self._send(await self._host_of(code), ("command", code, seat, (frame, received)))
+            return await self._send(await self._host_of(code),
+                                    ("command", code, seat, (frame, received, proof)))
         except HostRetired:
             return error_frame(frame.get("id") if isinstance(frame, dict) else None, "room_closed",
                                "the room is closed")
@@ -600,6 +605,14 @@ def _raise_refusal(reply: dict) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class Unseated:
+    """The last item of a listener's queue: its seat left the lobby (`removed`) or moved into a
+    removed one's place; nothing more reaches the queue (its socket must authenticate again)."""
+
+    removed: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Since:
     """The first item of a listener's queue: from here on the queue holds every event after `seq`
     that the listener may see. A listener whose own start (its welcome) is below `seq` reads the
@@ -737,3 +750,9 @@ class Subscriptions:
             for queue, seat in channel.listeners.items():  # a private event wakes only its audience
                 if to is None or seat is None or seat in to:
                     queue.put_nowait(item)
+            if "unseat" in item:  # a lobby seat removed: its listeners and the moved one's stop here
+                removed, *moved = item["unseat"]
+                for queue, seat in list(channel.listeners.items()):
+                    if seat == removed or seat in moved:
+                        queue.put_nowait(Unseated(removed=seat == removed))
+                        del channel.listeners[queue]

@@ -53,6 +53,8 @@ class Config:
     request_patience: float = 10.0
     # Seconds a public table waits, once it seats its preset's minimum, before it starts by itself.
     public_countdown: int = 30
+    # Seconds a seat of a public lobby may hold no socket before the table lets it go.
+    lobby_away: int = 60
 
     def __post_init__(self) -> None:
         if self.games_per_actor < 1:
@@ -72,8 +74,8 @@ class Config:
             raise ValueError("limit_window must be >= 1")
         if self.redis_wait < 0:
             raise ValueError("redis_wait must be >= 0")
-        if self.public_countdown < 0:
-            raise ValueError("public_countdown must be >= 0")
+        if self.public_countdown < 0 or self.lobby_away < 1:
+            raise ValueError("public_countdown must be >= 0 and lobby_away >= 1")
         if self.request_patience < 0:
             raise ValueError("request_patience must be >= 0")
         try:  # refuse bad durations here, not later inside every host actor that starts
@@ -113,6 +115,7 @@ class Config:
             ("WW_REDIS_WAIT", "redis_wait", int),
             ("WW_REQUEST_PATIENCE", "request_patience", float),
             ("WW_PUBLIC_COUNTDOWN", "public_countdown", int),
+            ("WW_LOBBY_AWAY", "lobby_away", int),
         ):
             if key in env:
                 values[name] = kind(env[key])

@@ -26,7 +26,7 @@ import ray
 from actors.clock import Clock, RealClock
 from actors.config import Config
 from actors.metrics import HostMetrics, export_gauges, watch_loop_lag
-from actors.room import BadName, Room, RoomData, clean_name, error_frame
+from actors.room import BadName, PublicTiming, Room, RoomData, clean_name, error_frame
 from actors.store import RedisStore, Store, connect, patiently
 from actors.tables import Kind, NoSuchKind
 
@@ -60,7 +60,8 @@ class RoomHost:
         self._room_options = {
             "on_close": self._forget, "idle_close": config.idle_close * 1000,
             "lobby_idle_close": (config.lobby_idle_close or config.idle_close) * 1000,
-            "on_persist": self.metrics.observe_persist, "countdown": config.public_countdown * 1000}
+            "on_persist": self.metrics.observe_persist,
+            "timing": PublicTiming(config.public_countdown * 1000, config.lobby_away * 1000)}
         self._sweep_every = config.presence_lease * 1000 // 3
         self._loading: dict[str, asyncio.Task] = {}
         self._sweeper: asyncio.Task | None = None
@@ -187,18 +188,18 @@ class RoomHost:
         return await room.join(name, token_hash, promised)
 
     async def request(self, kind: str, code: str, seat: int, arg):
-        """One request of a gateway: ("command", code, seat, (frame, received ms or None)) ->
-        ack/error frame;
+        """One request of a gateway: ("command", code, seat, (frame, received ms or None, proof))
+        -> ack/error frame (proof: the start of the seat's token hash, or None);
         ("presence", code, seat, (gateway, connected)) -> None; ("watch", code, None,
-        (gateway, count)) -> None (spectator sockets); ("welcome", code, seat, None)
-        -> welcome or None; ("join", code, None, (name, token hash)) -> {"seat"} or a refusal;
+        (gateway, count)) -> None (spectator sockets); ("welcome", code, seat, proof)
+        -> welcome, {"moved": True} or None; ("join", code, None, (name, token hash)) -> {"seat"} or a refusal;
         ("lobby", code, None, None) -> lobby facts or None; RoomUnavailable (returned) when the
         room could not be loaded."""
         try:
             if kind == "command":
                 return await self.command(code, seat, *arg)
             if kind == "welcome":
-                return await self.welcome(code, seat)
+                return await self.welcome(code, seat, arg)
             if kind == "join":
                 return await self.join(code, *arg)
             if kind == "lobby":
@@ -218,12 +219,13 @@ class RoomHost:
                 return RoomUnavailable(f"room {code} is unavailable, retry")
         return None
 
-    async def command(self, code: str, seat: int, frame: dict, received: int | None = None) -> dict:
+    async def command(self, code: str, seat: int, frame: dict, received: int | None = None,
+                      proof: str | None = None) -> dict:
         room = await self._room(code)
         if room is None:
             frame_id = frame.get("id") if isinstance(frame, dict) else None
             return error_frame(frame_id, "room_closed", "the room is closed")
-        return await room.command(seat, frame, received)
+        return await room.command(seat, frame, received, proof)
 
     async def presence(self, code: str, seat: int, gateway: str, connected: bool) -> None:
         room = await self._room(code)
@@ -235,10 +237,10 @@ class RoomHost:
         if room is not None:  # a finished room counts nobody any more
             await room.watch(gateway, count)
 
-    async def welcome(self, code: str, seat: int) -> dict | None:
+    async def welcome(self, code: str, seat: int, proof: str | None = None) -> dict | None:
         room = await self._room(code)
         if room is not None:
-            return room.welcome(seat)
+            return room.welcome(seat, proof)
         data = await self._stored(code)  # finished or broken: served from its snapshot
         return None if data is None else {"seq": data.seq, "view": data.view(seat)}
 

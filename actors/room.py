@@ -51,14 +51,27 @@ ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat
 # Per seat and command kind: (burst, then per second). A vote changed back and forth, or settings
 # sent in a loop, is one broadcast to every seat and one stored event each: none may flood a room.
 RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5),
-               "table": (5, 0.2)}
+               "table": (5, 0.2), "leave": (2, 0.1), "remove": (5, 0.1)}
 STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it gets public events only
+# A public game's seat that lets AWAY_AFTER prompts in a row pass is shown away; past GONE_AFTER its
+# votes pass at once where every living seat votes alike (RULES.md, "Away seats").
+AWAY_AFTER, GONE_AFTER = 2, 4
+PROOF_CHARS = 16  # of a seat's token hash, sent with each request: a seat that moved is refused
 
 
 class BadName(ValueError):
     code = "bad_name"
+
+
+@dataclass(frozen=True)
+class PublicTiming:
+    """How long a public lobby waits (ms): from the moment it seats its preset's minimum to its
+    start, and for a seat without a socket before it is removed (a closed tab must not hold a
+    stranger's table)."""
+    countdown: int = 30_000
+    absent: int = 60_000
 
 
 # Characters no name may hold: controls (NUL...), format characters (zero-width, bidi overrides),
@@ -91,6 +104,26 @@ class Player:
     # replicas stays connected while either is there, and a gateway that dies without a word
     # (its presence lease lapses, see `RoomHost.sweep_presence`) is taken out of every seat.
     gateways: tuple[str, ...] = ()
+    absent_since: int | None = None  # since when no socket holds the seat (a public lobby drops it)
+    missed: int = 0  # prompts of a public game let pass in a row
+    removers: tuple[str, ...] = ()  # token hashes of the seats voting to remove this one (lobby)
+
+    @property
+    def away(self) -> bool:
+        return self.missed >= AWAY_AFTER
+
+    def to_json(self) -> dict:
+        """Only what differs from the defaults: the snapshot is written after every command."""
+        out = {"name": self.name, "token_hash": self.token_hash, "gateways": self.gateways}
+        for name in ("absent_since", "missed", "removers"):
+            if value := getattr(self, name):
+                out[name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict) -> Player:
+        return cls(d["name"], d["token_hash"], tuple(d["gateways"]), d.get("absent_since"),
+                   d.get("missed", 0), tuple(d.get("removers", ())))
 
     @property
     def connected(self) -> bool:
@@ -113,6 +146,7 @@ class RoomData:
     public: bool = False  # listed for strangers; starts by itself (see `_public_lobby`)
     language: str | None = None  # a public table's language, kept if it turns private again
     starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
+    acted: frozenset = frozenset()  # seats of a public game that acted since the last deadline
 
     @property
     def kind(self) -> Kind | None:
@@ -128,8 +162,7 @@ class RoomData:
             "code": self.code,
             "status": self.status,
             "seq": self.seq,
-            "players": [{"name": p.name, "token_hash": p.token_hash, "gateways": p.gateways}
-                        for p in self.players],
+            "players": [p.to_json() for p in self.players],
             "settings": self.settings.to_json(),
             # The chat lines are stored apart (Store.persist's `chat`): here only their count.
             "game": None if self.game is None else {**vars(self.game), "chat": len(self.game.chat)},
@@ -139,6 +172,7 @@ class RoomData:
             "public": self.public,
             "language": self.language,
             "starts_at": self.starts_at,
+            "acted": sorted(self.acted),
         })
 
     @classmethod
@@ -151,7 +185,7 @@ class RoomData:
             code=d["code"],
             status=d["status"],
             seq=d["seq"],
-            players=tuple(Player(p["name"], p["token_hash"], tuple(p["gateways"])) for p in d["players"]),
+            players=tuple(Player.from_json(p) for p in d["players"]),
             settings=rules.Settings.from_json(d["settings"]),
             game=None if game is None else rules.GameState.from_json(game),
             acked={seat: tuple(ids) for seat, ids in d["acked"]},
@@ -160,6 +194,7 @@ class RoomData:
             public=d.get("public", False),  # and before public tables: private
             language=d.get("language"),
             starts_at=d.get("starts_at"),
+            acted=frozenset(d.get("acted", ())),
         )
 
     def lobby(self) -> dict:
@@ -168,7 +203,7 @@ class RoomData:
             "room": self.code,
             "status": self.status,
             "host": 0,
-            "players": [{"seat": seat, "name": p.name, "connected": p.connected}
+            "players": [{"seat": seat, "name": p.name, "connected": p.connected, "away": p.away}
                         for seat, p in enumerate(self.players)],
             "settings": self.settings.to_json(),
             "roles_in_play": roles_in_play(len(self.players), self.settings),
@@ -209,18 +244,22 @@ def error_frame(frame_id: Any, code: str, message: str) -> dict:
 
 def encode_event(seq: int, event: dict) -> bytes:
     """A stored event: who may see it, and the client frame built once as JSON text."""
-    payload = {k: v for k, v in event.items() if k not in ("kind", "to")}
+    payload = {k: v for k, v in event.items() if k not in ("kind", "to", "unseat")}
     frame = orjson.dumps({"type": "event", "seq": seq, "kind": event["kind"], **payload},
                          option=orjson.OPT_NON_STR_KEYS)
     to = event.get("to")
-    return orjson.dumps({"seq": seq, "to": None if to is None else sorted(to), "frame": frame.decode()})
+    item = {"seq": seq, "to": None if to is None else sorted(to), "frame": frame.decode()}
+    if "unseat" in event:  # the seats whose sockets must go (actors.client.Subscriptions)
+        item["unseat"] = event["unseat"]
+    return orjson.dumps(item)
 
 
 # Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the rate limits
 # `_command` is handed (kept in memory, not room state). They raise Refused or rules.RulesError
 # to refuse, anything else is a bug that breaks the room.
 
-def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool, countdown: int):
+def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
+          timing: PublicTiming):
     """`promised`: the table index already counted this seat (a quick-play press claimed it)."""
     for seat, player in enumerate(data.players):
         if player.token_hash == token_hash:  # a retried join that already happened
@@ -238,20 +277,20 @@ def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool, 
     if any(name_skeleton(p.name) == skeleton for p in data.players):
         raise Refused("name_taken", f"{name!r} is taken in this room (or looks like a name that is)")
     seat = len(data.players)
-    players = data.players + (Player(name=name, token_hash=token_hash),)
+    players = data.players + (Player(name=name, token_hash=token_hash, absent_since=now),)
     # The deal depends on how many are seated: every page's lobby shows the new one.
     event = {"kind": "joined", "to": None, "seat": seat, "name": name,
              "roles_in_play": roles_in_play(len(players), data.settings)}
     change = Change(replace(data, players=players), [event])
     if data.public:
-        change = _public_lobby(change, now, countdown)
+        change = _public_lobby(change, now, timing)
         change.seated = 0 if promised else 1
     return {"seat": seat}, change
 
 
-def _public_lobby(change: Change, now: int, countdown: int) -> Change:
-    """A public table starts by itself: at once when it is full, else `countdown` ms after it
-    reached its preset's minimum (a later joiner resets nothing; falling below it stops it)."""
+def _public_lobby(change: Change, now: int, timing: PublicTiming) -> Change:
+    """A public table starts by itself: at once when it is full, else `timing.countdown` ms after
+    it reached its preset's minimum (a later joiner resets nothing; falling below it stops it)."""
     data = change.data
     seated, need = len(data.players), rules.min_players(data.settings)
     if seated >= rules.max_players(data.settings):
@@ -259,13 +298,128 @@ def _public_lobby(change: Change, now: int, countdown: int) -> Change:
         return Change(dealt.data, change.events + dealt.events)
     starts_at = data.starts_at
     if seated >= need and starts_at is None:
-        starts_at = now + countdown
+        starts_at = now + timing.countdown
     elif seated < need:
         starts_at = None
     if starts_at == data.starts_at:
         return change
     return Change(replace(data, starts_at=starts_at),
-                  change.events + [{"kind": "countdown", "to": None, "starts_at": starts_at}])
+                  change.events + [{"kind": "countdown", "to": None, "starts_at": starts_at}],
+                  change.seated)
+
+
+def _remove(data: RoomData, now: int, seat: int, reason: str, timing: PublicTiming) -> Change:
+    """Seat `seat` leaves the lobby: the last seat moves into its place (one seat renumbered, so
+    one player's sockets reconnect), its token stops working, and votes against or by it go."""
+    players = list(data.players)
+    gone, last = players[seat], len(players) - 1
+    moved = last if seat != last else None
+    players[seat] = players[last]
+    players.pop()
+    players = [replace(p, removers=tuple(h for h in p.removers if h != gone.token_hash))
+               if gone.token_hash in p.removers else p for p in players]
+    idle_since = data.idle_since
+    if not any(p.connected for p in players) and idle_since is None:
+        idle_since = now
+    event = {"kind": "removed", "to": None, "seat": seat, "name": gone.name, "reason": reason,
+             "moved": moved, "roles_in_play": roles_in_play(len(players), data.settings),
+             "unseat": [seat] if moved is None else [seat, moved]}
+    change = Change(replace(data, players=tuple(players), idle_since=idle_since), [event])
+    if data.public:
+        change = _public_lobby(change, now, timing)
+        change.seated = -1
+    return change
+
+
+def _leave(data: RoomData, now: int, seat: int, frame: dict, timing: PublicTiming) -> Change:
+    if data.status != "lobby":
+        raise Refused("not_your_turn", "a seat leaves in the lobby; in a game it plays on")
+    return _remove(data, now, seat, "left", timing)
+
+
+def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: PublicTiming) -> Change:
+    """A private table's host removes a seat; at a public one, a seat votes to remove another,
+    which goes once most of the others voted so."""
+    target = frame.get("seat")
+    if data.status != "lobby":
+        raise Refused("not_your_turn", "a seat is removed in the lobby only")
+    if type(target) is not int or not 0 <= target < len(data.players) or target == seat:
+        raise Refused("illegal_target", "remove needs the seat of another player")
+    if not data.public:
+        if seat != 0:
+            raise Refused("not_host", "only the host removes a player from a private table")
+        return _remove(data, now, target, "host", timing)
+    voter, accused = data.players[seat].token_hash, data.players[target]
+    if voter in accused.removers:
+        return Change(data, [])
+    removers = accused.removers + (voter,)
+    needed = (len(data.players) - 1) // 2 + 1  # a majority of the others
+    if len(removers) >= needed:
+        return _remove(data, now, target, "vote", timing)
+    players = list(data.players)
+    players[target] = replace(accused, removers=removers)
+    event = {"kind": "remove_vote", "to": None, "seat": target, "votes": len(removers),
+             "needed": needed}
+    return Change(replace(data, players=tuple(players)), [event])
+
+
+def _remove_absent(data: RoomData, now: int, timing: PublicTiming) -> Change | None:
+    """A public lobby lets go of the seats that held no socket for `timing.absent`."""
+    change = None
+    while True:
+        current = data if change is None else change.data
+        seat = next((s for s, p in enumerate(current.players) if p.absent_since is not None
+                     and now >= p.absent_since + timing.absent), None)
+        if seat is None:
+            return change
+        removed = _remove(current, now, seat, "away", timing)
+        if change is not None:
+            removed = Change(removed.data, change.events + removed.events,
+                             change.seated + removed.seated)
+        change = removed
+
+
+def _count_missed(data: RoomData) -> tuple[RoomData, list[dict]]:
+    """At a public game's deadline: each seat holding an open prompt it never acted on since the
+    last deadline missed one more; one that acted missed none. `away` events as that changes."""
+    prompted = {p["seat"] for p in data.game.prompts}
+    players, events = list(data.players), []
+    for seat, player in enumerate(players):
+        if seat in data.acted:
+            missed = 0
+        elif seat in prompted:
+            missed = player.missed + 1
+        else:
+            continue
+        if missed != player.missed:
+            players[seat] = changed = replace(player, missed=missed)
+            if changed.away != player.away:
+                events.append({"kind": "away", "to": None, "seat": seat, "away": changed.away})
+    return replace(data, players=tuple(players), acted=frozenset()), events
+
+
+def _pass_for_gone(data: RoomData, now: int) -> tuple[RoomData, list[dict]]:
+    """A seat gone for GONE_AFTER prompts in a row passes at once where every living seat holds
+    the same prompt (a day's vote: nothing about its card follows); elsewhere its prompts run
+    their time like anyone's, since an early end would tell the table what it holds."""
+    events: list[dict] = []
+    for _ in range(4 * len(data.players)):
+        game = data.game
+        if game is None or rules.outcome(game) is not None:
+            break
+        living = {s for s, alive in enumerate(game.alive) if alive}
+        by_action: dict[str, set[int]] = {}
+        for p in game.prompts:
+            by_action.setdefault(p["action"], set()).add(p["seat"])
+        passing = next((p for p in game.prompts
+                        if data.players[p["seat"]].missed >= GONE_AFTER and p["min"] == 0
+                        and by_action[p["action"]] >= living), None)
+        if passing is None:
+            break
+        game, more = rules.act(game, seat=passing["seat"], action=passing["action"], targets=[],
+                               now=now)
+        data, events = _with_game(data, game), events + more
+    return data, events
 
 
 def _check_seat(data: RoomData, seat: int) -> None:
@@ -317,9 +471,11 @@ def _with_gateways(data: RoomData, now: int, gateways: dict[int, tuple[str, ...]
     players = list(data.players)
     events = []
     for seat, held in gateways.items():
-        if bool(held) != players[seat].connected:
+        player = players[seat]
+        if bool(held) != player.connected:
             events.append({"kind": "presence", "to": None, "seat": seat, "connected": bool(held)})
-        players[seat] = replace(players[seat], gateways=held)
+        absent_since = None if held else (player.absent_since or now)
+        players[seat] = replace(player, gateways=held, absent_since=absent_since)
     if any(p.connected for p in players):
         idle_since = None
     else:
@@ -334,7 +490,7 @@ def _idle_limit(data: RoomData, idle_close: int | None, lobby_idle_close: int | 
 
 
 def wakeup(data: RoomData, idle_close: int | None,
-           lobby_idle_close: int | None = None) -> int | None:
+           lobby_idle_close: int | None = None, timing: PublicTiming | None = None) -> int | None:
     """When the room's timer must fire: the game's next deadline, or the end of an empty table
     (an empty lobby closes after `lobby_idle_close`, sooner than an abandoned game)."""
     times = []
@@ -342,29 +498,43 @@ def wakeup(data: RoomData, idle_close: int | None,
         times.append(deadline)
     if data.status == "lobby" and data.starts_at is not None:
         times.append(data.starts_at)
+    if data.status == "lobby" and data.public and timing is not None:
+        times += [p.absent_since + timing.absent for p in data.players if p.absent_since is not None]
     idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and data.status not in FINAL:
         times.append(data.idle_since + idle_close)
     return min(times, default=None)
 
 
-def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: int | None):
+def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: int | None,
+          timing: PublicTiming):
     idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and now >= data.idle_since + idle_close:
         # Nobody has been at the table for idle_close: close it, so it frees its host slot.
         return None, Change(replace(data, status="finished"), [])
     if data.status == "lobby":
-        if data.starts_at is None or data.starts_at > now:
-            return None, None
-        return None, _deal(replace(data, starts_at=None), now)
+        change = _remove_absent(data, now, timing) if data.public else None
+        current = data if change is None else change.data
+        if current.status != "lobby" or current.starts_at is None or current.starts_at > now:
+            return None, change
+        dealt = _deal(replace(current, starts_at=None), now)
+        return None, dealt if change is None else Change(dealt.data, change.events + dealt.events,
+                                                          change.seated)
     deadline = rules.next_deadline(data.game) if data.status == "running" else None
     if deadline is None or deadline > now:
         return None, None  # a stale timer: a command moved the deadline meanwhile
+    missed: list[dict] = []
+    if data.public:
+        data, missed = _count_missed(data)
     game, events = rules.advance(data.game, now=now)
     after = rules.next_deadline(game)
     if after is not None and after <= now and rules.outcome(game) is None:
         raise RuntimeError(f"rules.advance left deadline {after} due at {now}")
-    return None, Change(_with_game(data, game), events)
+    data = _with_game(data, game)
+    if data.public:
+        data, passed = _pass_for_gone(data, now)
+        events += passed
+    return None, Change(data, missed + events)
 
 
 def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
@@ -373,8 +543,11 @@ def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
 
 
 def _command(data: RoomData, now: int, seat: int, frame: dict, received: int | None,
-             take_token: Callable[[int, str, int], bool], countdown: int):
+             take_token: Callable[[int, str, int], bool], timing: PublicTiming,
+             proof: str | None = None):
     _check_seat(data, seat)
+    if proof is not None and not data.players[seat].token_hash.startswith(proof):
+        raise Refused("not_authenticated", "this seat is not yours any more: reconnect")
     frame_id = frame.get("id")
     kind = frame.get("type")
     key = None if frame_id is None else frame_key(frame)
@@ -388,7 +561,7 @@ def _command(data: RoomData, now: int, seat: int, frame: dict, received: int | N
     # waited together in a queue were not sent together.
     if not take_token(seat, kind, now if received is None else min(now, received)):
         raise Refused("rate_limited", f"too many {kind} commands, slow down")
-    change = handler(data, now, seat, frame, *((countdown,) if kind in _TAKES_COUNTDOWN else ()))
+    change = handler(data, now, seat, frame, *((timing,) if kind in _TAKES_TIMING else ()))
     if key is not None:
         keys = (data.acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]
         change.data = replace(change.data, acked={**change.data.acked, seat: keys})
@@ -417,7 +590,17 @@ def _act(data: RoomData, now: int, seat: int, frame: dict) -> Change:
             type(t) is int for t in targets):
         raise Refused("bad_frame", "act needs an action name and a list of seats")
     game, events = rules.act(data.game, seat=seat, action=action, targets=targets, now=now)
-    return Change(_with_game(data, game), events)
+    data = _with_game(data, game)
+    if data.public:
+        data = replace(data, acted=data.acted | {seat})
+        if data.players[seat].missed:
+            player = data.players[seat]
+            if player.away:
+                events = [{"kind": "away", "to": None, "seat": seat, "away": False}, *events]
+            players = list(data.players)
+            players[seat] = replace(player, missed=0)
+            data = replace(data, players=tuple(players))
+    return Change(data, events)
 
 
 def _chat(data: RoomData, now: int, seat: int, frame: dict) -> Change:
@@ -459,7 +642,7 @@ def _start(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     return _deal(data, now)
 
 
-def _table(data: RoomData, now: int, seat: int, frame: dict, countdown: int) -> Change:
+def _table(data: RoomData, now: int, seat: int, frame: dict, timing: PublicTiming) -> Change:
     """The host makes the table public (listed, in `language`) or private (link only)."""
     _lobby_host(data, seat, "open or close the table")
     public, language = frame.get("public"), frame.get("language", data.language or "en")
@@ -472,7 +655,7 @@ def _table(data: RoomData, now: int, seat: int, frame: dict, countdown: int) -> 
                       starts_at=None)
     event = {"kind": "table", "to": None, "public": public, "language": changed.language}
     change = Change(changed, [event])
-    return _public_lobby(change, now, countdown) if public else change
+    return _public_lobby(change, now, timing) if public else change
 
 
 def _deal(data: RoomData, now: int) -> Change:
@@ -483,8 +666,9 @@ def _deal(data: RoomData, now: int) -> Change:
 
 _COMMANDS: dict[str, Callable[..., Change]] = {
     "act": _act, "chat": _chat, "settings": _settings, "start": _start, "table": _table,
+    "leave": _leave, "remove": _remove_seat,
 }
-_TAKES_COUNTDOWN = frozenset(("table",))
+_TAKES_TIMING = frozenset(("table", "leave", "remove"))
 
 
 class Room:
@@ -492,9 +676,9 @@ class Room:
                  on_close: Callable[[str], None] | None = None, idle_close: int | None = None,
                  lobby_idle_close: int | None = None,
                  on_persist: Callable[[float, int], None] | None = None, chat_stored: int = 0,
-                 countdown: int = 30_000) -> None:
+                 timing: PublicTiming = PublicTiming()) -> None:
         self.data = data  # committed: durable in the store
-        self._countdown = countdown  # ms a public lobby waits once it has its preset's minimum
+        self._timing = timing  # a public lobby's countdown and patience with absent seats
         # The store's chat list: which game's lines it holds and how many (each persist adds the new ones).
         self._chat_stored = (_game_id(data), chat_stored)
         self._on_persist = on_persist  # (seconds, requests) of every persist: the host's metrics
@@ -556,17 +740,19 @@ class Room:
     async def join(self, name: str, token_hash: str, promised: bool = False) -> dict:
         """{"seat": n}, or {"error": code, "message": ...}. `promised`: a quick-play press
         already counted this seat in the table index."""
-        return await self._submit(_join, (name, token_hash, promised, self._countdown),
+        return await self._submit(_join, (name, token_hash, promised, self._timing),
                                   lambda code, message: {"error": code, "message": message})
 
-    async def command(self, seat: int, frame: dict, received: int | None = None) -> dict:
-        """The ack or error frame answering `frame` (act, chat, settings, start); `received`:
-        when a gateway read it (wall clock ms), for the rate limit."""
+    async def command(self, seat: int, frame: dict, received: int | None = None,
+                      proof: str | None = None) -> dict:
+        """The ack or error frame answering `frame` (act, chat, settings, start, table, leave,
+        remove); `received`: when a gateway read it (wall clock ms), for the rate limit; `proof`:
+        the start of the seat's token hash (refused if the seat is another player's now)."""
         if not isinstance(frame, dict):
             return error_frame(None, "bad_frame", "a command is a JSON object")
         frame_id = frame.get("id")
         return await self._submit(_command, (seat, frame, received, self._take_token,
-                                             self._countdown),
+                                             self._timing, proof),
                                   lambda code, message: error_frame(frame_id, code, message))
 
     def _take_token(self, seat: int, kind: str, now: int) -> bool:
@@ -592,9 +778,13 @@ class Room:
         """These gateway processes are dead: none of their sockets is here any more."""
         await self._submit(_gateways_gone, (gone,), lambda code, message: None)
 
-    def welcome(self, seat: int) -> dict:
-        """The view of `seat` at exactly seq S (the committed state), as {"seq": S, "view": ...}."""
+    def welcome(self, seat: int, proof: str | None = None) -> dict:
+        """The view of `seat` at exactly seq S (the committed state), as {"seq": S, "view": ...};
+        {"moved": True} if `proof` (the start of its token hash) is not that seat's any more."""
         data = self.data
+        if proof is not None and seat != WATCHER and not (
+                0 <= seat < len(data.players) and data.players[seat].token_hash.startswith(proof)):
+            return {"moved": True}
         return {"seq": data.seq, "view": data.view(seat)}
 
     def close(self) -> None:
@@ -703,7 +893,8 @@ class Room:
             await self._store.persist(old.code, epoch=self.epoch, host=self.host,
                                       snapshot=new.to_json(), status=new.status,
                                       first_seq=old.seq + 1, events=events,
-                                      tokens=_new_tokens(old, new), chat_from=chat_from,
+                                      tokens=_new_tokens(old, new), untokens=_gone_tokens(old, new),
+                                      chat_from=chat_from,
                                       chat=[orjson.dumps(line) for line in lines[chat_from or 0:]])
         except StaleEpoch:
             log.warning("room %s: epoch %d fenced by a newer owner; stopping", old.code, self.epoch)
@@ -776,7 +967,7 @@ class Room:
         try:
             await self._store.persist(self.code, epoch=self.epoch, host=self.host,
                                       snapshot=broken.to_json(), status="broken",
-                                      first_seq=broken.seq + 1, events=[], tokens={},
+                                      first_seq=broken.seq + 1, events=[], tokens={}, untokens=[],
                                       chat_from=self._chat_stored[1], chat=[])
         except Exception:
             log.exception("room %s: could not store its broken status", self.code)
@@ -786,7 +977,7 @@ class Room:
     # -- the timer -------------------------------------------------------------------------
 
     def _arm(self) -> None:
-        self._set_timer(wakeup(self.data, self._idle_close, self._lobby_idle_close))
+        self._set_timer(wakeup(self.data, self._idle_close, self._lobby_idle_close, self._timing))
 
     def _retry_later(self) -> None:
         """After a failed write or reload, tick again soon: a deadline whose write failed must
@@ -805,7 +996,8 @@ class Room:
         await self._clock.sleep_until(deadline)
         self._armed = None
         self._timer = None
-        self._submit(_tick, (self._idle_close, self._lobby_idle_close), lambda code, message: None)
+        self._submit(_tick, (self._idle_close, self._lobby_idle_close, self._timing),
+                     lambda code, message: None)
 
 
 def _game_id(data: RoomData) -> int | None:
@@ -814,4 +1006,16 @@ def _game_id(data: RoomData) -> int | None:
 
 
 def _new_tokens(old: RoomData, new: RoomData) -> dict[str, int]:
-    return {p.token_hash: seat for seat, p in enumerate(new.players) if seat >= len(old.players)}
+    """The token hashes whose seat is new: a joiner's, or one that moved into a removed seat."""
+    if old.players is new.players:
+        return {}
+    return {p.token_hash: seat for seat, p in enumerate(new.players)
+            if seat >= len(old.players) or old.players[seat].token_hash != p.token_hash}
+
+
+def _gone_tokens(old: RoomData, new: RoomData) -> list[str]:
+    """The token hashes of the seats removed (their tokens prove nothing any more)."""
+    if len(new.players) >= len(old.players):
+        return []
+    kept = {p.token_hash for p in new.players}
+    return [p.token_hash for p in old.players if p.token_hash not in kept]

@@ -208,7 +208,8 @@ class Store(Protocol):
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int | None, chat: list[bytes]) -> None: ...
+                      chat_from: int | None, chat: list[bytes], untokens: list[str] = ()) -> None:
+        """`tokens`: token hashes seated (or moved) -> seat; `untokens`: those of removed seats."""
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """The requests waiting in the host's inbox, in order (waits up to `wait` s for one)."""
@@ -303,8 +304,8 @@ return epoch
 """
 
 # KEYS: room, state, log, tokens, chat (one slot: the room's)
-# ARGV: epoch, snapshot, status, first_seq, channel, ttl, chat_from, nchat, ntokens,
-#       (hash, seat)*, chat lines*, events*
+# ARGV: epoch, snapshot, status, first_seq, channel, ttl, chat_from, nchat, ntokens, nuntokens,
+#       (hash, seat)*, removed seats' hashes*, chat lines*, events*
 # chat_from: the chat lines already stored ('': none, the chat list starts again, e.g. a new game).
 # Each call inside counts as a Redis command: the status is written (and the code made the
 # room's) only when it changes, the chat list checked only when lines are added to it.
@@ -320,11 +321,16 @@ elseif nchat > 0 and redis.call('LLEN', KEYS[5]) ~= tonumber(ARGV[7]) then
   return -2
 end
 redis.call('SET', KEYS[2], ARGV[2])
-local i = 10
+local i = 11
 local ntokens = tonumber(ARGV[9])
 if ntokens > 0 then
   redis.call('HSET', KEYS[4], unpack(ARGV, i, i + 2 * ntokens - 1))
   i = i + 2 * ntokens
+end
+local nuntokens = tonumber(ARGV[10])
+if nuntokens > 0 then
+  redis.call('HDEL', KEYS[4], unpack(ARGV, i, i + nuntokens - 1))
+  i = i + nuntokens
 end
 if nchat > 0 then
   redis.call('RPUSH', KEYS[5], unpack(ARGV, i, i + nchat - 1))
@@ -482,12 +488,13 @@ class RedisStore:
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int | None, chat: list[bytes]) -> None:
+                      chat_from: int | None, chat: list[bytes], untokens: list[str] = ()) -> None:
         k = self.keys
         args: list = [epoch, snapshot, status, first_seq, k.room(code), self.finished_ttl,
-                      "" if chat_from is None else chat_from, len(chat), len(tokens)]
+                      "" if chat_from is None else chat_from, len(chat), len(tokens), len(untokens)]
         for token_hash, seat in tokens.items():
             args += [token_hash, seat]
+        args += untokens
         args += chat
         args += events
         keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.chat(code)]
@@ -627,7 +634,7 @@ class MemoryStore:
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int | None, chat: list[bytes]) -> None:
+                      chat_from: int | None, chat: list[bytes], untokens: list[str] = ()) -> None:
         if self.gate is not None:
             self.held.set()
             await self.gate.wait()
@@ -644,6 +651,8 @@ class MemoryStore:
         self.snapshots[code] = snapshot
         room["status"] = status
         self.tokens.setdefault(code, {}).update(tokens)
+        for token_hash in untokens:
+            self.tokens[code].pop(token_hash, None)
         log.extend(events)
         if status in FINAL:
             self.hosted.get(host, set()).discard(code)

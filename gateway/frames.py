@@ -124,13 +124,29 @@ class Table(Command):
     language: Literal[LANGUAGES] | None = None
 
 
+class Leave(Command):
+    doc = ("Client, lobby only: leave the table. The seat's sockets close with 4003 and its token "
+           "proves nothing any more; the last seat moves into its place (see `removed`).")
+    type: Literal["leave"]
+
+
+class Remove(Command):
+    doc = ("Client, lobby only: remove another seat. At a private table the host's decision; at a "
+           "public one a vote, which removes the seat once most of the others voted so "
+           "(`remove_vote`, then `removed`).")
+    messages = {"seat": "remove needs the seat of another player"}
+    type: Literal["remove"]
+    seat: Seat
+
+
 class Ping(Command):
     doc = "Client: answered by an ack from the gateway itself."
     type: Literal["ping"]
 
 
-CLIENT_FRAMES: tuple[type[Frame], ...] = (Hello, Act, Chat, Settings, Start, Table, Ping)
-COMMAND = TypeAdapter(Annotated[Union[Act, Chat, Settings, Start, Table, Ping],
+CLIENT_FRAMES: tuple[type[Frame], ...] = (Hello, Act, Chat, Settings, Start, Table, Leave, Remove,
+                                          Ping)
+COMMAND = TypeAdapter(Annotated[Union[Act, Chat, Settings, Start, Table, Leave, Remove, Ping],
                                 Field(discriminator="type")])
 HELLO = TypeAdapter(Hello)
 # The id alone, read first: an error about any other field still echoes it.
@@ -138,7 +154,7 @@ FRAME_ID = TypeAdapter(FrameId)
 
 
 COMMANDS: dict[str, type[Command]] = {frame_name(m): m for m in (Act, Chat, Settings, Start, Table,
-                                                                  Ping)}
+                                                                  Leave, Remove, Ping)}
 
 
 def command_dict(command: Command) -> dict:
@@ -168,6 +184,7 @@ class Player(BaseModel):
     seat: Seat
     name: str
     connected: bool
+    away: bool = Field(False, description="a public game's seat that let 2 prompts in a row pass")
 
 
 class SettingsView(BaseModel):
@@ -227,7 +244,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "spectators": ("count",), "cards": ("cards",), "thief_cards": ("cards",),
     "infected": ("wolves",), "medium_result": ("seat", "role"), "traitor_pack": ("wolves",),
     "lover_pair": ("lovers",), "bread": (), "countdown": ("starts_at",),
-    "table": ("public", "language"),
+    "table": ("public", "language"), "removed": ("seat", "name", "reason", "moved", "roles_in_play"),
+    "remove_vote": ("seat", "votes", "needed"), "away": ("seat", "away"),
 }
 _SEATS = {"type": "array", "items": {"type": "integer", "minimum": 0}}
 # Field types stated where a client relies on them.

@@ -20,8 +20,8 @@ from fastapi import Depends, WebSocket, WebSocketDisconnect, status
 from pydantic import ValidationError
 from starlette.websockets import WebSocketState
 
-from actors.client import RoomClient, RoomNotFound, Since
-from actors.room import WATCHER
+from actors.client import RoomClient, RoomNotFound, Since, Unseated, token_hash
+from actors.room import PROOF_CHARS, WATCHER
 from actors.ratelimit import TokenBucket
 from gateway import frames
 from gateway.frames import MAX_ID_CHARS
@@ -47,6 +47,8 @@ COMMANDS_IN_FLIGHT = 8
 PING_BURST, PING_RATE = 10, 2.0  # per socket: a client pings to see it is connected, not to load us
 
 CLOSE_OVERFLOW = 1013  # "try again later": the client reconnects with `since`
+CLOSE_REMOVED = 4003  # the seat left the lobby or was removed: its token proves nothing any more
+CLOSE_RESEATED = 4004  # the seat moved into a removed one's place: reconnect, the welcome tells it
 # What uvicorn raises when a frame is sent after it answered the client's close frame itself.
 _CLOSED_BY_PEER = "after sending 'websocket.close'"
 
@@ -63,6 +65,7 @@ class BadFrame(Exception):
 class Hello:
     seat: int  # WATCHER for a spectator
     since: int | None
+    proof: str | None = None  # the start of the seat's token hash, sent with its requests
 
 
 def parse_frame(raw: str | bytes | None) -> dict:
@@ -121,7 +124,7 @@ async def hello(websocket: WebSocket, room: str,
     seat = await gw.rooms.authenticate(room, first.token)
     if seat is None:
         return await _refuse(websocket, "not_authenticated")
-    return Hello(seat=seat, since=first.since)
+    return Hello(seat=seat, since=first.since, proof=token_hash(first.token)[:PROOF_CHARS])
 
 
 async def _watcher(websocket: WebSocket, room: str, since: int | None,
@@ -149,7 +152,7 @@ async def websocket_endpoint(websocket: WebSocket, room: str,
                              gw: GatewayState = Depends(gateway_state)) -> None:
     if who is not None:
         kind = WatchSession if who.seat == WATCHER else Session
-        await kind(websocket, room.upper(), who.seat, gw).run(who.since)
+        await kind(websocket, room.upper(), who.seat, gw, who.proof).run(who.since)
 
 
 class SendQueue(asyncio.Queue):
@@ -177,10 +180,13 @@ class Session:
     connection per process, already deduplicated and gap-filled by room); acks and errors join the
     same queue so that a single task writes to the socket."""
 
-    def __init__(self, websocket: WebSocket, room: str, seat: int, gw: GatewayState) -> None:
+    def __init__(self, websocket: WebSocket, room: str, seat: int, gw: GatewayState,
+                 proof: str | None = None) -> None:
         self.ws = websocket
         self.room = room
         self.seat = seat
+        self.proof = proof
+        self.refused: int | None = None  # the close code when the welcome was refused
         self.gw = gw
         self.metrics = gw.metrics
         self.queue = SendQueue(self)
@@ -231,7 +237,7 @@ class Session:
                     close_code = CLOSE_OVERFLOW
                     return
                 if not welcoming.result():
-                    close_code = status.WS_1011_INTERNAL_ERROR
+                    close_code = self.refused or status.WS_1011_INTERNAL_ERROR
                     return
                 if self.overflowed:  # fell behind during its replay
                     close_code = CLOSE_OVERFLOW
@@ -273,8 +279,11 @@ class Session:
         stages = self.metrics.welcome_stages
         try:
             started = time.perf_counter()
-            welcome = await self.gw.rooms.welcome(self.room, self.seat)
+            welcome = await self.gw.rooms.welcome(self.room, self.seat, self.proof)
             stages["welcome"].observe(time.perf_counter() - started)
+            if welcome.get("moved"):  # a lobby seat was removed since the token was read
+                self.refused = CLOSE_RESEATED
+                return False
             upto = welcome["seq"]
         except Exception:
             log.exception("no welcome in room %s for seat %s", self.room, self.seat)
@@ -364,6 +373,8 @@ class Session:
                 if isinstance(item, tuple):  # a reply, with when it was ready
                     await send(item[0])
                     ack_wait.observe(time.perf_counter() - item[1])
+                elif isinstance(item, Unseated):
+                    return CLOSE_REMOVED if item.removed else CLOSE_RESEATED
                 elif isinstance(item, Since):
                     if item.seq > self.last:  # past the welcome, yet not in the queue: the log has them
                         self.metrics.late_joins.inc()
@@ -412,7 +423,7 @@ class Session:
         reach their room in the order they were read (the lane keeps a room's order)."""
         started = time.perf_counter()
         try:
-            reply = await self.gw.rooms.command(self.room, self.seat, command, received)
+            reply = await self.gw.rooms.command(self.room, self.seat, command, received, self.proof)
         except Exception:
             log.exception("command %s failed in room %s", command["type"], self.room)
             reply = _error(command["id"], "internal", "the room did not answer, retry")

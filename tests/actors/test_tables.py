@@ -5,17 +5,18 @@ import asyncio
 import pytest
 
 import rules
-from actors.room import Room
+from actors.room import PublicTiming, Room
 from actors.tables import Kind, NoSuchKind, TableIndex, kinds
 from tests.actors.test_room import CODE, frames, seat
 
 CLASSIC = Kind("seed_000", "en")
 COUNTDOWN = 20_000
+TIMING = PublicTiming(countdown=COUNTDOWN, absent=600_000)
 
 
 async def public_room(store, clock, kind=CLASSIC, code=CODE) -> Room:
     return await Room.create(code, settings=kind.settings(), host="h1", store=store, clock=clock,
-                             kind=kind, countdown=COUNTDOWN)
+                             kind=kind, timing=TIMING)
 
 
 def listed(store, kind=CLASSIC) -> dict[str, int]:
@@ -93,7 +94,7 @@ async def test_a_public_table_is_not_started_by_its_host_and_keeps_its_preset(st
 
 async def test_the_host_opens_and_closes_a_private_table(store, clock):
     room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
-                             clock=clock, countdown=COUNTDOWN)
+                             clock=clock, timing=TIMING)
     await seat(room, 4)
     assert (await room.command(1, {"type": "table", "id": 1, "public": True}))["code"] == "not_host"
     ack = await room.command(0, {"type": "table", "id": 2, "public": True, "language": "vi"})
@@ -121,7 +122,7 @@ async def test_a_custom_table_cannot_go_public(store, clock):
 async def test_a_public_lobby_nobody_attends_closes_and_leaves_the_list(store, clock):
     room = await Room.create(CODE, settings=CLASSIC.settings(), host="h1", store=store,
                              clock=clock, kind=CLASSIC, idle_close=600_000,
-                             lobby_idle_close=60_000)
+                             lobby_idle_close=60_000, timing=TIMING)
     await seat(room, 2)
     clock.advance(60_000)
     await store.wait_for(lambda: room.closed)
@@ -132,7 +133,7 @@ async def test_a_snapshot_keeps_the_table(store, clock):
     room = await public_room(store, clock)
     await seat(room, 6)
     room.close()
-    again = await Room.load(CODE, host="h2", store=store, clock=clock, countdown=COUNTDOWN)
+    again = await Room.load(CODE, host="h2", store=store, clock=clock, timing=TIMING)
     assert (again.data.public, again.data.language) == (True, "en")
     assert again.data.starts_at == room.data.starts_at is not None
     clock.advance(COUNTDOWN)  # its timer re-armed from the stored countdown
