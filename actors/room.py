@@ -403,6 +403,7 @@ def _pass_for_gone(data: RoomData, now: int) -> tuple[RoomData, list[dict]]:
     the same prompt (a day's vote: nothing about its card follows); elsewhere its prompts run
     their time like anyone's, since an early end would tell the table what it holds."""
     events: list[dict] = []
+    done: set[tuple[int, str]] = set()  # a vote stays open once cast: each prompt passed once
     for _ in range(4 * len(data.players)):
         game = data.game
         if game is None or rules.outcome(game) is not None:
@@ -413,9 +414,11 @@ def _pass_for_gone(data: RoomData, now: int) -> tuple[RoomData, list[dict]]:
             by_action.setdefault(p["action"], set()).add(p["seat"])
         passing = next((p for p in game.prompts
                         if data.players[p["seat"]].missed >= GONE_AFTER and p["min"] == 0
-                        and by_action[p["action"]] >= living), None)
+                        and by_action[p["action"]] >= living
+                        and (p["seat"], p["action"]) not in done), None)
         if passing is None:
             break
+        done.add((passing["seat"], passing["action"]))
         game, more = rules.act(game, seat=passing["seat"], action=passing["action"], targets=[],
                                now=now)
         data, events = _with_game(data, game), events + more
