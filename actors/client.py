@@ -13,6 +13,7 @@ import hashlib
 import logging
 import itertools
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -85,6 +86,10 @@ _REFUSALS["internal"] = RoomUnavailable  # the room could not write (Redis unrea
 _REFUSALS["room_closed"] = RoomStarted  # it ended meanwhile
 # What a request retries for a while: an unreachable Redis, here or behind a host's answer.
 RETRIED = (*REDIS_DOWN, RoomUnavailable)
+
+
+def time_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 def token_hash(token: str) -> str:
@@ -376,6 +381,49 @@ class RoomClient:
             raise RoomNotFound(f"no room {code!r}")
         following = await self.redis.hget(self.keys.room(code), "next") if facts["status"] == "finished" else None
         return {**facts, "next": following and following.decode()}
+
+    async def report(self, room: str, token: str, seat: int, reason: str, text: str) -> bool:
+        """File the report of seat `seat` by the seat `token` proves, stored with the room for
+        `config.report_ttl` (who, whom, when, why, and the reported seat's chat lines, every
+        channel: only operators read them). False if this seat had reported that one already.
+        Raises AgainRefused (not_authenticated: no such seat; illegal_target: itself or no seat)."""
+        code = normal_code(room)
+        reporter = await self.authenticate(code, token)
+        if reporter is None:
+            raise AgainRefused("not_authenticated", "no seat of this room has that token")
+        facts = await self.lobby(code)
+        players = {p["seat"]: p["name"] for p in facts["players"]}
+        if seat == reporter or seat not in players:
+            raise AgainRefused("illegal_target", "a report names another seat of the room")
+        keys, ttl = self.keys, self.config.report_ttl
+        if not await self.redis.sadd(keys.reported_pairs(code), f"{reporter}>{seat}"):
+            return False
+        lines = [line for line in map(orjson.loads, await self.redis.lrange(keys.chat(code), 0, -1))
+                 if line.get("seat") == seat]
+        now = time_ms()
+        entry = {"room": code, "reporter": {"seat": reporter, "name": players[reporter]},
+                 "reported": {"seat": seat, "name": players[seat]}, "reason": reason,
+                 "text": text, "at": now,
+                 "lines": [{k: line[k] for k in ("channel", "ts", "text")} for line in lines]}
+        async with self.redis.pipeline(transaction=True) as pipe:  # the room's slot
+            pipe.rpush(keys.reports(code), orjson.dumps(entry))
+            pipe.expire(keys.reports(code), ttl)
+            pipe.expire(keys.reported_pairs(code), ttl)
+            await pipe.execute()
+        async with self.redis.pipeline(transaction=True) as pipe:  # the global index's slot
+            pipe.zadd(keys.reported_rooms(), {code: now})
+            pipe.zremrangebyscore(keys.reported_rooms(), 0, now - ttl * 1000)
+            await pipe.execute()
+        return True
+
+    async def reports(self, limit: int = 100) -> list[dict]:
+        """The operators' view: the newest reports first, of the rooms reported most lately."""
+        codes = [c.decode() for c in await self.redis.zrevrange(self.keys.reported_rooms(), 0,
+                                                                 limit - 1)]
+        found: list[dict] = []
+        for code in codes:  # one slot each on a cluster: one read per room
+            found += map(orjson.loads, await self.redis.lrange(self.keys.reports(code), 0, -1))
+        return sorted(found, key=lambda r: -r["at"])[:limit]
 
     async def authenticate(self, room: str, token: str) -> int | None:
         """The seat `token` proves in `room`, or None. Redis only."""

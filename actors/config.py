@@ -55,6 +55,10 @@ class Config:
     public_countdown: int = 30
     # Seconds a seat of a public lobby may hold no socket before the table lets it go.
     lobby_away: int = 60
+    reports_per_address: int = 20  # reports of players one address may file per limit window
+    report_ttl: int = 30 * 86400  # seconds a report is kept for the operators
+    # The operators' secret for /api/admin/* (Authorization: Bearer ...); None: no admin API.
+    admin_secret: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.games_per_actor < 1:
@@ -64,6 +68,7 @@ class Config:
         if self.warm_actors < 0:
             raise ValueError("warm_actors must be >= 0")
         for name in ("lobby_idle_close", "rooms_per_address", "quick_plays_per_address",
+                     "reports_per_address",
                      "lookup_failures_per_address",
                      "max_hosts"):
             if getattr(self, name) < 0:
@@ -116,6 +121,9 @@ class Config:
             ("WW_REQUEST_PATIENCE", "request_patience", float),
             ("WW_PUBLIC_COUNTDOWN", "public_countdown", int),
             ("WW_LOBBY_AWAY", "lobby_away", int),
+            ("WW_REPORTS_PER_ADDRESS", "reports_per_address", int),
+            ("WW_REPORT_TTL", "report_ttl", int),
+            ("WW_ADMIN_SECRET", "admin_secret", str),
         ):
             if key in env:
                 values[name] = kind(env[key])

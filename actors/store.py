@@ -272,6 +272,15 @@ class Keys:
     def limit(self, what: str, address: str, window: int) -> str:  # counter, TTL: one window
         return f"{self.prefix}:limit:{what}:{address}:{window}"
 
+    def reports(self, code: str) -> str:  # list: reports of the room's players (JSON), newest last
+        return f"{self.room(code)}:reports"
+
+    def reported_pairs(self, code: str) -> str:  # set: "reporter>reported" seats already reported
+        return f"{self.room(code)}:reported"
+
+    def reported_rooms(self) -> str:  # sorted set: room code -> time of its latest report (ms)
+        return f"{self.prefix}:reported"
+
     def press(self, press: str) -> str:  # a quick-play press's outcome, for its retries (TTL)
         return f"{self.prefix}:press:{{{press}}}"
 

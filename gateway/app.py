@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hmac
 import logging
 import signal
 import threading
@@ -29,7 +30,8 @@ from actors.config import Config
 from actors.metrics import watch_loop_lag
 from actors.store import StorageUnavailable
 from actors.tables import Kind
-from gateway.frames import HttpCreate, HttpName, HttpQuickPlay, HttpSeat, HttpTables, HttpToken
+from gateway.frames import (HttpCreate, HttpName, HttpQuickPlay, HttpReport, HttpSeat, HttpTables,
+                            HttpToken)
 from gateway.limits import AddressLimits, client_address
 from gateway.metrics import Metrics
 from rules import declaration
@@ -309,6 +311,41 @@ def create_app(config: Config) -> FastAPI:
                            60) from None
         except AgainRefused as e:
             raise HTTPException(AGAIN_STATUS.get(e.code, 409), {"code": e.code}) from None
+
+    @app.post("/api/rooms/{room}/reports", status_code=201,
+              responses={401: {"description": "not_authenticated: the token is no seat's"},
+                         404: {"description": "no such room (or past its TTL)"},
+                         409: {"description": "illegal_target: itself, or no such seat"},
+                         429: {"description": "rate_limited: too many reports from this address"}})
+    async def report(room: str, body: HttpReport, request: Request, gw: Gateway):
+        """A seat reports another (in the lobby, the game or the review): kept for operators."""
+        address = await not_guessing(request, gw)
+        limit = gw.config.reports_per_address
+        if limit and await gw.limits.spend("reports", address) > limit:
+            raise _refusal(429, "rate_limited", f"at most {limit} reports per address in "
+                           f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+        try:
+            filed = await gw.rooms.report(room, body.token, body.seat, body.reason, body.text)
+        except RoomNotFound:
+            raise await not_found(gw, address) from None
+        except AgainRefused as e:
+            raise HTTPException(401 if e.code == "not_authenticated" else 409,
+                                {"code": e.code}) from None
+        return {"ok": True, "duplicate": not filed}
+
+    @app.get("/api/admin/reports", include_in_schema=False)
+    async def admin_reports(request: Request, gw: Gateway,
+                            limit: Annotated[int, Query(ge=1, le=1000)] = 100):
+        """Operators only (docs/protocol.md, "Admin"): the newest reports with the reported
+        lines. Without WW_ADMIN_SECRET there is no admin API at all (404)."""
+        secret = gw.config.admin_secret
+        if not secret:
+            raise HTTPException(404, {"code": "room_not_found"})
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {secret}".encode()):
+            raise HTTPException(401, {"code": "not_authenticated"},
+                                headers={"WWW-Authenticate": "Bearer"})
+        return {"reports": await gw.rooms.reports(limit)}
 
     @app.get("/api/rooms/{room}", responses={404: {"description": "no such room"},
                                              429: {"description": "rate_limited"}})

@@ -337,6 +337,19 @@ class HttpTables(Frame):
     total: Annotated[int, Field(ge=0)]
 
 
+REPORT_REASONS = ("abuse", "cheating", "afk", "name", "other")
+
+
+class HttpReport(Frame):
+    doc = ("HTTP request body of POST /api/rooms/{room}/reports: the reporting seat's token, the "
+           "seat reported, why, and a few words. Stored with the room for the operators (GET "
+           "/api/admin/reports), never shown to players; one report per seat and reported seat.")
+    token: str
+    seat: Seat
+    reason: Literal[REPORT_REASONS]
+    text: Annotated[str, StringConstraints(max_length=500)] = ""
+
+
 class HttpToken(Frame):
     doc = "HTTP request body of POST /api/rooms/{room}/again: the host's token of that room."
     token: str
@@ -362,7 +375,7 @@ class HttpRoom(LobbyFacts, Frame):
 class HttpErrorDetail(BaseModel):
     code: Literal["room_not_found", "room_full", "room_started", "name_taken",
                   "not_authenticated", "not_host", "not_your_turn", "rate_limited", "server_full",
-                  "storage_unavailable", "too_large"]
+                  "storage_unavailable", "too_large", "illegal_target", "bad_kind"]
     message: str | None = None
 
 
@@ -376,7 +389,7 @@ class HttpError(Frame):
 
 HTTP_BODIES: dict[str, type[Frame]] = {"http_name": HttpName, "http_create": HttpCreate,
                                        "http_quickplay": HttpQuickPlay, "http_tables": HttpTables,
-                                       "http_token": HttpToken,
+                                       "http_report": HttpReport, "http_token": HttpToken,
                                        "http_seat": HttpSeat, "http_room": HttpRoom,
                                        "http_error": HttpError}
 
