@@ -2,13 +2,15 @@
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 15000;
 const POLICY_VIOLATION = 1008; // the gateway's answer to a bad token
+const REMOVED = 4003; // this seat left the table or was removed from it: its token is void
+const MOVED = 4004; // this seat's player now sits at another seat: the next welcome names it
 // A phone that changes networks can keep a dead socket open for minutes: probe it.
 const PING_EVERY_MS = 25000;
 const PING_TIMEOUT_MS = 10000;
 
 export class Connection {
-  constructor({ room, token, since, onWelcome, onEvent, onError, onStatus, onRejected }) {
-    Object.assign(this, { room, token, onWelcome, onEvent, onError, onStatus, onRejected });
+  constructor({ room, token, since, onWelcome, onEvent, onError, onStatus, onRejected, onRemoved }) {
+    Object.assign(this, { room, token, onWelcome, onEvent, onError, onStatus, onRejected, onRemoved });
     this.lastSeq = since;
     this.attempt = 0;
     // Ids unique across page loads: the room acks a resent (id, frame) it already applied
@@ -59,6 +61,14 @@ export class Connection {
       this.stopped = true;
       this.failPending();
       this.onRejected(reason);
+    } else if (code === REMOVED) {
+      if (this.stopped) return;
+      this.stopped = true;
+      this.failPending();
+      this.onRemoved?.(reason);
+    } else if (code === MOVED && !this.stopped) {
+      clearTimeout(this.timer);
+      this.open(); // at once: the same token, another seat
     } else if (!this.stopped) {
       this.scheduleRetry();
     }

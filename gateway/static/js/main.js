@@ -9,11 +9,18 @@ import { renderTable } from "./table.js";
 import { TurnNotifier } from "./notify.js";
 import { Dawn } from "./dawn.js";
 import * as pass from "./pass.js";
+import { api, errorText } from "./http.js";
+import { toast } from "./toast.js";
+import * as tables from "./tables.js";
+import { initLobbyTable, renderLobbyTable } from "./lobbytable.js";
+import * as mod from "./moderation.js";
 import qrcode from "../vendor/qrcode.mjs";
 
 const FEED_KINDS = new Set(["joined", "game_started", "phase", "death", "mayor", "vote_result", "seer_result", "lovers",
   "candidate", "idiot_revealed", "powers_lost", "scapegoat_voters", "talkative_seer", "peeked", "little_girl_caught", "charmed",
-  "medium_result", "traitor_pack", "lover_pair", "bread", "infected", "thief_cards", "game_over"]);
+  "medium_result", "traitor_pack", "lover_pair", "bread", "infected", "thief_cards", "game_over", "removed"]);
+const LOBBY_NEWS = new Set(["joined", "removed"]); // the lobby's last lines
+const LOBBY_NEWS_LIMIT = 4;
 const FEED_LIMIT = 80;
 // Every card the catalogue explains, in its order: a new role's help comes with its keys.
 const helpRoles = () => keys("explain.").map((key) => key.slice("explain.".length));
@@ -39,21 +46,6 @@ const NEXT_POLL_MS = 2000;
 // The card that stands for the winning side on the end screen.
 const BANNER = { no_wolves_alive: "villager", only_wolves_alive: "werewolf", village_side_killed: "werewolf",
   wolves_at_parity: "werewolf", lovers_last_alive: "cupid", piper_charmed_all: "piper" };
-
-// Messages that come together (a line expired and its draft set aside, at one welcome) are
-// shown together rather than the last one hiding the others.
-function toast(text) {
-  const box = $("#toast");
-  const shown = box.hidden ? [] : [...box.children].map((p) => p.textContent);
-  if (!shown.includes(text)) box.replaceChildren(...[...shown, text].map((line) => el("p", { text: line })));
-  box.hidden = false;
-  clearTimeout(toast.timer);
-  toast.timer = setTimeout(() => (box.hidden = true), 5000);
-}
-
-function errorText(err) {
-  return has(`error.${err?.code}`) ? t(`error.${err.code}`) : t("error.unknown");
-}
 
 function showScreen(id) {
   for (const s of document.querySelectorAll(".screen")) s.hidden = s.id !== id;
@@ -93,24 +85,6 @@ function shareLink(room) {
   return `${location.origin}${location.pathname}#/r/${room}`;
 }
 
-async function api(method, path, body) {
-  let res;
-  try {
-    res = await fetch(path, {
-      method,
-      headers: body ? { "content-type": "application/json" } : {},
-      body: body ? JSON.stringify(body) : undefined,
-    });
-  } catch {
-    throw { code: "network" };
-  }
-  const data = await res.json().catch(() => ({}));
-  if (res.status === 404) throw { code: "not_found" };
-  if (res.status === 422) throw { code: "bad_name" };
-  if (!res.ok) throw { code: data?.detail?.code ?? "unknown" };
-  return data;
-}
-
 function seated(answer) {
   localStorage.setItem(tokenKey(answer.room), answer.token);
   if (roomFromUrl() === answer.room) route();
@@ -131,6 +105,7 @@ function seatLink(room, token, onRejected, seen = 0) {
     onError: (frame) => toast(errorText(frame)),
     onStatus: (status) => link === app.links[0] && showConnStatus(status),
     onRejected,
+    onRemoved: (reason) => goneFromTable(link, reason || link.goneReason),
   });
   return link;
 }
@@ -153,6 +128,7 @@ async function route() {
   }
   if (!room) {
     showScreen("screen-home");
+    tables.shown();
     return;
   }
   app.watching = watching;
@@ -225,7 +201,7 @@ function bindForms() {
   $("#form-create").addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      seated(await api("POST", "/api/rooms", { name: e.target.name.value.trim() }));
+      seated(await api("POST", "/api/rooms", { name: e.target.name.value.trim(), ...tables.createOptions() }));
     } catch (err) {
       toast(errorText(err));
     }
@@ -257,6 +233,12 @@ function bindForms() {
     }
   });
   $("#start").addEventListener("click", () => send({ type: "start" }));
+  $("#leave").addEventListener("click", () => {
+    const link = app.here;
+    // The room's "removed" event or the socket's close may come first: both go home too.
+    send({ type: "leave" }, { explain: (err) => (err.code === "disconnected" ? "" : null) })
+      .then(() => goneFromTable(link, "left"), () => {});
+  });
   bindPassForms();
   $("#card-hide").addEventListener("click", () => {
     app.cardHidden = !app.cardHidden;
@@ -308,6 +290,7 @@ function bindForms() {
   $("#lang").addEventListener("change", async (e) => {
     await setLanguage(e.target.value, { persist: true });
     app.qrFor = null;
+    tables.relabel();
     if (app.connStatus) showConnStatus(app.connStatus);
     if (!$("#screen-join").hidden) showJoin(roomFromUrl());
     if (!$("#screen-pass").hidden) labelPassNames();
@@ -394,10 +377,21 @@ function follow(next) {
   location.hash = `#/r/${next}`;
 }
 
+// This page's seat left the table or was removed from it: its token is void, home it goes.
+function goneFromTable(link, reason) {
+  if (!app.links.includes(link)) return; // already gone (the event, the ack and the close all say so)
+  localStorage.removeItem(tokenKey(app.room));
+  dropLinks();
+  toast(mod.goneText(reason));
+  history.replaceState(null, "", location.pathname);
+  route();
+}
+
 // ---------- connection callbacks ----------
 
 function onWelcome(link, frame) {
-  link.seat = frame.seat; // null for a spectator
+  link.seat = frame.seat; // null for a spectator; after a move (close 4004), the seat it now has
+  if (!app.pass && !app.watching) mod.rememberSeat(app.room, frame.seat);
   link.view = { prompts: [], chat: {}, votes: {}, tally: {}, pointing: {}, ...frame.view };
   scheduleRender();
 }
@@ -407,6 +401,15 @@ function onEvent(link, ev, fresh) {
   if (!v) return;
   const before = v.phase;
   if (fresh) applyEvent(v, ev, link.seat);
+  if (fresh && ev.kind === "removed" && !app.pass) {
+    if (link === app.links[0]) mod.seatRemoved(app.room, ev);
+    if (ev.seat === link.seat) { // this page's seat is gone: its socket closes with 4003
+      link.goneReason = ev.reason;
+      goneFromTable(link, ev.reason);
+      return;
+    }
+    if (ev.moved === link.seat) link.seat = ev.seat; // until the welcome of the socket reopened on 4004
+  }
   // The dawn tells public news (deaths, the phase): one seat's stream is the table's.
   if (fresh && link === app.links[0]) app.dawn.see(ev, before);
   if (fresh && ev.kind === "phase") app.chatPinned = false;
@@ -516,12 +519,17 @@ function renderLobby(v) {
   $("#lobby-watch").hidden = !!app.pass || v.settings?.rules?.spectators === "forbidden";
   $("#lobby-spectators").textContent = t("watch.count", { n: v.spectators ?? 0 });
   $("#lobby-players-title").textContent = t("lobby.players", { n: v.players.length });
+  const tools = toolsContext(v, true);
   rebuild($("#lobby-players"), v.players.map((p) =>
-    el("li", { "data-seat": p.seat, class: "player" },
+    el("li", { "data-seat": p.seat, class: "player", "data-away": p.away ? "1" : null },
       connDot(p.connected),
       el("span", { class: "name", text: p.name }),
       p.seat === v.host ? el("span", { class: "badge", text: t("lobby.host") }) : null,
-      p.seat === app.here.seat && !app.pass ? el("span", { class: "muted", text: `(${t("lobby.you")})` }) : null)));
+      p.seat === app.here.seat && !app.pass ? el("span", { class: "muted", text: `(${t("lobby.you")})` }) : null,
+      tools ? mod.playerTools(p, tools) : null)));
+  rebuild($("#lobby-news"), app.here.feed.filter((ev) => LOBBY_NEWS.has(ev.kind)).slice(-LOBBY_NEWS_LIMIT)
+    .map((ev) => el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev) })));
+  $("#leave").hidden = app.here.seat == null || !!app.pass;
 
   // The server shows the deal of the smallest table the settings can start while fewer are seated.
   const rip = v.roles_in_play || {};
@@ -546,6 +554,14 @@ function renderLobby(v) {
   const hostForm = $("#lobby-host");
   hostForm.hidden = !isHost(v);
   if (isHost(v)) renderHostForm(v, need);
+  renderLobbyTable(v, { host: isHost(v), need, watching: app.watching, local: !!app.pass });
+}
+
+// What a player entry's moderation controls need (none on a phone passed around).
+function toolsContext(v, lobby) {
+  if (app.pass) return null;
+  return { room: app.room, v, me: app.here.seat, token: app.links[0]?.token, lobby, host: isHost(v),
+    send: (frame) => send(frame), changed: () => render() };
 }
 
 function roleChips(rolesInPlay) {
@@ -679,7 +695,8 @@ function sendSettings(preset = null) {
       const rule = app.declared.rules.find((r) => r.id === select.name);
       rules[select.name] = rule.values[Number(select.value)];
     }
-    sent = { roles, durations, rules };
+    // a public table keeps its preset: only its durations may change
+    sent = app.here.view?.public ? { durations } : { roles, durations, rules };
   }
   app.settingsPending += 1;
   app.settingsSent = sent;
@@ -696,9 +713,9 @@ function showsSettings(settings, sent) {
   if (sent.preset) return settings?.preset === sent.preset;
   const roles = new Set(settings?.roles || []);
   const durations = settings?.durations || {};
-  return roles.size === sent.roles.length && sent.roles.every((r) => roles.has(r))
+  return (!sent.roles || (roles.size === sent.roles.length && sent.roles.every((r) => roles.has(r))))
     && Object.entries(sent.durations).every(([k, s]) => durations[k] === s)
-    && Object.entries(sent.rules).every(([k, value]) => settings?.rules?.[k] === value);
+    && Object.entries(sent.rules || {}).every(([k, value]) => settings?.rules?.[k] === value);
 }
 
 function connDot(connected) {
@@ -918,6 +935,8 @@ function promptNode(link, p) {
 
 function renderPlayers(v) {
   const online = new Map(v.players.map((p) => [p.seat, p.connected]));
+  const away = new Map(v.players.map((p) => [p.seat, !!p.away]));
+  const tools = toolsContext(v, false);
   rebuild($("#players"), (v.seats || []).map((s) => {
     const voted = v.votes?.[s.seat];
     const points = v.pointing?.[s.seat];
@@ -934,7 +953,8 @@ function renderPlayers(v) {
       s.role && !(cardHidden() && s.seat === app.here.seat) ? el("span", { class: "chip role", text: roleName(s.role) }) : null,
       tally ? el("span", { class: "tally", text: t("players.votes", { n: tally }) }) : null,
       voted !== undefined ? el("span", { class: "muted vote", text: t("players.voted_for", { name: nameOf(voted) }) }) : null,
-      points !== undefined ? el("span", { class: "muted point", text: t("players.points_at", { name: nameOf(points) }) }) : null);
+      points !== undefined ? el("span", { class: "muted point", text: t("players.points_at", { name: nameOf(points) }) }) : null,
+      tools ? mod.playerTools({ seat: s.seat, name: s.name, away: away.get(s.seat) }, tools) : null);
   }));
 }
 
@@ -963,11 +983,13 @@ function renderChat(v) {
     type: "button", class: "tab", "data-channel": ch, "data-fk": `tab:${ch}`,
     "aria-pressed": ch === app.chatTab ? "true" : "false",
     onclick: () => { app.chatTab = ch; app.chatPinned = true; render(); },
-  }, channelLabel(ch), el("span", { class: "count", text: ` ${(chat[ch] || []).length}` }))));
-  const lines = chat[app.chatTab] || [];
+  }, channelLabel(ch), el("span", { class: "count", text: ` ${mod.visibleLines(app.room, chat[ch] || []).shown.length}` }))));
+  // a muted player's lines stay in the view (and the review): this page does not show them
+  const { shown: lines, hidden } = mod.visibleLines(app.room, chat[app.chatTab] || []);
   const log = $("#chat-log");
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
-  rebuild(log, lines.length ? lines.map(chatLine) : [el("li", { class: "muted", text: t("chat.empty") })]);
+  rebuild(log, [...(lines.length || hidden ? lines.map(chatLine) : [el("li", { class: "muted", text: t("chat.empty") })]),
+    mod.hiddenNote(hidden)].filter(Boolean));
   if (atBottom) log.scrollTop = log.scrollHeight;
   renderComposer(writable);
 }
@@ -1050,6 +1072,7 @@ function feedText(ev, next) {
     case "infected": return t("feed.infected", { names: ev.wolves.map(nameOf).join(", ") });
     case "thief_cards": return t("feed.thief_cards", { first: roleName(ev.cards[0]), second: roleName(ev.cards[1]) });
     case "game_over": return t("feed.game_over");
+    case "removed": return mod.removedFeedText(ev);
     default: return null;
   }
 }
@@ -1090,10 +1113,12 @@ function renderEnd(v) {
     if (!byChannel.has(line.channel)) byChannel.set(line.channel, []);
     byChannel.get(line.channel).push(line);
   }
-  rebuild($("#end-chat"), [...byChannel].map(([ch, ls]) =>
-    el("section", { class: "endchat", "data-channel": ch },
+  rebuild($("#end-chat"), [...byChannel].map(([ch, ls]) => {
+    const { shown, hidden } = mod.visibleLines(app.room, ls);
+    return el("section", { class: "endchat", "data-channel": ch },
       el("h3", { text: channelLabel(ch) }),
-      el("ol", { class: "plain chatlog" }, ls.map(chatLine)))));
+      el("ol", { class: "plain chatlog" }, shown.map(chatLine), mod.hiddenNote(hidden)));
+  }));
 }
 
 // ---------- one phone passed around ----------
@@ -1312,6 +1337,8 @@ async function boot() {
   app.turn = new TurnNotifier(t("app.title"));
   app.dawn = new Dawn({ nameOf, roleName });
   showSound();
+  tables.initHome({ seated, presets: (app.declared.presets || []).map((p) => p.id) });
+  initLobbyTable({ send: (frame, options) => send(frame, options) });
   bindForms();
   window.addEventListener("hashchange", route);
   setInterval(tick, 250);

@@ -5,6 +5,7 @@
 import { LANGS, pickLanguage, setLanguage, t, has } from "./i18n.js";
 import { el, rebuild } from "./dom.js";
 import { rolePicture } from "./art.js";
+import { reviewReport } from "./moderation.js";
 
 const $ = (sel) => document.querySelector(sel);
 const BANNER = { no_wolves_alive: "villager", only_wolves_alive: "werewolf", village_side_killed: "werewolf",
@@ -140,7 +141,8 @@ function render() {
     return el("li", { "data-seat": p.seat, "data-role": last, class: `${alive.has(p.seat) ? "alive" : "dead"}${winners.has(p.seat) ? " winner" : ""}` },
       rolePicture(last),
       el("div", {}, el("div", { class: "name", text: p.name }),
-        el("div", { class: "muted", text: dealt && dealt !== last ? t("review.became", { first: roleName(dealt), last: roleName(last) }) : roleName(last) })));
+        el("div", { class: "muted", text: dealt && dealt !== last ? t("review.became", { first: roleName(dealt), last: roleName(last) }) : roleName(last) }),
+        reviewReport(room, p))); // a room this browser sat at: report a player to the operators
   }));
   rebuild($("#review-timeline"), timeline(events, final, over?.causes ?? {}));
 }

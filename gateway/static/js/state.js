@@ -42,6 +42,40 @@ export function applyEvent(view, ev, mySeat) {
     case "spectators":
       view.spectators = ev.count;
       break;
+    case "table": // public (listed, starts by itself) or private again
+      view.public = ev.public;
+      view.language = ev.language;
+      if (!ev.public) view.starts_at = null;
+      break;
+    case "countdown":
+      view.starts_at = ev.starts_at;
+      break;
+    case "away": {
+      const p = view.players.find((x) => x.seat === ev.seat);
+      if (p) p.away = ev.away;
+      break;
+    }
+    case "remove_vote":
+      view.remove_votes = { ...(view.remove_votes || {}), [ev.seat]: { votes: ev.votes, needed: ev.needed } };
+      break;
+    case "removed": {
+      // Seat k is gone; the last seat m (if any) now sits at k: the list stays 0..n-1.
+      const k = ev.seat;
+      const m = ev.moved;
+      if (m != null) {
+        const last = view.players.find((x) => x.seat === m);
+        view.players = view.players.filter((x) => x.seat !== k && x.seat !== m);
+        if (last) view.players.push({ ...last, seat: k });
+      } else {
+        view.players = view.players.filter((x) => x.seat !== k);
+      }
+      view.players.sort((a, b) => a.seat - b.seat);
+      // The gone seat's votes went with it and a majority of fewer seats is another count: the
+      // next remove_vote says where each vote stands.
+      view.remove_votes = {};
+      if (ev.roles_in_play) view.roles_in_play = ev.roles_in_play;
+      break;
+    }
     case "cards": // dead_see_roles: every card, to a seat as it dies
       view.cards = ev.cards;
       break;

@@ -36,6 +36,7 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName }) {
   const seats = v.seats || [];
   const n = seats.length || 1;
   const online = new Map((v.players || []).map((p) => [p.seat, p.connected]));
+  const away = new Set((v.players || []).filter((p) => p.away).map((p) => p.seat)); // let turns pass
   const wolves = new Set(v.wolves || []);
   const lovers = new Set(loversOf(v, me));
   const cards = v.cards || {};
@@ -62,6 +63,7 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName }) {
     // Text marks from plain fonts (no emoji font is assumed); the pack's is the werewolf's own art.
     if (s.mayor || v.mayor === s.seat) marks.push(el("span", { class: "mark mayor", title: t("players.mayor"), "aria-label": t("players.mayor"), role: "img", text: "♛" }));
     if (lovers.has(s.seat)) marks.push(el("span", { class: "mark lover", title: t("table.lover"), "aria-label": t("table.lover"), role: "img", text: "♥" }));
+    if (away.has(s.seat)) marks.push(el("span", { class: "mark idle", title: t("mod.away"), "aria-label": t("mod.away"), role: "img", text: "z" }));
     if (wolves.has(s.seat)) marks.push(el("span", { class: "mark wolf", title: t("table.wolf"), "aria-label": t("table.wolf"), role: "img" },
       rolePicture("werewolf", { className: "mark-art" })));
     const label = [s.name, s.alive ? t("players.alive") : t("players.dead"), role ? roleName(role) : null,
@@ -72,6 +74,7 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName }) {
       "data-seat": s.seat, "data-alive": s.alive ? "1" : "0", "data-role": role,
       "data-wolf": wolves.has(s.seat) ? "1" : null, "data-lover": lovers.has(s.seat) ? "1" : null,
       "data-mayor": s.mayor || v.mayor === s.seat ? "1" : null, "data-votes": votes || null,
+      "data-away": away.has(s.seat) ? "1" : null,
       "aria-label": label,
     },
       el("span", { class: "avatar", "aria-hidden": "true" },

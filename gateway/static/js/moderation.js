@@ -1,0 +1,155 @@
+// Moderation at the table: leave (lobby), remove a seat (the host of a private lobby) or vote to
+// remove it (anyone at a public lobby), the away mark, mute (this browser only) and report (to the
+// operators, with the token this browser holds for the room). Used by the table's page and by the
+// review page of a finished game.
+import { t } from "./i18n.js";
+import { el } from "./dom.js";
+import { api, errorText } from "./http.js";
+import { toast } from "./toast.js";
+
+export const REASONS = ["abuse", "cheating", "afk", "name", "other"];
+const muteKey = (room) => `ww:mute:${room}`;
+const seatKey = (room) => `ww:seat:${room}`;
+const tokenKey = (room) => `ww:token:${room}`;
+
+// ---------- mute: seats whose chat lines this browser hides ----------
+
+export function muted(room) {
+  try {
+    return new Set(JSON.parse(localStorage.getItem(muteKey(room)) || "[]"));
+  } catch {
+    return new Set();
+  }
+}
+
+function saveMuted(room, seats) {
+  if (seats.size) localStorage.setItem(muteKey(room), JSON.stringify([...seats].sort((a, b) => a - b)));
+  else localStorage.removeItem(muteKey(room));
+}
+
+export function toggleMute(room, seat) {
+  const seats = muted(room);
+  if (seats.has(seat)) seats.delete(seat);
+  else seats.add(seat);
+  saveMuted(room, seats);
+}
+
+// A lobby seat removed: the mute follows the player who moved into its place.
+export function seatRemoved(room, ev) {
+  const seats = muted(room);
+  const had = ev.moved != null && seats.has(ev.moved);
+  seats.delete(ev.seat);
+  if (ev.moved != null) seats.delete(ev.moved);
+  if (had) seats.add(ev.seat);
+  saveMuted(room, seats);
+}
+
+// The lines to show and how many were hidden (lines without a seat are the Little Girl's: kept).
+export function visibleLines(room, lines) {
+  const seats = muted(room);
+  const shown = lines.filter((line) => line.seat == null || !seats.has(line.seat));
+  return { shown, hidden: lines.length - shown.length };
+}
+
+export function hiddenNote(n) {
+  return n ? el("li", { class: "muted mutednote", text: t("chat.muted_hidden", { n }) }) : null;
+}
+
+// ---------- the seat this browser held, for the review page ----------
+
+export function rememberSeat(room, seat) {
+  if (seat != null) localStorage.setItem(seatKey(room), String(seat));
+}
+
+// ---------- words ----------
+
+export function removedFeedText(ev) {
+  const reason = ["left", "host", "vote", "away"].includes(ev.reason) ? ev.reason : "host";
+  return t(`feed.removed.${reason}`, { name: ev.name });
+}
+
+// What the removed seat's page says as it goes home.
+export function goneText(reason) {
+  if (reason === "left") return t("mod.you_left");
+  if (["host", "vote", "away"].includes(reason)) return t(`mod.you_removed.${reason}`);
+  return t("mod.you_removed");
+}
+
+// ---------- the controls of one player entry ----------
+
+// `p`: {seat, name, away}; `ctx`: { room, v, me (this page's seat, null for a spectator), token,
+// lobby (the lobby's list), host (this page is the host's), send, nameOf, changed() }.
+export function playerTools(p, ctx) {
+  const nodes = [];
+  if (p.away) nodes.push(el("span", { class: "chip away", "data-away": "1", text: t("mod.away") }));
+  const votes = ctx.lobby ? ctx.v.remove_votes?.[p.seat] : null;
+  if (votes?.votes) {
+    nodes.push(el("span", { class: "muted removevotes",
+      text: t("mod.remove_votes", { votes: votes.votes, needed: votes.needed, name: p.name }) }));
+  }
+  if (p.seat === ctx.me) return nodes;
+  const isMuted = muted(ctx.room).has(p.seat);
+  if (isMuted) nodes.push(el("span", { class: "chip mutedmark", text: t("mod.muted") }));
+  const tools = [el("button", {
+    type: "button", class: "mini mute", "data-fk": `mute:${p.seat}`, "aria-pressed": isMuted ? "true" : "false",
+    onclick: () => { toggleMute(ctx.room, p.seat); ctx.changed(); },
+    text: t(isMuted ? "mod.unmute" : "mod.mute") })];
+  if (ctx.me != null && ctx.token) {
+    tools.push(el("button", { type: "button", class: "mini report", "data-fk": `report:${p.seat}`,
+      onclick: () => openReport({ room: ctx.room, token: ctx.token, seat: p.seat, name: p.name }), text: t("mod.report") }));
+    if (ctx.lobby && (ctx.v.public || ctx.host)) {
+      tools.push(el("button", { type: "button", class: "mini remove", "data-fk": `remove:${p.seat}`,
+        onclick: () => ctx.send({ type: "remove", seat: p.seat }).catch(() => {}),
+        text: t(ctx.v.public ? "mod.vote_remove" : "mod.remove") }));
+    }
+  }
+  nodes.push(el("span", { class: "tools" }, tools));
+  return nodes;
+}
+
+// The review page: a Report button for each other player of a room this browser sat at.
+export function reviewReport(room, p) {
+  const token = localStorage.getItem(tokenKey(room));
+  const mine = localStorage.getItem(seatKey(room));
+  if (!token || String(p.seat) === mine) return null;
+  return el("button", { type: "button", class: "mini report", "data-fk": `report:${p.seat}`,
+    onclick: () => openReport({ room, token, seat: p.seat, name: p.name }), text: t("mod.report") });
+}
+
+// ---------- the report form ----------
+
+// A dialog made afresh each time (in the page's language), sent to the room's reports.
+export function openReport({ room, token, seat, name }) {
+  document.querySelector("#report")?.remove();
+  const reason = el("select", { name: "reason", id: "report-reason" },
+    REASONS.map((r) => el("option", { value: r, text: t(`report.reason.${r}`) })));
+  const text = el("textarea", { name: "text", id: "report-text", maxlength: 500, rows: 3 });
+  const send = el("button", { type: "submit", class: "primary", id: "report-send", text: t("report.send") });
+  const dialog = el("dialog", { id: "report", class: "help report", "aria-labelledby": "report-title", "data-seat": seat },
+    el("form", { class: "stack" },
+      el("h2", { id: "report-title", text: t("report.title", { name }) }),
+      el("p", { class: "hint", text: t("report.intro") }),
+      el("label", {}, el("span", { text: t("report.reason") }), reason),
+      el("label", {}, el("span", { text: t("report.text") }), text),
+      el("div", { class: "row" }, send,
+        el("button", { type: "button", id: "report-cancel", onclick: () => dialog.close(), text: t("report.cancel") }))));
+  dialog.querySelector("form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    send.disabled = true;
+    const body = { token, seat, reason: reason.value };
+    if (text.value.trim()) body.text = text.value.trim().slice(0, 500);
+    try {
+      await api("POST", `/api/rooms/${encodeURIComponent(room)}/reports`, body);
+      dialog.close();
+      toast(t("report.sent"));
+    } catch (err) {
+      toast(errorText(err));
+    } finally {
+      send.disabled = false;
+    }
+  });
+  dialog.addEventListener("close", () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
+  reason.focus();
+}
