@@ -87,6 +87,11 @@ def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_spectat
             await carol.page.goto(gateway.url + "/")
             await carol.page.wait_for_selector(f"{HOME} #tables-open li.empty")
             assert await carol.page.input_value("#quick-language") == "en"  # the page's language
+            await carol.page.click("#help-open")  # the help tells of public tables and moderation
+            await carol.page.wait_for_selector("#help[open] #help-public")
+            assert await carol.page.text_content("#help-public h3") == EN["help.public.title"]
+            assert await carol.page.text_content("#help-public dd") == EN["help.public.remove"]
+            await carol.page.click("#help button[type=submit]")
 
             room = await quick_play(alice, gateway.url, "seed_004")
             assert len(presses) == 1 and re.fullmatch(r"[A-Za-z0-9_-]{8,64}", presses[0]["press"])
@@ -107,6 +112,9 @@ def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_spectat
             assert await bahar.page.get_attribute("html", "dir") == "rtl"
             assert await bahar.page.input_value("#quick-language") == "ar"
             assert await bahar.page.evaluate(NO_SIDEWAYS_SCROLL)
+            await bahar.page.wait_for_selector(row(room, "open"))
+            SHOTS.mkdir(exist_ok=True)
+            await bahar.page.screenshot(path=str(SHOTS / "public-home-phone-ar.png"), full_page=True)
             assert await quick_play(bahar, gateway.url, "seed_004", "en") == room  # the same table
             assert await bahar.page.is_hidden("#lobby-host")  # not the host
             assert await bahar.page.is_visible("#lobby-public")
@@ -192,6 +200,7 @@ async def report(player, entry: str, reason: str, text: str | None) -> None:
     await page.select_option("#report-reason", reason)
     if text:
         await page.fill("#report-text", text)
+        await page.screenshot(path=str(SHOTS / "report.png"))
     await page.click("#report-send")
     await toasted(player, EN["report.sent"])
     await page.wait_for_selector("#report", state="detached")
@@ -220,6 +229,7 @@ def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack):
             await ann.page.click("#lobby-players li[data-seat='1'] button.remove")
             one_vote = EN["mod.remove_votes"].format(votes=1, needed=2, name="Ben")
             await cyd.page.wait_for_selector(f"#lobby-players li[data-seat='1'] .removevotes:text-is('{one_vote}')")
+            await cyd.page.locator("#lobby-players").screenshot(path=str(SHOTS / "public-lobby-vote.png"))
             await cyd.page.click("#lobby-players li[data-seat='1'] button.remove")
             await ben.page.wait_for_selector(HOME)
             await toasted(ben, EN["mod.you_removed.vote"])
