@@ -25,7 +25,8 @@ CHAT_MARK = "lt"
 @dataclass(frozen=True)
 class LoadModel:
     """How a simulated table plays. `human`: people at a real table on the default phase
-    durations; `rush`: the stress ramp (short phases, fast answers, more chat)."""
+    durations; `rush`: the stress ramp (short phases, fast answers, more chat); `quickplay`:
+    strangers who each press quick play and play their seat as `human` does."""
 
     name: str
     think: tuple[float, float]  # seconds before answering a prompt
@@ -34,6 +35,9 @@ class LoadModel:
     ask_fraction: tuple[float, float]  # ask-to-vote sent this far into the discussion's time left
     durations: dict | None  # the stack's phase durations (None: the server's defaults)
     max_game: float  # seconds before a game counts as timed out
+    # What one Locust user is: "table" (it creates a room and seats all its players) or "player"
+    # (one stranger: home page, quick play, its own seat; a table forms from many such presses).
+    arrives: str = "table"
 
     def chat_gap(self, channel: str, rng: random.Random) -> float:
         gap = self.day_gap if channel == "day" else self.night_gap
@@ -51,7 +55,12 @@ MODELS = {
                        max_game=3600),  # 18 seats at the default durations: ~20-45 min
     "rush": LoadModel("rush", think=(0.3, 2.0), day_gap=20.0, night_gap=10.0,
                       ask_fraction=(0.3, 0.9), durations=RUSH_DURATIONS, max_game=900),
+    # Issue 23: the same players as `human`, but each one alone, seated by POST /api/quickplay.
+    "quickplay": LoadModel("quickplay", think=(2.0, 15.0), day_gap=(20.0, 40.0),
+                           night_gap=(20.0, 40.0), ask_fraction=(0.7, 0.95), durations=None,
+                           max_game=3600, arrives="player"),
 }
+TABLE_MODELS = sorted(name for name, m in MODELS.items() if m.arrives == "table")
 
 
 def now_ms() -> float:
@@ -157,6 +166,7 @@ class SeatState:
     phase: str | None = None
     over: bool = False
     over_seq: int | None = None
+    starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
     prompts: dict = field(default_factory=dict)     # action -> prompt frame
 
     def on_event(self, ev: dict) -> None:
@@ -169,6 +179,8 @@ class SeatState:
             self.wolf = True
         elif kind == "phase":
             self.phase = ev.get("phase")
+        elif kind == "countdown":
+            self.starts_at = ev.get("starts_at")
         elif kind == "death" and ev.get("seat") == self.seat:
             self.alive = False
         elif kind == "prompt":

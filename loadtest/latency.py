@@ -24,7 +24,7 @@ from pathlib import Path
 import psutil
 
 from loadtest.core import percentile
-from loadtest.core import MODELS
+from loadtest.core import TABLE_MODELS
 from loadtest.ramp import cpu_delta, cpu_snapshot, start_load
 from loadtest.runner import count, pct
 from loadtest.stack import ROOT
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--spawn-rate", type=float, default=10)
     ap.add_argument("--warm-actors", type=int, default=2)
-    ap.add_argument("--model", default="rush", choices=sorted(MODELS),
+    ap.add_argument("--model", default="rush", choices=TABLE_MODELS,
                     help="the tables' load model and the stack's phase durations")
     ap.add_argument("--ws", help="the gateways' WebSocket implementation (default: theirs)")
     ap.add_argument("--out", default=str(ROOT / "loadtest" / "results"))

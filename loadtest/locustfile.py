@@ -9,6 +9,15 @@ starts a new game. How a table plays is a named load model (`loadtest/core.py` M
 `human` (think 2-15 s, a line per living player every 20-40 s by day, wolves alike at night,
 ask-to-vote late in the discussion, on the server's default durations) or `rush` (the stress ramp).
 
+`--ww-model quickplay` (issue 23): one Locust user = one *player*, not a table. It arrives at a
+random moment of `--ww-arrival-window` (from `--ww-arrive-at`, or its spawn), loads the home page
+(GET / and one GET /api/tables), presses play (POST /api/quickplay with a press id of its own;
+`--ww-double-press` of them click twice, sending the same id twice at once), opens its WebSocket
+(on the gateway the room's code hashes to, as deploy/haproxy does) and plays its seat as a `human`
+seat plays, until its game ends; nobody sends `start` (a public table starts by itself). A table is
+whoever pressed at about the same time. `--ww-press-log DIR` keeps one JSON line per press and per
+game end (loadtest/quickplay.py reads them: tables formed, overfilled, doubly seated, lost events).
+
     locust -f loadtest/locustfile.py --headless -u 5 -r 1 -t 60s --host http://127.0.0.1:8000
     locust -f loadtest/locustfile.py --host http://127.0.0.1:8000          # web UI on :8089
 
@@ -16,7 +25,12 @@ Custom Locust rows (request_type / name):
   WS connect          connect + hello -> welcome, ms
   WS ack:<frame>      client frame sent -> its ack (chat, act, start, settings), ms
   WS broadcast        chat line sent -> its arrival at each other reader, ms (one row per delivery)
-  GAME completed      one per finished game (response_time = game length, ms)
+  GAME completed      one per finished game (response_time = game length, ms); quickplay: one per
+                      player, from its `game_started`
+  POST quickplay      quickplay: one press -> its seat (each retry and second click is a request)
+  GET home / tables   quickplay: the home page and the open tables' list a player loads first
+  GAME not_started    quickplay: a public lobby past its countdown (+START_GRACE_S) not started
+  CHECK double_seated quickplay: the two clicks of one press were given different seats
   WS frames           every 2 s per worker; response_length = frames received in that period
   CHECK lost / duplicated / reordered / replay_mismatch   failures: must stay at 0
   WS error:<code>     error frames answering a client frame (failures)
@@ -34,7 +48,9 @@ import logging
 import os
 import random
 import resource
+import secrets
 import time
+import zlib
 
 import gevent
 import gevent.event
@@ -90,7 +106,26 @@ def _options(parser):
     g.add_argument("--ww-max-game", default=_env("WW_LT_MAX_GAME", ""),
                    help="seconds before a game counts as timed out (default: the model's)")
     g.add_argument("--ww-games", type=int, default=int(_env("WW_LT_GAMES", "0")),
-                   help="games per table before it stops (0: until the run ends)")
+                   help="games per table (quickplay: per player) before it stops (0: until the "
+                        "run ends)")
+    # quickplay only
+    g.add_argument("--ww-preset", default=_env("WW_LT_PRESET", "seed_000"), include_in_web_ui=True,
+                   help="quickplay: the preset pressed for")
+    g.add_argument("--ww-language", default=_env("WW_LT_LANGUAGE", "en"), include_in_web_ui=True,
+                   help="quickplay: the table language pressed for")
+    g.add_argument("--ww-arrival-window", type=float,
+                   default=float(_env("WW_LT_ARRIVAL_WINDOW", "0")), include_in_web_ui=True,
+                   help="quickplay: each player presses at a uniform random moment of this many "
+                        "seconds (0: as soon as it is spawned)")
+    g.add_argument("--ww-arrive-at", default=_env("WW_LT_ARRIVE_AT", ""), include_in_web_ui=True,
+                   help="quickplay: the window's start, epoch seconds (a swarm sends it to every "
+                        "worker; empty: each player's spawn)")
+    g.add_argument("--ww-double-press", type=float, default=float(_env("WW_LT_DOUBLE_PRESS", "0")),
+                   help="quickplay: share of players who click play twice (the same press id "
+                        "sent twice at once): both answers must be one seat")
+    g.add_argument("--ww-press-log", default=_env("WW_LT_PRESS_LOG", ""),
+                   help="quickplay: a directory; each process appends a JSON line per press and "
+                        "per game end to players-<pid>.jsonl")
 
 
 def _raise_fd_limit() -> None:
@@ -333,20 +368,26 @@ class Game:
         if not r or r.get("type") != "ack":
             return
         self.started.wait(timeout=30)
+        self.play_out(t0)
+
+    def play_out(self, t0: float) -> str:
+        """Chat and answer prompts until `game_over` reached every seat of ours, then check the
+        streams: "completed", "broken" (a socket closed under us) or "timeout"."""
         chatter = gevent.spawn(self.chat_loop)
         deadline = time.monotonic() + self.model.max_game
         try:
             while not self.all_over.is_set():
                 if self.broken.is_set():
-                    return
+                    return "broken"
                 if time.monotonic() > deadline:
                     self.fire("GAME", "timeout", now_ms() - t0, exc=CheckFailure("game timed out"))
-                    return
+                    return "timeout"
                 self.all_over.wait(timeout=1.0)
         finally:
             chatter.kill(block=False)
         self.fire("GAME", "completed", now_ms() - t0)
         self.check()
+        return "completed"
 
     def chat_loop(self):
         """Each seat with a channel (by day the living, at night the wolves) says a line, waits a
@@ -375,9 +416,12 @@ class Game:
         for seat, missing in lost_public_events(streams, upto).items():
             for seq in missing:
                 self.fire("CHECK", "lost", 0, exc=CheckFailure(f"seat {seat} missed public seq {seq}"))
-        k = min(self.opts.ww_verify_seats, len(self.seats))
-        for s in self.rng.sample(self.seats, k):
+        for s in self.replayed_seats():
             self.verify_replay(s, upto)
+
+    def replayed_seats(self) -> list:
+        """The seats re-read with since=0 after the game: `--ww-verify-seats` of the table."""
+        return self.rng.sample(self.seats, min(self.opts.ww_verify_seats, len(self.seats)))
 
     def verify_replay(self, seat: Seat, upto: int):
         url = seat.url
@@ -408,6 +452,137 @@ class Game:
             self.fire("CHECK", "replay", now_ms() - t0)
 
 
+START_GRACE_S = 30  # a public lobby past its countdown by this much has failed to start by itself
+PRESS_TRIES = 3  # a press answered 503 or not at all is sent again, with the same id
+_names = itertools.count()
+
+
+class Player(Game):
+    """`quickplay`: one stranger, seated by a press, playing only its own seat (a Game of one
+    seat: the same Seat, chat and checks as a table's). Its table is whoever else pressed at
+    about the same time; the public table starts by itself when full or after its countdown."""
+
+    def __init__(self, user: "Table", base: str):
+        super().__init__(user, base)
+        # Unique across Locust processes on this machine (the pid) and within one (the count).
+        self.name = f"Q{os.getpid() % 100000}x{next(_names)}"
+        self.press_id = secrets.token_urlsafe(12)  # 16 chars of [A-Za-z0-9_-]
+
+    def run(self):
+        opts, http = self.opts, self.user.client
+        if self.user.games == 1:
+            self.arrive()
+        http.get(f"{self.base}/", name="home")
+        http.get(f"{self.base}/api/tables", name="tables",
+                 params={"state": "open", "preset": opts.ww_preset, "language": opts.ww_language})
+        t0 = now_ms()
+        seated = self.press()
+        self.log({"type": "press", "press": self.press_id, "name": self.name, "t0": t0,
+                  "ms": (seated["at"] - t0) if seated else None, "clicks": self.clicks,
+                  "answers": self.answers})
+        if not seated:
+            gevent.sleep(1)
+            return
+        room = seated["room"]
+        seat = Seat(self, seated["seat"], seated["token"])
+        self.seats = [seat]
+        outcome, connected = "stopped", False  # "stopped": the run ended while we waited or played
+        try:
+            connected = seat.connect(self.ws_base(room) + f"/ws/{room}")
+            outcome = self.play() if connected else "connect_failed"
+        finally:
+            self.finished = True
+            seat.close()
+            over = seat.state.over_seq
+            self.log({"type": "over", "press": self.press_id, "room": room,
+                      "seat": seated["seat"], "outcome": outcome, "connected": connected,
+                      "over_seq": over,
+                      "public": sorted(seat.stream.public(over)) if over else []})
+
+    def arrive(self):
+        """Wait for this player's moment: uniform over the window, so presses are independent."""
+        window = self.opts.ww_arrival_window
+        if window > 0:
+            start = float(self.opts.ww_arrive_at) if self.opts.ww_arrive_at else self.user.spawned_at
+            gevent.sleep(max(0.0, start + self.rng.uniform(0.0, window) - time.time()))
+
+    def press(self) -> dict | None:
+        """POST /api/quickplay (twice at once for a double click): the seat, or None. Every
+        answer is kept in `self.answers` for the doubly-seated count."""
+        self.answers: list = []
+        self.clicks = 2 if self.rng.random() < self.opts.ww_double_press else 1
+        got = [g.value for g in gevent.joinall([gevent.spawn(self.send_press)
+                                                for _ in range(self.clicks)])]
+        seats = {(g["room"], g["seat"]) for g in got if g}
+        if len(seats) > 1:
+            self.fire("CHECK", "double_seated", 0,
+                      exc=CheckFailure(f"press {self.press_id} seated at {sorted(seats)}"))
+        return min((g for g in got if g), key=lambda g: g["at"], default=None)
+
+    def send_press(self) -> dict | None:
+        body = {"name": self.name, "preset": self.opts.ww_preset,
+                "language": self.opts.ww_language, "press": self.press_id}
+        for _ in range(PRESS_TRIES):
+            with self.user.client.post(f"{self.base}/api/quickplay", json=body, name="quickplay",
+                                       catch_response=True) as r:
+                if r.status_code == 200:
+                    seated = {**r.json(), "at": now_ms()}
+                    self.answers.append([seated["room"], seated["seat"]])
+                    return seated
+                self.answers.append([r.status_code])
+                r.failure(f"quickplay {r.status_code}")
+                if r.status_code not in (0, 502, 503, 504):
+                    return None
+                retry = (r.headers or {}).get("Retry-After") if r.status_code else None
+            gevent.sleep(min(5.0, float(retry)) if retry and retry.isdigit() else 1.0)
+        return None
+
+    def ws_base(self, room: str) -> str:
+        """The gateway holding the room's sockets: deploy/haproxy hashes /ws/{room}, so every
+        seat of a table shares one (zlib.crc32, not hash(): the same in every process)."""
+        gws = self.user.gateways or [self.base]
+        base = gws[zlib.crc32(room.encode()) % len(gws)]
+        return base.replace("http://", "ws://").replace("https://", "wss://")
+
+    def play(self) -> str:
+        """Wait for the table to start by itself (nobody sends `start`), then play it out."""
+        seat = self.seats[0]
+        while not self.started.is_set():
+            if self.broken.is_set():
+                return "broken"
+            starts_at = seat.state.starts_at
+            if starts_at and now_ms() > starts_at + START_GRACE_S * 1000:
+                self.fire("GAME", "not_started", now_ms() - starts_at, exc=CheckFailure(
+                    f"public lobby past its countdown by {START_GRACE_S}+ s"))
+                return "not_started"
+            self.started.wait(timeout=1.0)  # a lobby short of its minimum waits for ever
+        return self.play_out(now_ms())
+
+    def replayed_seats(self) -> list:
+        """Our seat, for `--ww-verify-seats` of a table's `--ww-players` players on average."""
+        share = self.opts.ww_verify_seats / max(1, self.opts.ww_players)
+        return self.seats if self.rng.random() < share else []
+
+    def log(self, record: dict) -> None:
+        f = _press_log(self.opts.ww_press_log)
+        if f is not None:
+            f.write(orjson.dumps(record) + b"\n")
+
+
+_PRESS_LOG: list = []
+
+
+def _press_log(directory: str):
+    """This process's press log (unbuffered appends: one write per line), or None."""
+    if not directory:
+        return None
+    if not _PRESS_LOG:
+        os.makedirs(directory, exist_ok=True)
+        _PRESS_LOG.append(open(os.path.join(directory, f"players-{os.getpid()}.jsonl"), "ab",
+                               buffering=0))
+    return _PRESS_LOG[0]
+
+
 def model_of(opts):
     """The table's load model, with the command line's overrides."""
     model = MODELS[opts.ww_model]
@@ -424,7 +599,8 @@ def model_of(opts):
 
 
 class Table(User):
-    """One 18-player table, playing games back to back."""
+    """One 18-player table, playing games back to back; under a model whose unit is a player
+    (`quickplay`), one player, pressing play for each game."""
 
     wait_time = constant(0)
     host = "http://127.0.0.1:8000"
@@ -434,10 +610,12 @@ class Table(User):
         super().__init__(environment)
         gws = [g.strip().rstrip("/") for g in (environment.parsed_options.ww_gateways or "").split(",")
                if g.strip()]
+        self.gateways = gws
         self.base = (gws[next(Table._rr) % len(gws)] if gws else (self.host or "").rstrip("/"))
         self.client = FastHttpSession(base_url=self.base, request_event=environment.events.request,
                                       user=self, connection_timeout=30, network_timeout=60)
         self.games = 0
+        self.spawned_at = time.time()
 
     @task
     def play_game(self):
@@ -446,7 +624,8 @@ class Table(User):
             gevent.sleep(1)
             return
         self.games += 1
-        Game(self, self.base).run()
+        unit = Player if model_of(self.environment.parsed_options).arrives == "player" else Game
+        unit(self, self.base).run()
         if limit and self.games >= limit:
             _TABLES_DONE[0] += 1
             runner = self.environment.runner

@@ -31,7 +31,7 @@ import psutil
 import redis
 
 from loadtest import stages
-from loadtest.core import MODELS
+from loadtest.core import MODELS, TABLE_MODELS
 from loadtest.runner import count, locust_cluster, pct
 from loadtest.stack import ROOT, baseline_stack, real_stack
 
@@ -461,8 +461,9 @@ def main(argv=None) -> int:
     ap.add_argument("--spawn-rate", type=float, default=10, help="tables started per second")
     ap.add_argument("--spawn-timeout", type=float, default=60)
     ap.add_argument("--warm-actors", type=int, default=2)
-    ap.add_argument("--model", default="human", choices=sorted(MODELS),
-                    help="how tables play (loadtest/core.py MODELS); rush = short phases")
+    ap.add_argument("--model", default="human", choices=TABLE_MODELS,
+                    help="how tables play (loadtest/core.py MODELS); rush = short phases "
+                         "(quickplay: loadtest.quickplay)")
     ap.add_argument("--chat-interval", default="", help="override the model's day chat gap (s)")
     ap.add_argument("--night-chat-interval", default="", help="override its night chat gap (s)")
     ap.add_argument("--think", default="", help="override its think time: min,max seconds")

@@ -53,8 +53,10 @@ class LocustCluster:
         with urllib.request.urlopen(self.url + path, timeout=30) as r:
             return r.read().decode()
 
-    def swarm(self, users: int, rate: float, host: str) -> None:
-        self.post("/swarm", {"user_count": users, "spawn_rate": rate, "host": host})
+    def swarm(self, users: int, rate: float, host: str, **options) -> None:
+        """`options`: custom `--ww-*` options by their dest name (ww_arrive_at=...), sent with
+        the spawn messages to every worker."""
+        self.post("/swarm", {"user_count": users, "spawn_rate": rate, "host": host, **options})
 
     def reset(self) -> None:
         self.post("/stats/reset")
@@ -66,6 +68,17 @@ class LocustCluster:
         rows["_state"] = {"state": j.get("state"), "user_count": j.get("user_count"),
                           "workers": len(j.get("workers") or [])}
         return rows
+
+    def stop(self, timeout: float = 60) -> bool:
+        """Stop every user and wait until they are gone (their `finally` blocks have run)."""
+        self.post("/stop")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = self.stats()["_state"]
+            if state["state"] == "stopped" and not state["user_count"]:
+                return True
+            time.sleep(0.5)   # polling Locust's state while its workers stop their users
+        return False
 
     def failures(self) -> list:
         return list(csv.DictReader(io.StringIO(self.get("/stats/failures/csv"))))

@@ -116,15 +116,18 @@ def baseline_stack(n: int = 2, game_seconds: float = 120.0, ws: str | None = Non
             p.wait(timeout=10)
 
 
-# A load run opens every room from 127.0.0.1 and finds its host limit by measuring: the abuse
-# limits meant for one client among many are off (docs/architecture.md, "Abuse limits").
+# A load run opens every room (and presses every quick play) from 127.0.0.1 and finds its host
+# limit by measuring: the abuse limits meant for one client among many are off
+# (docs/architecture.md, "Abuse limits").
 LOAD_LIMITS = {"WW_ROOMS_PER_ADDRESS": "0", "WW_LOOKUP_FAILURES_PER_ADDRESS": "0",
-               "WW_MAX_HOSTS": "100000"}
+               "WW_QUICK_PLAYS_PER_ADDRESS": "0", "WW_MAX_HOSTS": "100000"}
 
 
 @contextmanager
 def real_stack(n: int = 2, games_per_actor: int = 200, durations: dict | None = None,
-               warm_actors: int = 1, redis_url: str | None = None, ws: str | None = None):
+               warm_actors: int = 1, redis_url: str | None = None, ws: str | None = None,
+               env: dict | None = None):
+    """`env`: more gateway environment on top of LOAD_LIMITS (e.g. quick play's limit off)."""
     raise_fd_limit()
     sys.path.insert(0, str(ROOT))
     from tests.ray_head import ray_head
@@ -141,7 +144,8 @@ def real_stack(n: int = 2, games_per_actor: int = 200, durations: dict | None = 
         for _ in range(n):
             gateways.append(start_gateway(ray_address=address, redis_url=redis_url, prefix=prefix,
                                           durations=durations, games_per_actor=games_per_actor,
-                                          warm_actors=warm_actors, ws=ws, env=LOAD_LIMITS))
+                                          warm_actors=warm_actors, ws=ws,
+                                          env={**LOAD_LIMITS, **(env or {})}))
         yield Running(f"games_per_actor={games_per_actor}", [g.url for g in gateways],
                       roots={"gateway": [g.process.pid for g in gateways]}, ray_root=ray_root,
                       prefix=prefix, ray_address=address)
