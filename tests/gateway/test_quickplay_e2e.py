@@ -93,3 +93,23 @@ async def test_a_host_s_public_table_is_listed_and_counts_a_link_join(gateways):
             t["room"] for t in (await http.get("/api/tables")).json()["tables"]]
         bad = await http.get("/api/tables", params={"preset": "nope"})
         assert bad.status_code == 422
+
+
+async def test_presses_on_a_redis_cluster_fill_one_table_then_the_next(ray_address, ww_prefix):
+    """The index's scripts each touch one slot: on a Redis Cluster quick play works alike."""
+    from tests.redis_servers import redis_cluster
+    from tests.stack import Stack
+    with redis_cluster() as cluster:
+        stack = Stack(ray_address=ray_address, redis_url=cluster.url, prefix=ww_prefix)
+        try:
+            gateway = stack.start_gateway(games_per_actor=10,
+                                          env={"WW_QUICK_PLAYS_PER_ADDRESS": "0"})
+            async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
+                seats = await asyncio.gather(*(press(http, f"C{i}") for i in range(22)))
+                rooms = sorted({s["room"] for s in seats},
+                               key=lambda r: -sum(s["room"] == r for s in seats))
+                assert [sum(s["room"] == r for s in seats) for r in rooms] == [18, 4]
+                listed = (await http.get("/api/tables")).json()["tables"]
+                assert [(t["room"], t["seats"]) for t in listed] == [(rooms[1], 4)]
+        finally:
+            stack.close()
