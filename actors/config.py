@@ -33,6 +33,7 @@ class Config:
     # Abuse limits (docs/architecture.md, "Abuse limits"); 0 turns a per-address limit off.
     rooms_per_address: int = 20  # rooms one client address may create per limit window
     quick_plays_per_address: int = 120  # quick-play presses one address may make per window
+    joins_per_address: int = 120  # joins by link one address may make per window (leave, rejoin...)
     lookup_failures_per_address: int = 30  # unknown room codes one address may try per window
     limit_window: int = 600  # seconds of one fixed window of the per-address limits
     # Host actors (processes) this prefix may run at once; past it room creation answers 503.
@@ -68,6 +69,7 @@ class Config:
         if self.warm_actors < 0:
             raise ValueError("warm_actors must be >= 0")
         for name in ("lobby_idle_close", "rooms_per_address", "quick_plays_per_address",
+                     "joins_per_address",
                      "reports_per_address",
                      "lookup_failures_per_address",
                      "max_hosts"):
@@ -111,6 +113,7 @@ class Config:
             ("WW_LOBBY_IDLE_CLOSE", "lobby_idle_close", int),
             ("WW_ROOMS_PER_ADDRESS", "rooms_per_address", int),
             ("WW_QUICK_PLAYS_PER_ADDRESS", "quick_plays_per_address", int),
+            ("WW_JOINS_PER_ADDRESS", "joins_per_address", int),
             ("WW_LOOKUP_FAILURES_PER_ADDRESS", "lookup_failures_per_address", int),
             ("WW_LIMIT_WINDOW", "limit_window", int),
             ("WW_MAX_HOSTS", "max_hosts", int),

@@ -223,12 +223,15 @@ def create_app(config: Config) -> FastAPI:
             await gw.limits.spend("lookups", address)
         return HTTPException(404, {"code": "room_not_found"})
 
+    async def spend(gw: GatewayState, what: str, address: str, limit: int, things: str) -> None:
+        """Count one more `what` of `address` in the window; 429 past `limit` (0: no limit)."""
+        if limit and await gw.limits.spend(what, address) > limit:
+            raise _refusal(429, "rate_limited", f"at most {limit} {things} per address in "
+                           f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+
     async def admit_room(gw: GatewayState, address: str) -> None:
         """Count one more new room of `address` (a creation or a play again); 429 past the limit."""
-        limit = gw.config.rooms_per_address
-        if limit and await gw.limits.spend("rooms", address) > limit:
-            raise _refusal(429, "rate_limited", f"at most {limit} new rooms per address in "
-                           f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+        await spend(gw, "rooms", address, gw.config.rooms_per_address, "new rooms")
 
     @app.post("/api/rooms", status_code=201, response_model=HttpSeat,
               responses={429: {"description": "rate_limited: too many rooms from this address"},
@@ -251,10 +254,7 @@ def create_app(config: Config) -> FastAPI:
         """Seat the caller at the fullest open public table of the preset and language, or at
         a new one (which the caller then hosts, for its durations only)."""
         address = client_address(request.client and request.client.host)
-        limit = gw.config.quick_plays_per_address
-        if limit and await gw.limits.spend("quickplay", address) > limit:
-            raise _refusal(429, "rate_limited", f"at most {limit} quick plays per address in "
-                           f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+        await spend(gw, "quickplay", address, gw.config.quick_plays_per_address, "quick plays")
         try:
             return await gw.rooms.quick_play(body.name, Kind(body.preset, body.language),
                                              body.press)
@@ -281,6 +281,7 @@ def create_app(config: Config) -> FastAPI:
                          503: {"description": "storage_unavailable: Redis unreachable"}})
     async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
         address = await not_guessing(request, gw)
+        await spend(gw, "joins", address, gw.config.joins_per_address, "joins")
         try:
             return await gw.rooms.join(room, body.name)
         except RoomNotFound:
@@ -320,10 +321,7 @@ def create_app(config: Config) -> FastAPI:
     async def report(room: str, body: HttpReport, request: Request, gw: Gateway):
         """A seat reports another (in the lobby, the game or the review): kept for operators."""
         address = await not_guessing(request, gw)
-        limit = gw.config.reports_per_address
-        if limit and await gw.limits.spend("reports", address) > limit:
-            raise _refusal(429, "rate_limited", f"at most {limit} reports per address in "
-                           f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+        await spend(gw, "reports", address, gw.config.reports_per_address, "reports")
         try:
             filed = await gw.rooms.report(room, body.token, body.seat, body.reason, body.text)
         except RoomNotFound:

@@ -25,6 +25,7 @@ from tests.stack import HTTP_TIMEOUT, Stack, connect, open_socket
 pytestmark = pytest.mark.e2e
 
 ROOMS_PER_ADDRESS = 3
+SMALL_LIMIT = 3  # quick plays, joins by link and reports per address in the tests below
 LOOKUP_FAILURES = 5
 SOCKETS_PER_SEAT = 2
 FLAPS = 30  # reconnects of one seat in a loop
@@ -44,7 +45,10 @@ def gateway(ray_address, redis_url):
                               env={"WW_ROOMS_PER_ADDRESS": str(ROOMS_PER_ADDRESS),
                                    "WW_LOOKUP_FAILURES_PER_ADDRESS": str(LOOKUP_FAILURES),
                                    "WW_SOCKETS_PER_SEAT": str(SOCKETS_PER_SEAT),
-                                   "WW_HTTP_REQUEST_TIMEOUT": "1", **ONE_WINDOW})
+                                   "WW_HTTP_REQUEST_TIMEOUT": "1",
+                                   "WW_QUICK_PLAYS_PER_ADDRESS": str(SMALL_LIMIT),
+                                   "WW_JOINS_PER_ADDRESS": str(SMALL_LIMIT),
+                                   "WW_REPORTS_PER_ADDRESS": str(SMALL_LIMIT), **ONE_WINDOW})
     stack.close()
 
 
@@ -64,6 +68,31 @@ async def test_room_creation_is_limited_per_address(gateway):
         assert int(refused.headers["retry-after"]) > 0
     async with client(gateway) as other:  # another address is not held back
         assert (await other.post("/api/rooms", json={"name": "Layla"})).status_code == 201
+
+
+async def test_quick_play_joins_and_reports_are_limited_per_address(gateway):
+    """A loop of pressing play, or of leaving and joining again by link, or of reports."""
+    async with client(gateway) as http:
+        for i in range(SMALL_LIMIT):
+            pressed = await http.post("/api/quickplay", json={
+                "name": f"Q{i}", "preset": "seed_002", "language": "vi"})
+            assert pressed.status_code == 200
+        refused = await http.post("/api/quickplay", json={
+            "name": "More", "preset": "seed_002", "language": "vi"})
+        assert refused.status_code == 429 and refused.json()["detail"]["code"] == "rate_limited"
+        room = pressed.json()["room"]
+        for i in range(SMALL_LIMIT):
+            assert (await http.post(f"/api/rooms/{room}/join", json={"name": f"J{i}"})).status_code == 200
+        refused = await http.post(f"/api/rooms/{room}/join", json={"name": "Loop"})
+        assert refused.status_code == 429
+        token = pressed.json()["token"]
+        for seat in range(SMALL_LIMIT):
+            reported = await http.post(f"/api/rooms/{room}/reports", json={
+                "token": token, "seat": seat, "reason": "other"})
+            assert reported.status_code in (201, 409)  # its own seat is no target
+        refused = await http.post(f"/api/rooms/{room}/reports", json={
+            "token": token, "seat": 4, "reason": "other"})
+        assert refused.status_code == 429
 
 
 async def answer_to(gateway, head: bytes, body: bytes) -> bytes:
