@@ -192,7 +192,7 @@ async def toasted(player, text: str) -> None:
     await player.page.wait_for_selector(f"#toast:not([hidden]) p:text-is('{text}')")
 
 
-async def report(player, entry: str, reason: str, text: str | None) -> None:
+async def report(player, entry: str, reason: str, text: str | None, expect: str = EN["report.sent"]) -> None:
     """Through the Report button of a player entry: the dialog, its reason and words, the toast."""
     page = player.page
     await page.click(f"{entry} button.report")
@@ -202,7 +202,7 @@ async def report(player, entry: str, reason: str, text: str | None) -> None:
         await page.fill("#report-text", text)
         await page.screenshot(path=str(SHOTS / "report.png"))
     await page.click("#report-send")
-    await toasted(player, EN["report.sent"])
+    await toasted(player, expect)
     await page.wait_for_selector("#report", state="detached")
 
 
@@ -306,6 +306,7 @@ def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack):
             await review.wait_for_selector("#review-deal li[data-seat='0'] button.report")
             assert await review.locator("#review-deal li[data-seat='1'] button.report").count() == 0
             await report(dee, "#review-deal li[data-seat='0']", "other", None)
+            await report(dee, "#review-deal li[data-seat='2']", "cheating", None, expect=EN["report.duplicate"])
             reports = (await http.get("/api/admin/reports", headers=admin)).json()["reports"]
             assert sorted((r["reported"]["name"], r["reason"]) for r in reports if r["room"] == room) == [
                 ("Ann", "other"), ("Cyd", "abuse")]

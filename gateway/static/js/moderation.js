@@ -139,9 +139,9 @@ export function openReport({ room, token, seat, name }) {
     const body = { token, seat, reason: reason.value };
     if (text.value.trim()) body.text = text.value.trim().slice(0, 500);
     try {
-      await api("POST", `/api/rooms/${encodeURIComponent(room)}/reports`, body);
+      const answer = await api("POST", `/api/rooms/${encodeURIComponent(room)}/reports`, body);
       dialog.close();
-      toast(t("report.sent"));
+      toast(t(answer.duplicate ? "report.duplicate" : "report.sent"));
     } catch (err) {
       toast(errorText(err));
     } finally {
