@@ -8,13 +8,14 @@ from contextlib import asynccontextmanager
 import orjson
 from starlette.websockets import WebSocketState
 
-from actors.client import Since
+from actors.client import Since, Unseated
 from actors.config import Config
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats, PresenceReports
 from gateway.state import GatewayState
 from gateway import ws
-from gateway.ws import CLOSE_OVERFLOW, SEND_QUEUE_FRAMES, Session
+from gateway.ws import (CLOSE_OVERFLOW, CLOSE_REMOVED, CLOSE_RESEATED, SEND_QUEUE_FRAMES,
+                        Session)
 
 
 def stored(seq: int, to=None) -> dict:
@@ -44,7 +45,9 @@ class Room:
             if event["to"] is None or seat in event["to"]:
                 queue.put_nowait(event)
 
-    async def welcome(self, room, seat):
+    async def welcome(self, room, seat, proof=None):
+        if proof == "moved":  # the seat's token is another seat's now
+            return {"moved": True}
         return {"seq": len(self.log) - self.lag, "view": {"room": room}}
 
     async def events_after(self, room, since, upto=None):
@@ -98,7 +101,8 @@ class Socket:
 def gateway(room: Room) -> GatewayState:
     seats = LocalSeats()
     return GatewayState(config=Config(), rooms=room, seats=seats, metrics=Metrics(), limits=None,
-                        presence=PresenceReports(seats, functools.partial(ws.report_presence, room)))
+                        presence=PresenceReports(seats, functools.partial(ws.report_presence, room)),
+                        tables=None)
 
 
 async def test_welcome_then_replay_then_live_events_of_the_seat_only_never_twice():
@@ -153,7 +157,7 @@ async def test_a_socket_that_stops_reading_is_dropped_and_the_others_keep_up():
 
 async def test_a_socket_that_falls_too_far_behind_during_its_welcome_is_dropped_after_it():
     class BusyRoom(Room):
-        async def welcome(self, room, seat):  # the room moves on while the welcome is taken
+        async def welcome(self, room, seat, proof=None):  # the room moves on while the welcome is taken
             welcome = await super().welcome(room, seat)
             for seq in range(len(self.log) + 1, len(self.log) + SEND_QUEUE_FRAMES + 2):
                 self.publish(stored(seq))
@@ -180,3 +184,21 @@ async def test_a_socket_stuck_in_its_replay_is_dropped_and_one_that_reads_it_is_
     assert not served.done() and reader.closed_with is None  # far behind while it replayed, but it kept reading
     await reader.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(served, 5)
+
+
+async def test_a_seat_removed_from_the_lobby_gets_the_event_then_its_close():
+    room = Room([stored(1)])
+    socket = Socket()
+    session = asyncio.create_task(Session(socket, "ROOMAA", 2, gateway(room)).run(since=None))
+    await socket.until(lambda sent: sent and sent[-1].get("type") == "welcome")
+    room.publish(stored(2))  # the `removed` event, then what Subscriptions puts after it
+    room.listeners[0][0].put_nowait(Unseated(removed=True))
+    await asyncio.wait_for(session, 5)
+    assert socket.sent[-1]["seq"] == 2 and socket.closed_with == CLOSE_REMOVED
+
+
+async def test_a_welcome_for_a_seat_that_moved_closes_for_a_reconnect():
+    socket = Socket()
+    await asyncio.wait_for(Session(socket, "ROOMAA", 2, gateway(Room([])), "moved").run(None), 5)
+    assert socket.closed_with == CLOSE_RESEATED
+    assert not [f for f in socket.sent if f.get("type") == "welcome"]
