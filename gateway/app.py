@@ -281,9 +281,15 @@ def create_app(config: Config) -> FastAPI:
                          503: {"description": "storage_unavailable: Redis unreachable"}})
     async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
         address = await not_guessing(request, gw)
-        await spend(gw, "joins", address, gw.config.joins_per_address, "joins")
+        limit = gw.config.joins_per_address  # seats taken: a loop of leaving and joining again
+        if limit and await gw.limits.spent("joins", address) >= limit:
+            raise _refusal(429, "rate_limited", f"at most {limit} joins per address in "
+                           f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
         try:
-            return await gw.rooms.join(room, body.name)
+            seated = await gw.rooms.join(room, body.name)
+            if limit:
+                await gw.limits.spend("joins", address)
+            return seated
         except RoomNotFound:
             raise await not_found(gw, address) from None
         except RoomFull:
