@@ -120,7 +120,8 @@ def baseline_stack(n: int = 2, game_seconds: float = 120.0, ws: str | None = Non
 # limit by measuring: the abuse limits meant for one client among many are off
 # (docs/architecture.md, "Abuse limits").
 LOAD_LIMITS = {"WW_ROOMS_PER_ADDRESS": "0", "WW_LOOKUP_FAILURES_PER_ADDRESS": "0",
-               "WW_QUICK_PLAYS_PER_ADDRESS": "0", "WW_MAX_HOSTS": "100000"}
+               "WW_QUICK_PLAYS_PER_ADDRESS": "0", "WW_JOINS_PER_ADDRESS": "0",
+               "WW_MAX_HOSTS": "100000"}
 
 
 @contextmanager
