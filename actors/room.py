@@ -211,7 +211,14 @@ class RoomData:
             "public": self.public,
             "language": self.language,
             "starts_at": self.starts_at,
+            "remove_votes": self.remove_votes(),
         }
+
+    def remove_votes(self) -> dict[int, dict]:
+        """A public lobby's votes to remove each seat: {seat: {"votes", "needed"}}."""
+        needed = (len(self.players) - 1) // 2 + 1  # a majority of the others
+        return {seat: {"votes": len(p.removers), "needed": needed}
+                for seat, p in enumerate(self.players) if p.removers}
 
     def view(self, seat: int) -> dict:
         """What `seat` may know; a spectator (WATCHER) gets the public table only."""
@@ -321,10 +328,12 @@ def _remove(data: RoomData, now: int, seat: int, reason: str, timing: PublicTimi
     idle_since = data.idle_since
     if not any(p.connected for p in players) and idle_since is None:
         idle_since = now
+    removed = replace(data, players=tuple(players), idle_since=idle_since)
     event = {"kind": "removed", "to": None, "seat": seat, "name": gone.name, "reason": reason,
              "moved": moved, "roles_in_play": roles_in_play(len(players), data.settings),
+             "remove_votes": removed.remove_votes(),  # fewer seats: another majority
              "unseat": [seat] if moved is None else [seat, moved]}
-    change = Change(replace(data, players=tuple(players), idle_since=idle_since), [event])
+    change = Change(removed, [event])
     if data.public:
         change = _public_lobby(change, now, timing)
         change.seated = -1
@@ -353,7 +362,7 @@ def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: Publi
     if voter in accused.removers:
         return Change(data, [])
     removers = accused.removers + (voter,)
-    needed = (len(data.players) - 1) // 2 + 1  # a majority of the others
+    needed = (len(data.players) - 1) // 2 + 1  # a majority of the others (RoomData.remove_votes)
     if len(removers) >= needed:
         return _remove(data, now, target, "vote", timing)
     players = list(data.players)

@@ -200,6 +200,11 @@ class Prompt(BaseModel):
     deadline: int | None = Field(None, description="ms since the epoch; null: no time limit")
 
 
+class RemoveVotes(BaseModel):
+    votes: Annotated[int, Field(ge=1)]
+    needed: Annotated[int, Field(ge=1)]
+
+
 class LobbyFacts(BaseModel):
     room: str
     status: ROOM_STATUS
@@ -211,6 +216,8 @@ class LobbyFacts(BaseModel):
     language: Literal[LANGUAGES] | None = Field(None, description="a public table's language")
     starts_at: int | None = Field(None, description="a public lobby's countdown: when it starts "
                                   "by itself (ms since the epoch); null: not counting down")
+    remove_votes: dict[str, RemoveVotes] = Field({}, description="a public lobby's votes to "
+                                                 "remove a seat, by seat")
 
 
 class View(LobbyFacts):
@@ -244,7 +251,8 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "spectators": ("count",), "cards": ("cards",), "thief_cards": ("cards",),
     "infected": ("wolves",), "medium_result": ("seat", "role"), "traitor_pack": ("wolves",),
     "lover_pair": ("lovers",), "bread": (), "countdown": ("starts_at",),
-    "table": ("public", "language"), "removed": ("seat", "name", "reason", "moved", "roles_in_play"),
+    "table": ("public", "language"),
+    "removed": ("seat", "name", "reason", "moved", "roles_in_play", "remove_votes"),
     "remove_vote": ("seat", "votes", "needed"), "away": ("seat", "away"),
 }
 _SEATS = {"type": "array", "items": {"type": "integer", "minimum": 0}}

@@ -37,7 +37,8 @@ async def test_a_seat_that_leaves_gives_its_place_to_the_last_one(store, clock):
     assert event["unseat"] == [1, 4]
     assert orjson.loads(event["frame"]) == {
         "type": "event", "seq": 6, "kind": "removed", "seat": 1, "name": "Player1",
-        "reason": "left", "moved": 4, "roles_in_play": room.data.lobby()["roles_in_play"]}
+        "reason": "left", "moved": 4, "roles_in_play": room.data.lobby()["roles_in_play"],
+        "remove_votes": {}}
     # the moved token proves its new seat, the gone one none
     assert store.tokens[CODE] == {"hash0": 0, "hash4": 1, "hash2": 2, "hash3": 3}
     await room.command(3, {"type": "leave", "id": 2})  # the last one: nobody moves
@@ -94,6 +95,7 @@ async def test_a_public_table_removes_a_seat_once_most_of_the_others_vote_so(sto
     await room.command(1, {"type": "remove", "id": 9, "seat": 4})  # a second vote counts once
     votes = [f for f in frames(store) if f["kind"] == "remove_vote"]
     assert [(f["seat"], f["votes"], f["needed"]) for f in votes] == [(4, 1, 3), (4, 2, 3)]
+    assert room.data.lobby()["remove_votes"] == {4: {"votes": 2, "needed": 3}}
     assert names(room)[4] == "Player4"
     await room.command(3, {"type": "remove", "id": 3, "seat": 4})
     assert names(room) == ["Player0", "Player1", "Player2", "Player3"]
@@ -108,6 +110,12 @@ async def test_votes_follow_the_players_when_a_seat_moves(store, clock):
     await room.command(1, {"type": "remove", "id": 2, "seat": 5})  # and Player1 against Player5
     await room.command(3, {"type": "leave", "id": 3})  # Player5 moves to seat 3
     assert names(room)[3] == "Player5"
+    # the event gives every count anew: the votes moved with Player5, and 5 seats need 3
+    removed = [f for f in frames(store) if f["kind"] == "removed"][-1]
+    assert removed["remove_votes"] == {"2": {"votes": 1, "needed": 3},
+                                       "3": {"votes": 1, "needed": 3}}
+    assert frames(store)[-1] == {"type": "event", "seq": removed["seq"] + 1, "kind": "countdown",
+                                 "starts_at": None}  # 5 seats: below seed 000's minimum
     assert room.data.players[3].removers == ("hash1",)
     assert room.data.players[2].removers == ("hash5",)
     await room.command(3, {"type": "leave", "id": 4}, proof="hash5")  # Player5 leaves: its vote goes

@@ -70,9 +70,9 @@ export function applyEvent(view, ev, mySeat) {
         view.players = view.players.filter((x) => x.seat !== k);
       }
       view.players.sort((a, b) => a.seat - b.seat);
-      // The gone seat's votes went with it and a majority of fewer seats is another count: the
-      // next remove_vote says where each vote stands.
-      view.remove_votes = {};
+      // The gone seat's votes went with it and fewer seats need another majority: the event
+      // carries every count as it stands now.
+      view.remove_votes = ev.remove_votes;
       if (ev.roles_in_play) view.roles_in_play = ev.roles_in_play;
       break;
     }
