@@ -388,10 +388,22 @@ def _remove_absent(data: RoomData, now: int, timing: PublicTiming) -> Change | N
         change = removed
 
 
+def _shared_actions(game: rules.GameState) -> set[str]:
+    """The open prompts every living seat holds alike (a day's vote, an election): only these
+    count for away, since a prompt some seats lack (a night role's) would tell who holds it."""
+    living = {s for s, alive in enumerate(game.alive) if alive}
+    holders: dict[str, set[int]] = {}
+    for p in game.prompts:
+        holders.setdefault(p["action"], set()).add(p["seat"])
+    return {action for action, seats in holders.items() if seats >= living}
+
+
 def _count_missed(data: RoomData) -> tuple[RoomData, list[dict]]:
-    """At a public game's deadline: each seat holding an open prompt it never acted on since the
-    last deadline missed one more; one that acted missed none. `away` events as that changes."""
-    prompted = {p["seat"] for p in data.game.prompts}
+    """At a public game's deadline: each seat holding a shared prompt (`_shared_actions`) it did
+    not answer since the last deadline missed one more; one that answered one missed none.
+    `away` events as that changes."""
+    shared = _shared_actions(data.game)
+    prompted = {p["seat"] for p in data.game.prompts if p["action"] in shared}
     players, events = list(data.players), []
     for seat, player in enumerate(players):
         if seat in data.acted:
@@ -417,14 +429,10 @@ def _pass_for_gone(data: RoomData, now: int) -> tuple[RoomData, list[dict]]:
         game = data.game
         if game is None or rules.outcome(game) is not None:
             break
-        living = {s for s, alive in enumerate(game.alive) if alive}
-        by_action: dict[str, set[int]] = {}
-        for p in game.prompts:
-            by_action.setdefault(p["action"], set()).add(p["seat"])
+        shared = _shared_actions(game)
         passing = next((p for p in game.prompts
                         if data.players[p["seat"]].missed >= GONE_AFTER and p["min"] == 0
-                        and by_action[p["action"]] >= living
-                        and (p["seat"], p["action"]) not in done), None)
+                        and p["action"] in shared and (p["seat"], p["action"]) not in done), None)
         if passing is None:
             break
         done.add((passing["seat"], passing["action"]))
@@ -601,9 +609,10 @@ def _act(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     if not isinstance(action, str) or not isinstance(targets, list) or not all(
             type(t) is int for t in targets):
         raise Refused("bad_frame", "act needs an action name and a list of seats")
+    shared = data.public and action in _shared_actions(data.game)
     game, events = rules.act(data.game, seat=seat, action=action, targets=targets, now=now)
     data = _with_game(data, game)
-    if data.public:
+    if shared:  # only an answer to a shared prompt says the seat is back (a night act is secret)
         data = replace(data, acted=data.acted | {seat})
         if data.players[seat].missed:
             player = data.players[seat]

@@ -184,7 +184,8 @@ class Player(BaseModel):
     seat: Seat
     name: str
     connected: bool
-    away: bool = Field(False, description="a public game's seat that let 2 prompts in a row pass")
+    away: bool = Field(False, description="a public game's seat that let 2 votes (prompts every "
+                       "living seat holds) in a row pass")
 
 
 class SettingsView(BaseModel):

@@ -212,3 +212,15 @@ async def test_a_private_game_counts_no_missed_prompt(store, clock):
     await pass_deadline(store, room, clock)
     await pass_deadline(store, room, clock)
     assert all(p.missed == 0 for p in room.data.players)
+
+
+async def test_away_tells_nothing_of_a_card_every_silent_seat_turns_away_at_once(store, clock):
+    """Night prompts (a role's) do not count: were they counted, the Seer who sleeps through her
+    step would turn away a deadline before the villagers and name her card."""
+    room = await playing_public(store, clock)
+    while not any(f["kind"] == "away" for f in frames(store)):
+        await pass_deadline(store, room, clock)
+    away = [f for f in frames(store) if f["kind"] == "away"]
+    living = [s for s, alive in enumerate(room.data.game.alive) if alive]
+    assert sorted(f["seat"] for f in away) == living
+    assert [f["seq"] for f in away] == list(range(away[0]["seq"], away[0]["seq"] + len(away)))
