@@ -30,6 +30,9 @@ class Config:
     # Seconds a lobby with nobody connected stays open (0: idle_close): a room made and never
     # used (a script creating rooms) must not hold a host slot for idle_close.
     lobby_idle_close: int = 300
+    # Seconds a lobby stays open whoever is connected (0: no limit): a lobby held by one socket
+    # must not hold a host slot for ever (docs/architecture.md, "Abuse limits").
+    lobby_max_age: int = 1800
     # Abuse limits (docs/architecture.md, "Abuse limits"); 0 turns a per-address limit off.
     rooms_per_address: int = 20  # rooms one client address may create per limit window
     quick_plays_per_address: int = 120  # quick-play presses one address may make per window
@@ -68,7 +71,8 @@ class Config:
             raise ValueError("presence_lease must be >= 1")
         if self.warm_actors < 0:
             raise ValueError("warm_actors must be >= 0")
-        for name in ("lobby_idle_close", "rooms_per_address", "quick_plays_per_address",
+        for name in ("lobby_idle_close", "lobby_max_age", "rooms_per_address",
+                     "quick_plays_per_address",
                      "joins_per_address",
                      "reports_per_address",
                      "lookup_failures_per_address",
@@ -111,6 +115,7 @@ class Config:
             ("WW_FINISHED_TTL", "finished_ttl", int),
             ("WW_IDLE_CLOSE", "idle_close", int),
             ("WW_LOBBY_IDLE_CLOSE", "lobby_idle_close", int),
+            ("WW_LOBBY_MAX_AGE", "lobby_max_age", int),
             ("WW_ROOMS_PER_ADDRESS", "rooms_per_address", int),
             ("WW_QUICK_PLAYS_PER_ADDRESS", "quick_plays_per_address", int),
             ("WW_JOINS_PER_ADDRESS", "joins_per_address", int),

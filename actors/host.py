@@ -26,7 +26,7 @@ import ray
 from actors.clock import Clock, RealClock
 from actors.config import Config
 from actors.metrics import HostMetrics, export_gauges, watch_loop_lag
-from actors.room import BadName, PublicTiming, Room, RoomData, clean_name, error_frame
+from actors.room import BadName, LobbyTiming, Room, RoomData, clean_name, error_frame
 from actors.store import RedisStore, Store, connect, patiently
 from actors.tables import Kind, NoSuchKind
 
@@ -61,7 +61,8 @@ class RoomHost:
             "on_close": self._forget, "idle_close": config.idle_close * 1000,
             "lobby_idle_close": (config.lobby_idle_close or config.idle_close) * 1000,
             "on_persist": self.metrics.observe_persist,
-            "timing": PublicTiming(config.public_countdown * 1000, config.lobby_away * 1000)}
+            "timing": LobbyTiming(config.public_countdown * 1000, config.lobby_away * 1000,
+                                  config.lobby_max_age * 1000 or None)}
         self._sweep_every = config.presence_lease * 1000 // 3
         self._loading: dict[str, asyncio.Task] = {}
         self._sweeper: asyncio.Task | None = None

@@ -66,12 +66,14 @@ class BadName(ValueError):
 
 
 @dataclass(frozen=True)
-class PublicTiming:
-    """How long a public lobby waits (ms): from the moment it seats its preset's minimum to its
-    start, and for a seat without a socket before it is removed (a closed tab must not hold a
-    stranger's table)."""
+class LobbyTiming:
+    """How long a lobby waits (ms). A public one: from the moment it seats its preset's minimum
+    to its start, and for a seat without a socket before it is removed (a closed tab must not
+    hold a stranger's table). Any lobby: `max_age` from its creation, connected or not, before it
+    closes (a lobby held open by one socket must not hold its host slot for ever); None: no limit."""
     countdown: int = 30_000
     absent: int = 60_000
+    max_age: int | None = None
 
 
 # Characters no name may hold: controls (NUL...), format characters (zero-width, bidi overrides),
@@ -147,6 +149,7 @@ class RoomData:
     language: str | None = None  # a public table's language, kept if it turns private again
     starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
     acted: frozenset = frozenset()  # seats of a public game that acted since the last deadline
+    opened_at: int | None = None  # when the room was created (ms): a lobby's age
 
     @property
     def kind(self) -> Kind | None:
@@ -173,6 +176,7 @@ class RoomData:
             "language": self.language,
             "starts_at": self.starts_at,
             "acted": sorted(self.acted),
+            "opened_at": self.opened_at,
         })
 
     @classmethod
@@ -195,6 +199,7 @@ class RoomData:
             language=d.get("language"),
             starts_at=d.get("starts_at"),
             acted=frozenset(d.get("acted", ())),
+            opened_at=d.get("opened_at"),  # a room stored before lobbies aged: no limit
         )
 
     def lobby(self) -> dict:
@@ -266,7 +271,7 @@ def encode_event(seq: int, event: dict) -> bytes:
 # to refuse, anything else is a bug that breaks the room.
 
 def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
-          timing: PublicTiming):
+          timing: LobbyTiming):
     """`promised`: the table index already counted this seat (a quick-play press claimed it)."""
     for seat, player in enumerate(data.players):
         if player.token_hash == token_hash:  # a retried join that already happened
@@ -295,7 +300,7 @@ def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
     return {"seat": seat}, change
 
 
-def _public_lobby(change: Change, now: int, timing: PublicTiming) -> Change:
+def _public_lobby(change: Change, now: int, timing: LobbyTiming) -> Change:
     """A public table starts by itself: at once when it is full, else `timing.countdown` ms after
     it reached its preset's minimum (a later joiner resets nothing; falling below it stops it)."""
     data = change.data
@@ -315,7 +320,7 @@ def _public_lobby(change: Change, now: int, timing: PublicTiming) -> Change:
                   change.seated)
 
 
-def _remove(data: RoomData, now: int, seat: int, reason: str, timing: PublicTiming) -> Change:
+def _remove(data: RoomData, now: int, seat: int, reason: str, timing: LobbyTiming) -> Change:
     """Seat `seat` leaves the lobby: the last seat moves into its place (one seat renumbered, so
     one player's sockets reconnect), its token stops working, and votes against or by it go."""
     players = list(data.players)
@@ -340,13 +345,13 @@ def _remove(data: RoomData, now: int, seat: int, reason: str, timing: PublicTimi
     return change
 
 
-def _leave(data: RoomData, now: int, seat: int, frame: dict, timing: PublicTiming) -> Change:
+def _leave(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
     if data.status != "lobby":
         raise Refused("not_your_turn", "a seat leaves in the lobby; in a game it plays on")
     return _remove(data, now, seat, "left", timing)
 
 
-def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: PublicTiming) -> Change:
+def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
     """A private table's host removes a seat; at a public one, a seat votes to remove another,
     which goes once most of the others voted so."""
     target = frame.get("seat")
@@ -372,7 +377,7 @@ def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: Publi
     return Change(replace(data, players=tuple(players)), [event])
 
 
-def _remove_absent(data: RoomData, now: int, timing: PublicTiming) -> Change | None:
+def _remove_absent(data: RoomData, now: int, timing: LobbyTiming) -> Change | None:
     """A public lobby lets go of the seats that held no socket for `timing.absent`."""
     change = None
     while True:
@@ -510,7 +515,7 @@ def _idle_limit(data: RoomData, idle_close: int | None, lobby_idle_close: int | 
 
 
 def wakeup(data: RoomData, idle_close: int | None,
-           lobby_idle_close: int | None = None, timing: PublicTiming | None = None) -> int | None:
+           lobby_idle_close: int | None = None, timing: LobbyTiming | None = None) -> int | None:
     """When the room's timer must fire: the game's next deadline, or the end of an empty table
     (an empty lobby closes after `lobby_idle_close`, sooner than an abandoned game)."""
     times = []
@@ -520,17 +525,29 @@ def wakeup(data: RoomData, idle_close: int | None,
         times.append(data.starts_at)
     if data.status == "lobby" and data.public and timing is not None:
         times += [p.absent_since + timing.absent for p in data.players if p.absent_since is not None]
+    if data.status == "lobby" and (closes := _lobby_closes(data, timing)) is not None:
+        times.append(closes)
     idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and data.status not in FINAL:
         times.append(data.idle_since + idle_close)
     return min(times, default=None)
 
 
+def _lobby_closes(data: RoomData, timing: LobbyTiming | None) -> int | None:
+    """When a lobby closes however many are connected: `timing.max_age` after its creation."""
+    if timing is None or timing.max_age is None or data.opened_at is None:
+        return None
+    return data.opened_at + timing.max_age
+
+
 def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: int | None,
-          timing: PublicTiming):
+          timing: LobbyTiming):
     idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and now >= data.idle_since + idle_close:
         # Nobody has been at the table for idle_close: close it, so it frees its host slot.
+        return None, Change(replace(data, status="finished"), [])
+    if data.status == "lobby" and (closes := _lobby_closes(data, timing)) is not None \
+            and now >= closes:
         return None, Change(replace(data, status="finished"), [])
     if data.status == "lobby":
         change = _remove_absent(data, now, timing) if data.public else None
@@ -563,7 +580,7 @@ def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
 
 
 def _command(data: RoomData, now: int, seat: int, frame: dict, received: int | None,
-             take_token: Callable[[int, str, int], bool], timing: PublicTiming,
+             take_token: Callable[[int, str, int], bool], timing: LobbyTiming,
              proof: str | None = None):
     _check_seat(data, seat)
     if proof is not None and not data.players[seat].token_hash.startswith(proof):
@@ -663,7 +680,7 @@ def _start(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     return _deal(data, now)
 
 
-def _table(data: RoomData, now: int, seat: int, frame: dict, timing: PublicTiming) -> Change:
+def _table(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
     """The host makes the table public (listed, in `language`) or private (link only)."""
     _lobby_host(data, seat, "open or close the table")
     public, language = frame.get("public"), frame.get("language", data.language or "en")
@@ -697,7 +714,7 @@ class Room:
                  on_close: Callable[[str], None] | None = None, idle_close: int | None = None,
                  lobby_idle_close: int | None = None,
                  on_persist: Callable[[float, int], None] | None = None, chat_stored: int = 0,
-                 timing: PublicTiming = PublicTiming()) -> None:
+                 timing: LobbyTiming = LobbyTiming()) -> None:
         self.data = data  # committed: durable in the store
         self._timing = timing  # a public lobby's countdown and patience with absent seats
         # The store's chat list: which game's lines it holds and how many (each persist adds the new ones).
@@ -738,7 +755,7 @@ class Room:
         """A new room (`kind`: a public table of that preset and language, listed once its
         creator's seat is stored); `options`: the constructor's keywords."""
         epoch = await store.claim(code, host)
-        data = RoomData(code=code, settings=settings, idle_since=clock.now(),
+        data = RoomData(code=code, settings=settings, idle_since=clock.now(), opened_at=clock.now(),
                         public=kind is not None, language=kind and kind.language)
         return cls(data, epoch=epoch, host=host, store=store, clock=clock, **options)
 

@@ -6,12 +6,12 @@ from dataclasses import replace
 import orjson
 
 import rules
-from actors.room import AWAY_AFTER, GONE_AFTER, PublicTiming, Room, WATCHER
+from actors.room import AWAY_AFTER, GONE_AFTER, LobbyTiming, Room, WATCHER
 from actors.tables import Kind
 from tests.actors.test_room import CODE, frames, seat, stored
 
 CLASSIC = Kind("seed_000", "en")
-TIMING = PublicTiming(countdown=600_000, absent=60_000)
+TIMING = LobbyTiming(countdown=600_000, absent=60_000)
 
 
 async def private_room(store, clock) -> Room:
@@ -224,3 +224,31 @@ async def test_away_tells_nothing_of_a_card_every_silent_seat_turns_away_at_once
     living = [s for s, alive in enumerate(room.data.game.alive) if alive]
     assert sorted(f["seat"] for f in away) == living
     assert [f["seq"] for f in away] == list(range(away[0]["seq"], away[0]["seq"] + len(away)))
+
+
+async def test_a_lobby_held_open_closes_at_its_maximum_age(store, clock):
+    """One socket connected keeps a lobby from idling out, not for ever (issue 24: held lobbies
+    filled every host slot)."""
+    timing = LobbyTiming(max_age=1_800_000)
+    room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
+                             clock=clock, idle_close=600_000, lobby_idle_close=60_000,
+                             timing=timing)
+    await seat(room, 2)
+    await room.presence(0, "gw1", True)
+    clock.advance(1_799_999)
+    await room.presence(1, "gw1", True)  # still open just before
+    assert room.data.status == "lobby"
+    clock.advance(1)
+    await store.wait_for(lambda: room.closed)
+    assert store.rooms[CODE]["status"] == "finished"
+
+
+async def test_a_game_is_not_held_to_the_lobby_s_age(store, clock):
+    room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
+                             clock=clock, timing=LobbyTiming(max_age=60_000))
+    await seat(room, 6)
+    await room.presence(0, "gw1", True)
+    await room.command(0, {"type": "start", "id": 1})
+    clock.advance(60_000)
+    await room.command(0, {"type": "chat", "id": 2, "text": "still here"})
+    assert room.data.status == "running"

@@ -5,13 +5,13 @@ import asyncio
 import pytest
 
 import rules
-from actors.room import PublicTiming, Room
+from actors.room import LobbyTiming, Room
 from actors.tables import Kind, NoSuchKind, TableIndex, kinds
 from tests.actors.test_room import CODE, frames, seat
 
 CLASSIC = Kind("seed_000", "en")
 COUNTDOWN = 20_000
-TIMING = PublicTiming(countdown=COUNTDOWN, absent=600_000)
+TIMING = LobbyTiming(countdown=COUNTDOWN, absent=600_000)
 
 
 async def public_room(store, clock, kind=CLASSIC, code=CODE) -> Room:
