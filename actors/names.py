@@ -13,6 +13,8 @@ import unicodedata
 from functools import cache
 from pathlib import Path
 
+from rules.text import is_ignorable
+
 
 @cache
 def _prototypes() -> dict[int, str]:
@@ -27,7 +29,11 @@ def _prototypes() -> dict[int, str]:
 
 
 def _skeleton(text: str) -> str:
-    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).translate(_prototypes()))
+    # UTS #39 (since Unicode 15.1) drops the default-ignorables first: "Omar" and "Omar" with a
+    # variation selector or a grapheme joiner look the same. `clean_name` strips or refuses them
+    # in a new name; a name stored before it did is still compared by what it shows.
+    text = "".join(c for c in unicodedata.normalize("NFD", text) if not is_ignorable(c))
+    return unicodedata.normalize("NFD", text.translate(_prototypes()))
 
 
 @cache

@@ -38,6 +38,7 @@ import orjson
 
 import rules
 from rules import roles_in_play
+from rules.text import MAX_MARKS, is_invisible, marks_pile_up, strip_variation_selectors
 from actors.clock import Clock
 from actors.names import name_skeleton
 from actors.ratelimit import TokenBucket
@@ -83,16 +84,24 @@ _INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
 
 
 def clean_name(name: object) -> str:
-    """A player name: NFKC-normalised, inner whitespace runs made one space, 1-24 characters,
-    at least one letter or digit, and nothing invisible (docs/protocol.md)."""
+    """A player name: variation selectors dropped, NFKC-normalised, inner whitespace runs made one
+    space, 1-24 characters, at least one letter or digit, nothing invisible, no letter under more
+    than a few marks (docs/protocol.md)."""
     if not isinstance(name, str):
         raise BadName("a name is a string")
-    name = " ".join(unicodedata.normalize("NFKC", name).split())
+    # Stripped, not refused: a variation selector only picks a glyph (a phone keyboard puts one
+    # after many an emoji), so "Omar" with one is "Omar", and then taken if "Omar" is seated.
+    name = " ".join(unicodedata.normalize("NFKC", strip_variation_selectors(name)).split())
     if not 1 <= len(name) <= NAME_MAX:
         raise BadName(f"a name has 1 to {NAME_MAX} characters")
     categories = [unicodedata.category(c) for c in name]
-    if _INVISIBLE.intersection(categories):
+    # Refused, not stripped: every other invisible character (a joiner, the Hangul fillers, which
+    # are letters, a braille blank) has no use in a name but to hide something or seem blank, and
+    # the player should see the name that will be shown.
+    if _INVISIBLE.intersection(categories) or any(map(is_invisible, name)):
         raise BadName("a name may not hold control, invisible or direction characters")
+    if marks_pile_up(name):
+        raise BadName(f"a name puts at most {MAX_MARKS} marks on one character")
     if not any(c[0] in "LN" for c in categories):
         raise BadName("a name needs a letter or a digit")
     return name

@@ -10,6 +10,7 @@ from rules.role import is_wolf, living_wolves
 from rules.settings import Settings, deal as deal_for, player_range
 from rules.state import GameState
 from rules.table import Table, is_night
+from rules.text import chat_text
 
 MAX_CHAT = 500
 
@@ -132,6 +133,7 @@ def say(state: GameState, seat: int, text: str, now: int, channel: str | None = 
     _check_seat(state, seat, "chat")
     if not isinstance(text, str) or not 1 <= len(text.strip()) <= MAX_CHAT:
         raise BadFrame(f"chat: text must be 1-{MAX_CHAT} characters")
+    text = chat_text(text)  # what a reader would see: no escapes, overrides, hidden text
     if channel is not None and not isinstance(channel, str):
         raise BadFrame("chat: channel must be a channel name")
     current = channel_of(state, seat)
@@ -141,7 +143,7 @@ def say(state: GameState, seat: int, text: str, now: int, channel: str | None = 
     if channel is not None and channel != name:
         raise NotYourTurn(f"chat: seat {seat} writes to {name!r} in phase {state.phase}, "
                           f"not to {channel!r}")
-    line = {"channel": name, "seat": seat, "name": state.names[seat], "text": text.strip(),
+    line = {"channel": name, "seat": seat, "name": state.names[seat], "text": text,
             "ts": now}
     stored = {**line, "to": readers}
     copies = [copy for overhear in OVERHEARS for copy in overhear(state, stored)]

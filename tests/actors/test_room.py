@@ -1,13 +1,16 @@
 """Room without Ray or Redis: in-memory store, fake clock, no sleeps."""
 import asyncio
 import itertools
+import unicodedata
 from dataclasses import replace
 
 import orjson
+from hypothesis import given, settings, strategies as st
 
 import rules
 from actors import room as room_module
-from actors.room import Room, RoomData, wakeup
+from actors.names import name_skeleton
+from actors.room import BadName, Room, RoomData, clean_name, wakeup
 from actors.store import MemoryStore
 from tests.actors.players import act_frames
 
@@ -72,7 +75,58 @@ async def test_invisible_and_look_alike_names_are_refused(store, clock):
     assert (await room.join("Ivan", "h4"))["error"] == "name_taken"  # I and l look alike
     assert (await room.join("Om  ar", "h5")) == {"seat": 2}
     assert room.data.players[2].name == "Om ar"
-    assert [p.name for p in room.data.players] == ["Layla", "lvan", "Om ar"]
+    # Issue 24: 8 names that all rendered as "Omar" were seated. A variation selector (stripped)
+    # makes the same name, taken; a joiner or a Khmer inherent vowel (refused) no name at all.
+    assert (await room.join("Omar", "h6")) == {"seat": 3}
+    for selector in ("\ufe00", "\ufe0f", "\u180b", "\U000e0100"):
+        assert (await room.join("Omar" + selector, "h7"))["error"] == "name_taken", repr(selector)
+        assert (await room.join("Om" + selector + "ar", "h7"))["error"] == "name_taken"
+    for hidden in ("\u034f", "\u17b5", "\u00ad", "\u2060", "\u2800"):
+        assert (await room.join("Omar" + hidden, "h7"))["error"] == "bad_name", repr(hidden)
+    for blank in ("\u3164", "\uffa0", "\u115f", "\u1160", "\u3164\u3164", "\ufe0f", "\u2800"):
+        assert (await room.join(blank, "h8"))["error"] == "bad_name", repr(blank)
+    assert (await room.join("Z" + "\u0336" * 6, "h9"))["error"] == "bad_name"  # piled marks
+    assert (await room.join("Nur\u2764\ufe0f", "h10")) == {"seat": 4}
+    assert [p.name for p in room.data.players] == ["Layla", "lvan", "Om ar", "Omar", "Nur\u2764"]
+
+
+# What a name may be made of, for the properties: plain letters, look-alikes, and every invisible
+# kind (the ones of issue 24 among them).
+INVISIBLES = ["\u034f", "\ufe00", "\ufe0f", "\u180b", "\U000e0100", "\u17b5", "\u3164", "\uffa0",
+              "\u115f", "\u00ad", "\u200b", "\u200d", "\u2060", "\ufeff", "\u2800", "\U000e0041",
+              "\u202e", "\u2066", "\u200f"]
+NAMES = st.text(st.one_of(st.sampled_from("OmarLyl0I \u0430\u0301"), st.sampled_from(INVISIBLES),
+                          st.characters()), min_size=1, max_size=26)
+
+
+@settings(max_examples=400, deadline=None)
+@given(NAMES)
+def test_an_accepted_name_shows_a_letter_or_digit_and_nothing_invisible(name):
+    try:
+        name = clean_name(name)
+    except BadName:
+        return
+    assert any(unicodedata.category(c)[0] in "LN" and rules.text.shows(c) for c in name)
+    assert not any(rules.text.is_invisible(c) for c in name)
+    assert clean_name(name) == name  # a stored name is a name
+
+
+@settings(max_examples=400, deadline=None)
+@given(NAMES, st.lists(st.tuples(st.integers(0, 26), st.sampled_from(INVISIBLES)), min_size=1))
+def test_two_accepted_names_differing_by_invisible_characters_share_a_skeleton(name, hidden):
+    """So the second one is `name_taken`: no two names at a table look the same."""
+    try:
+        name = clean_name(name)
+    except BadName:
+        return
+    twin = list(name)
+    for at, char in hidden:
+        twin.insert(at, char)
+    try:
+        twin = clean_name("".join(twin))
+    except BadName:
+        return
+    assert name_skeleton(twin) == name_skeleton(name)
 
 
 async def test_every_command_kind_is_rate_limited_per_seat(store, clock):

@@ -146,6 +146,11 @@ async def test_invisible_and_look_alike_names_are_refused(gateway):
         assert joined.status_code == 200
         facts = (await http.get(f"/api/rooms/{room}")).json()
         assert [p["name"] for p in facts["players"]] == ["Layla", "Omar"]  # stored as NFKC
+        # Issue 24: a variation selector is stripped (then "Omar" is taken), a blank is no name.
+        for name, status in (("Omar\ufe0f", 409), ("Om\U000e0100ar", 409), ("Omar\u034f", 422),
+                             ("\u3164", 422), ("\uffa0", 422), ("\u115f", 422)):
+            response = await http.post(f"/api/rooms/{room}/join", json={"name": name})
+            assert response.status_code == status, repr(name)
 
 
 async def test_guessing_room_codes_is_throttled_per_address(gateway):
