@@ -43,6 +43,7 @@ RESEND_AFTER = 10.0  # seconds without a reply before a request is sent again an
 HOSTS_REMEMBERED = 50_000  # room -> host entries cached per process
 MAKING_POLL = 0.025  # seconds a quick-play press waits while another one opens its table
 PRESS_TTL = 600  # seconds a quick-play press's outcome is kept for its retries
+AGAIN_LEASE = 60  # seconds the first click of "play again" has to open the next game
 
 
 class JoinRefused(Exception):
@@ -93,7 +94,8 @@ def time_ms() -> int:
 
 
 def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+    # surrogatepass: a token with a lone surrogate (JSON can carry one) is a wrong token, not a 500
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def normal_code(room: str) -> str:
@@ -317,6 +319,24 @@ class RoomClient:
             return {"room": facts["next"], "seat": 0, "token": token}
         if facts["status"] != "finished":
             raise AgainRefused("not_your_turn", "the game is not over")
+        # One next game per table: clicks arriving together wait for the first one's room
+        # (each used to open a room of its own, orphaned with the table's tokens).
+        lease = self.keys.again(code)
+        if not await patiently(lambda: self.redis.set(lease, b"1", nx=True, ex=AGAIN_LEASE),
+                               f"opening the next game of {code}", until):
+            while (following := await self.redis.hget(self.keys.room(code), "next")) is None:
+                if asyncio.get_running_loop().time() > until or not await self.redis.exists(lease):
+                    raise StorageUnavailable(f"the next game of {code} was not opened, retry")
+                await asyncio.sleep(MAKING_POLL)
+            return {"room": following.decode(), "seat": 0, "token": token}
+        try:
+            return await self._open_next(code, token, facts, hashes, until, admit)
+        except BaseException:
+            await self.redis.delete(lease)  # the next click may try again at once
+            raise
+
+    async def _open_next(self, code: str, token: str, facts: dict, hashes: dict[int, str],
+                         until: float, admit: Callable[[], Awaitable[None]] | None) -> dict:
         if admit is not None:
             await admit()
         names = [p["name"] for p in facts["players"]]
@@ -334,9 +354,9 @@ class RoomClient:
                     raise AgainRefused(reply["code"], reply["message"])
 
         async def name_it() -> str:
-            # Named only once every seat is in, so a page that follows the name is let in. Two
-            # clicks at once: the first to name its room wins (the other room, unattended,
-            # closes idle).
+            # Named only once every seat is in, so a page that follows the name is let in. A
+            # click whose lease lapsed meanwhile may race another: the first to name wins (the
+            # other room, unattended, closes idle).
             if await self.redis.hsetnx(self.keys.room(code), "next", new):
                 return new
             return (await self.redis.hget(self.keys.room(code), "next")).decode()

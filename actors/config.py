@@ -14,6 +14,11 @@ import rules
 _DURATION_PREFIX = "WW_DURATION_"
 
 
+def origins(text: str) -> tuple[str, ...]:
+    """WW_ALLOWED_ORIGINS: comma separated, compared lower-case without a trailing slash."""
+    return tuple(o.strip().rstrip("/").lower() for o in text.split(",") if o.strip())
+
+
 @dataclass(frozen=True)
 class Config:
     redis_url: str = "redis://127.0.0.1:6379/0"
@@ -37,6 +42,11 @@ class Config:
     rooms_per_address: int = 20  # rooms one client address may create per limit window
     quick_plays_per_address: int = 120  # quick-play presses one address may make per window
     joins_per_address: int = 120  # joins by link one address may make per window (leave, rejoin...)
+    # What one address may hold at once (an IPv6 /56: 4 times as much), so that lobbies held open
+    # cannot fill the server: lobbies it opened, and seats it took, in rooms not started yet.
+    # Generous: a school or a carrier-grade NAT puts many players behind one address.
+    open_lobbies_per_address: int = 5
+    lobby_seats_per_address: int = 40
     lookup_failures_per_address: int = 30  # unknown room codes one address may try per window
     limit_window: int = 600  # seconds of one fixed window of the per-address limits
     # Host actors (processes) this prefix may run at once; past it room creation answers 503.
@@ -63,6 +73,16 @@ class Config:
     report_ttl: int = 30 * 86400  # seconds a report is kept for the operators
     # The operators' secret for /api/admin/* (Authorization: Bearer ...); None: no admin API.
     admin_secret: str | None = field(default=None, repr=False)
+    # The bearer token Prometheus must send for /metrics; None: /metrics is open (to be kept to
+    # the private network by the balancer: deploy/README.md).
+    metrics_token: str | None = field(default=None, repr=False)
+    # A WebSocket whose unsent bytes (its queue and its connection's write buffer) pass this, or
+    # whose write buffer has not drained for ws_drain_seconds, is dropped (close 1013; gateway/ws.py).
+    ws_unsent_bytes: int = 1 << 20
+    ws_drain_seconds: float = 30.0
+    # Origins ("https://host[:port]") a browser's WebSocket may come from besides the one served
+    # (the Host header's); "*": any. A socket without Origin (not a browser) is always let in.
+    allowed_origins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.games_per_actor < 1:
@@ -73,7 +93,7 @@ class Config:
             raise ValueError("warm_actors must be >= 0")
         for name in ("lobby_idle_close", "lobby_max_age", "rooms_per_address",
                      "quick_plays_per_address",
-                     "joins_per_address",
+                     "joins_per_address", "open_lobbies_per_address", "lobby_seats_per_address",
                      "reports_per_address",
                      "lookup_failures_per_address",
                      "max_hosts"):
@@ -89,6 +109,8 @@ class Config:
             raise ValueError("public_countdown must be >= 0 and lobby_away >= 1")
         if self.request_patience < 0:
             raise ValueError("request_patience must be >= 0")
+        if self.ws_unsent_bytes < 1 or self.ws_drain_seconds <= 0:
+            raise ValueError("ws_unsent_bytes must be >= 1 and ws_drain_seconds > 0")
         try:  # refuse bad durations here, not later inside every host actor that starts
             self.room_settings()
         except rules.RulesError as e:
@@ -119,6 +141,8 @@ class Config:
             ("WW_ROOMS_PER_ADDRESS", "rooms_per_address", int),
             ("WW_QUICK_PLAYS_PER_ADDRESS", "quick_plays_per_address", int),
             ("WW_JOINS_PER_ADDRESS", "joins_per_address", int),
+            ("WW_OPEN_LOBBIES_PER_ADDRESS", "open_lobbies_per_address", int),
+            ("WW_LOBBY_SEATS_PER_ADDRESS", "lobby_seats_per_address", int),
             ("WW_LOOKUP_FAILURES_PER_ADDRESS", "lookup_failures_per_address", int),
             ("WW_LIMIT_WINDOW", "limit_window", int),
             ("WW_MAX_HOSTS", "max_hosts", int),
@@ -132,6 +156,10 @@ class Config:
             ("WW_REPORTS_PER_ADDRESS", "reports_per_address", int),
             ("WW_REPORT_TTL", "report_ttl", int),
             ("WW_ADMIN_SECRET", "admin_secret", str),
+            ("WW_METRICS_TOKEN", "metrics_token", str),
+            ("WW_WS_UNSENT_BYTES", "ws_unsent_bytes", int),
+            ("WW_WS_DRAIN_SECONDS", "ws_drain_seconds", float),
+            ("WW_ALLOWED_ORIGINS", "allowed_origins", origins),
         ):
             if key in env:
                 values[name] = kind(env[key])

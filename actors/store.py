@@ -272,6 +272,9 @@ class Keys:
     def limit(self, what: str, address: str, window: int) -> str:  # counter, TTL: one window
         return f"{self.prefix}:limit:{what}:{address}:{window}"
 
+    def again(self, code: str) -> str:  # string, TTL: the click opening a table's next game
+        return f"{self.room(code)}:again"
+
     def reports(self, code: str) -> str:  # list: reports of the room's players (JSON), newest last
         return f"{self.room(code)}:reports"
 
@@ -280,6 +283,9 @@ class Keys:
 
     def reported_rooms(self) -> str:  # sorted set: room code -> time of its latest report (ms)
         return f"{self.prefix}:reported"
+
+    def held(self, what: str, group: str) -> str:  # sorted set: what an address holds now
+        return f"{self.prefix}:held:{what}:{{{group}}}"
 
     def press(self, press: str) -> str:  # a quick-play press's outcome, for its retries (TTL)
         return f"{self.prefix}:press:{{{press}}}"

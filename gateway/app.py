@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).with_name("static")
 READY_TIMEOUT = 2.0
 
+REVIEW_EVENTS = 20_000  # events a review answers at most (a long chatty game stores ~5,000)
 MAX_BODY_BYTES = 8192  # every body is a name or a token; a larger one is refused unread (413)
 # Every response: no framing by other sites, no MIME sniffing, scripts and styles from here only.
 SECURITY_HEADERS = [
@@ -173,7 +174,7 @@ def create_app(config: Config) -> FastAPI:
         app.state.gateway = gw = GatewayState(
             config=config, rooms=rooms, seats=seats, metrics=metrics,
             limits=AddressLimits(rooms.redis, rooms.keys, config.request_patience,
-                                 config.limit_window),
+                                 config.limit_window, config.lobby_max_age),
             presence=PresenceReports(seats, functools.partial(report_presence, rooms)),
             tables=PublicTables(rooms))
         watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
@@ -229,6 +230,26 @@ def create_app(config: Config) -> FastAPI:
             raise _refusal(429, "rate_limited", f"at most {limit} {things} per address in "
                            f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
 
+    async def not_holding_too_much(gw: GatewayState, address: str, lobby: bool = False) -> None:
+        """429 if the address already holds its share of lobbies (opening one) or lobby seats:
+        held lobbies must not fill the server (docs/architecture.md, "Abuse limits")."""
+        config, limits = gw.config, gw.limits
+        if lobby and await limits.holds_too_much("lobbies", address,
+                                                 config.open_lobbies_per_address):
+            raise _refusal(429, "rate_limited", f"at most {config.open_lobbies_per_address} open "
+                           "lobbies per address: start or leave one first", 60)
+        if await limits.holds_too_much("seats", address, config.lobby_seats_per_address):
+            raise _refusal(429, "rate_limited", f"at most {config.lobby_seats_per_address} seats "
+                           "in lobbies per address: start or leave one first", 60)
+
+    async def held(gw: GatewayState, address: str, seated: dict, lobby: bool = False) -> None:
+        """Count what the address now holds (only while a cap is on)."""
+        config, room = gw.config, seated["room"]
+        if lobby and config.open_lobbies_per_address:
+            await gw.limits.hold("lobbies", address, room, room)
+        if config.lobby_seats_per_address:
+            await gw.limits.hold("seats", address, room, f"{room}:{seated['seat']}")
+
     async def admit_room(gw: GatewayState, address: str) -> None:
         """Count one more new room of `address` (a creation or a play again); 429 past the limit."""
         await spend(gw, "rooms", address, gw.config.rooms_per_address, "new rooms")
@@ -238,10 +259,14 @@ def create_app(config: Config) -> FastAPI:
                          503: {"description": "server_full: every host slot is taken; "
                                               "storage_unavailable: Redis unreachable"}})
     async def create_room(body: HttpCreate, request: Request, gw: Gateway):
-        await admit_room(gw, client_address(request.client and request.client.host))
+        address = client_address(request.client and request.client.host)
+        await not_holding_too_much(gw, address, lobby=True)
+        await admit_room(gw, address)
         try:
-            return await gw.rooms.create_room(
+            seated = await gw.rooms.create_room(
                 body.name, Kind(body.preset, body.language) if body.public else None)
+            await held(gw, address, seated, lobby=True)
+            return seated
         except ServerFull:
             raise _refusal(503, "server_full", "no room can be opened now, try again later",
                            60) from None
@@ -255,9 +280,12 @@ def create_app(config: Config) -> FastAPI:
         a new one (which the caller then hosts, for its durations only)."""
         address = client_address(request.client and request.client.host)
         await spend(gw, "quickplay", address, gw.config.quick_plays_per_address, "quick plays")
+        await not_holding_too_much(gw, address)
         try:
-            return await gw.rooms.quick_play(body.name, Kind(body.preset, body.language),
-                                             body.press)
+            seated = await gw.rooms.quick_play(body.name, Kind(body.preset, body.language),
+                                               body.press)
+            await held(gw, address, seated)
+            return seated
         except ServerFull:
             raise _refusal(503, "server_full", "no table can be opened now, try again later",
                            60) from None
@@ -285,10 +313,12 @@ def create_app(config: Config) -> FastAPI:
         if limit and await gw.limits.spent("joins", address) >= limit:
             raise _refusal(429, "rate_limited", f"at most {limit} joins per address in "
                            f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+        await not_holding_too_much(gw, address)
         try:
             seated = await gw.rooms.join(room, body.name)
             if limit:
                 await gw.limits.spend("joins", address)
+            await held(gw, address, seated)
             return seated
         except RoomNotFound:
             raise await not_found(gw, address) from None
@@ -363,19 +393,25 @@ def create_app(config: Config) -> FastAPI:
     @app.get("/api/rooms/{room}/review",
              responses={404: {"description": "no such room (or past its TTL)"},
                         409: {"description": "not_your_turn: the game is not over"}})
-    async def review(room: str, gw: Gateway):
+    async def review(room: str, request: Request, gw: Gateway):
         """A finished game's whole stored log, every audience's events (after the end nothing is
-        secret any more): what the review page replays. Kept as long as the room (finished_ttl)."""
+        secret any more): what the review page replays. Kept as long as the room (finished_ttl).
+        An unknown code counts against the lookups of the address (it was an existence oracle);
+        the log is read up to REVIEW_EVENTS (`truncated` says if more were stored)."""
+        address = await not_guessing(request, gw)
         try:
             facts = await gw.rooms.lobby(room)
         except RoomNotFound:
-            raise HTTPException(404, {"code": "room_not_found"}) from None
+            raise await not_found(gw, address) from None
         if facts["status"] != "finished":
             raise HTTPException(409, {"code": "not_your_turn"})
-        events = await gw.rooms.events_after(facts["room"], 0)
+        events = await gw.rooms.events_after(facts["room"], 0, REVIEW_EVENTS + 1)
+        truncated = len(events) > REVIEW_EVENTS
+        events = events[:REVIEW_EVENTS]
         # The stored frames are JSON text already: joined, not parsed and written again. Each
         # keeps its audience (`to`: null = everybody), which the review shows as what was secret.
-        head = orjson.dumps({k: facts[k] for k in ("room", "players", "settings", "next")})
+        head = orjson.dumps({**{k: facts[k] for k in ("room", "players", "settings", "next")},
+                             "truncated": truncated})
         items = b",".join(b'{"to":%s,"event":%s}' % (orjson.dumps(e["to"]), e["frame"].encode())
                           for e in events)
         body = head[:-1] + b',"events":[' + items + b"]}"
@@ -409,7 +445,14 @@ def create_app(config: Config) -> FastAPI:
         return JSONResponse({"ok": ok, **checks}, status_code=200 if ok else 503)
 
     @app.get("/metrics")
-    async def prometheus():
+    async def prometheus(request: Request, gw: Gateway):
+        """With WW_METRICS_TOKEN set, Prometheus scrapes with `authorization: credentials:` (the
+        token as a bearer): the metrics tell rooms and traffic to whoever reads them."""
+        token = gw.config.metrics_token
+        if token and not hmac.compare_digest(request.headers.get("authorization", "").encode(),
+                                             f"Bearer {token}".encode()):
+            raise HTTPException(401, {"code": "not_authenticated"},
+                                headers={"WWW-Authenticate": "Bearer"})
         return Response(metrics.text(), media_type=CONTENT_TYPE_LATEST)
 
     app.add_api_websocket_route("/ws/{room}", websocket_endpoint)

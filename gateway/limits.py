@@ -1,7 +1,10 @@
 """Per-address abuse limits, counted in Redis so that every gateway replica shares them.
 
 A fixed window per address (WW_LIMIT_WINDOW seconds, 10 minutes by default):
-`P:limit:{what}:{address}:{window}` is INCRemented and expires with its window. The address is the
+`P:limit:{what}:{address}:{window}` is INCRemented and expires with its window. Besides the rates,
+what an address holds now: the lobbies it opened and the lobby seats it took
+(`P:held:{what}:{address}`, a sorted set by time), each counted until its room leaves the lobby
+or passes the lobby's maximum age, per address and, for IPv6, per /56 too. The address is the
 client's IP as uvicorn reports it (behind a proxy, set uvicorn's FORWARDED_ALLOW_IPS so
 X-Forwarded-For is believed); an IPv6 client counts by its /64, since one host usually holds the
 whole /64.
@@ -29,12 +32,27 @@ def client_address(host: str | None) -> str:
     return str(ip)
 
 
+def address_groups(address: str) -> list[tuple[str, int]]:
+    """The groups an address counts in for what it holds, with how many of the per-address cap
+    each may hold: the address itself, and for IPv6 its /56 (a site often holds a /56 of /64s)."""
+    try:
+        network = ipaddress.ip_network(f"{address}/56", strict=False) if ":" in address else None
+    except ValueError:
+        network = None
+    return [(address, 1)] + ([(f"{network.network_address}/56", SITE_SHARE)] if network else [])
+
+
+SITE_SHARE = 4  # an IPv6 /56 holds this many times what one /64 may hold
+
+
 class AddressLimits:
-    def __init__(self, redis: aioredis.Redis, keys: Keys, patience: float, window: int) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keys, patience: float, window: int,
+                 lobby_max_age: int = 0) -> None:
         self._redis = redis
         self._keys = keys
         self._patience = patience  # seconds a count retries while Redis is unreachable
         self._window = window
+        self._max_age = lobby_max_age  # seconds a lobby lives at most (0: no limit)
 
     def _key(self, what: str, address: str) -> str:
         return self._keys.limit(what, address, int(time.time() // self._window))
@@ -64,3 +82,45 @@ class AddressLimits:
     def retry_after(self) -> int:
         """Seconds until the current window ends."""
         return self._window - int(time.time()) % self._window
+
+    async def holds_too_much(self, what: str, address: str, limit: int) -> bool:
+        """Whether `address` (or its IPv6 /56) already holds `limit` of `what` ("lobbies" it
+        opened, "seats" it took in lobbies), counting only rooms still in their lobby."""
+        if not limit:
+            return False
+        for group, share in address_groups(address):
+            if await patiently(lambda: self._held(what, group), f"held {what}",
+                               self._deadline()) >= limit * share:
+                return True
+        return False
+
+    async def hold(self, what: str, address: str, code: str, item: str) -> None:
+        """`address` now holds `item` of room `code` (a lobby: its code; a seat: code:seat)."""
+        now = time.time()
+        ttl = self._max_age or 86400
+        for group, _ in address_groups(address):
+            key = self._keys.held(what, group)
+
+            async def add() -> None:
+                async with self._redis.pipeline(transaction=True) as pipe:
+                    pipe.zadd(key, {item: now})
+                    pipe.expire(key, ttl)
+                    await pipe.execute()
+            await patiently(add, f"held {what}", self._deadline())
+
+    async def _held(self, what: str, group: str) -> int:
+        key = self._keys.held(what, group)
+        if self._max_age:
+            await self._redis.zremrangebyscore(key, 0, time.time() - self._max_age)
+        items = [item.decode() for item in await self._redis.zrange(key, 0, -1)]
+        codes = sorted({item.partition(":")[0] for item in items})
+        if not codes:
+            return 0
+        pipe = self._redis.pipeline(transaction=False)  # one slot each on a cluster
+        for code in codes:
+            pipe.hget(self._keys.room(code), "status")
+        statuses = dict(zip(codes, await pipe.execute()))
+        gone = [item for item in items if statuses[item.partition(":")[0]] != b"lobby"]
+        if gone:
+            await self._redis.zrem(key, *gone)
+        return len(items) - len(gone)

@@ -121,6 +121,7 @@ def baseline_stack(n: int = 2, game_seconds: float = 120.0, ws: str | None = Non
 # (docs/architecture.md, "Abuse limits").
 LOAD_LIMITS = {"WW_ROOMS_PER_ADDRESS": "0", "WW_LOOKUP_FAILURES_PER_ADDRESS": "0",
                "WW_QUICK_PLAYS_PER_ADDRESS": "0", "WW_JOINS_PER_ADDRESS": "0",
+               "WW_OPEN_LOBBIES_PER_ADDRESS": "0", "WW_LOBBY_SEATS_PER_ADDRESS": "0",
                "WW_MAX_HOSTS": "100000"}
 
 

@@ -169,6 +169,22 @@ async def test_guessing_room_codes_is_throttled_per_address(gateway):
         assert (await player.get(f"/api/rooms/{room}")).status_code == 200
 
 
+async def test_the_review_is_no_oracle_of_room_codes(gateway):
+    async with client(gateway) as guesser:
+        for guess in ("ABCDEF", "GHJKMN", "PQRSTU", "VWXYZ2", "345678"):
+            assert (await guesser.get(f"/api/rooms/{guess}/review")).status_code == 404
+        assert (await guesser.get("/api/rooms/ABCDEF/review")).status_code == 429
+
+
+async def test_metrics_need_their_token_when_one_is_set(stack):
+    gateway = stack.start_gateway(env={"WW_METRICS_TOKEN": "scrape-me"})
+    async with client(gateway) as http:
+        assert (await http.get("/metrics")).status_code == 401
+        assert (await http.get("/metrics", headers={"Authorization": "Bearer no"})).status_code == 401
+        scraped = await http.get("/metrics", headers={"Authorization": "Bearer scrape-me"})
+        assert scraped.status_code == 200 and "ww_ws_open_sockets" in scraped.text
+
+
 async def test_every_command_kind_is_rate_limited(gateway):
     async with client(gateway) as http:
         host = (await http.post("/api/rooms", json={"name": "Layla"})).json()
@@ -393,3 +409,49 @@ async def test_playing_again_counts_against_the_rooms_of_the_clicking_address(st
         # The other address is not held back.
         assert (await elsewhere.post(f"/api/rooms/{other['room']}/again",
                                      json={"token": other["token"]})).status_code == 200
+
+
+async def test_an_address_holds_a_few_lobbies_and_seats_at_once_an_ipv6_site_a_few_more(stack):
+    """Held lobbies cannot fill the server: an address (and an IPv6 /56) holds at most so many
+    lobbies and lobby seats at once; one that starts gives its place back."""
+    gateway = stack.start_gateway(games_per_actor=50, env={
+        "WW_OPEN_LOBBIES_PER_ADDRESS": "2", "WW_LOBBY_SEATS_PER_ADDRESS": "3", **ONE_WINDOW})
+    holder = next(_addresses)
+    async with client(gateway, holder) as http:
+        rooms = [(await http.post("/api/rooms", json={"name": f"H{i}"})).json() for i in range(2)]
+        refused = await http.post("/api/rooms", json={"name": "Third"})
+        assert refused.status_code == 429 and "lobbies" in refused.json()["detail"]["message"]
+        # its first table fills from elsewhere and starts: that lobby is no longer held
+        for i in range(5):
+            async with client(gateway) as other:
+                joined = await other.post(f"/api/rooms/{rooms[0]['room']}/join", json={"name": f"G{i}"})
+                assert joined.status_code == 200
+        host = await connect(gateway.ws_url, rooms[0]["room"], rooms[0]["token"])
+        assert (await host.request({"type": "start"}))["type"] == "ack"
+        await host.close()
+        assert (await http.post("/api/rooms", json={"name": "Again"})).status_code == 201
+    seats = next(_addresses)
+    async with client(gateway, seats) as http:
+        async with client(gateway) as other:
+            codes = [(await other.post("/api/rooms", json={"name": f"O{i}"})).json()["room"]
+                     for i in range(2)]
+        async with client(gateway) as other:
+            codes += [(await other.post("/api/rooms", json={"name": "O2"})).json()["room"]]
+            codes += [(await other.post("/api/rooms", json={"name": "O3"})).json()["room"]]
+        for code in codes[:3]:
+            assert (await http.post(f"/api/rooms/{code}/join", json={"name": "Seat"})).status_code == 200
+        refused = await http.post(f"/api/rooms/{codes[3]}/join", json={"name": "Seat"})
+        assert refused.status_code == 429 and "seats" in refused.json()["detail"]["message"]
+        pressed = await http.post("/api/quickplay", json={"name": "Q", "preset": "seed_000",
+                                                           "language": "en"})
+        assert pressed.status_code == 429
+    # an IPv6 site: 2 lobbies per /64, 8 per /56 whatever its /64s
+    site = [f"2001:db8:0:1{i:02x}::1" for i in range(5)]
+    opened = []
+    for address in site:
+        async with client(gateway, address) as http:
+            for i in range(2):
+                opened.append((await http.post("/api/rooms", json={"name": f"S{i}"})).status_code)
+    assert opened == [201] * 8 + [429] * 2
+    async with client(gateway, "2001:db8:0:200::1") as http:  # another /56
+        assert (await http.post("/api/rooms", json={"name": "Far"})).status_code == 201

@@ -175,7 +175,14 @@ async def test_the_host_of_a_finished_game_plays_again_with_the_same_table(gatew
             refused = await http.post(again, json={"token": token})
             assert (refused.status_code, refused.json()["detail"]["code"]) == (status, code)
             schemas["http_error"].validate(refused.json())
-        opened = await http.post(again, json={"token": seats[0]["token"]})
+        lone_surrogate = await http.post(again, content=b'{"token": "\\ud800"}',
+                                         headers={"content-type": "application/json"})
+        assert lone_surrogate.status_code == 401  # a wrong token, not a 500
+        # clicks arriving together open one next game, not one each
+        clicks = await asyncio.gather(*(http.post(again, json={"token": seats[0]["token"]})
+                                        for _ in range(3)))
+        assert len({c.json()["room"] for c in clicks}) == 1, [c.text for c in clicks]
+        opened = clicks[0]
         assert opened.status_code == 200, opened.text
         schemas["http_seat"].validate(opened.json())
         following = opened.json()["room"]
