@@ -9,7 +9,8 @@ from tests.rules.driver import Game
 from tests.rules.test_golden import GOLDEN, TABLES
 
 PROTOCOL = (pathlib.Path(__file__).parents[2] / "docs" / "protocol.md").read_text()
-LOBBY_KINDS = {"joined", "presence", "settings", "spectators"}  # emitted by the room, not by the rules
+LOBBY_KINDS = {"joined", "presence", "settings", "spectators", "table", "countdown", "remove_vote",
+               "removed", "away"}  # emitted by the room, not by the rules
 
 
 def documented_view_fields() -> set:
