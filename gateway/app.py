@@ -49,16 +49,6 @@ READY_TIMEOUT = 2.0
 
 REVIEW_EVENTS = 20_000  # events a review answers at most (a long chatty game stores ~5,000)
 MAX_BODY_BYTES = 8192  # every body is a name or a token; a larger one is refused unread (413)
-# Every response: no framing by other sites, no MIME sniffing, scripts and styles from here only.
-SECURITY_HEADERS = [
-    (b"content-security-policy",
-     b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-     b"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-     b"frame-ancestors 'none'"),
-    (b"x-content-type-options", b"nosniff"),
-    (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
-]
 
 GAUGE_INTERVAL = 1.0
 STORAGE_RETRY_AFTER = 5  # seconds a client waits before it tries again while Redis is unreachable
@@ -99,7 +89,7 @@ class TimeRequests:
 class GuardRequests:
     """Plain ASGI, outermost: refuses a body past MAX_BODY_BYTES with 413 before the app sees it
     (a declared Content-Length at once; a chunked body as soon as it grows past the limit, so
-    at most that much is ever held), and adds SECURITY_HEADERS to every HTTP response."""
+    at most that much is ever held)."""
 
     def __init__(self, app) -> None:
         self.app = app
@@ -127,11 +117,7 @@ class GuardRequests:
             replayed = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        async def secured_send(message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
-            await send(message)
-        await self.app(scope, receive_body, secured_send)
+        await self.app(scope, receive_body, send)
 
 
 async def _too_large(send) -> None:
@@ -139,7 +125,7 @@ async def _too_large(send) -> None:
         MAX_BODY_BYTES)
     await send({"type": "http.response.start", "status": 413,
                 "headers": [(b"content-type", b"application/json"), (b"connection", b"close"),
-                            (b"content-length", str(len(body)).encode()), *SECURITY_HEADERS]})
+                            (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -131,6 +131,7 @@ def _serve(args) -> int:
                 tempfile.TemporaryDirectory(prefix="werewolf-metrics-"))
         import uvicorn
 
+        from gateway.headers import SECURITY_HEADERS
         shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
         threading.Thread(target=_announce, args=(f"http://{shown}:{args.port}/",),
                          daemon=True).start()
@@ -138,6 +139,7 @@ def _serve(args) -> int:
                     workers=args.workers, loop="uvloop", ws=uvicorn_ws(args.ws), ws_max_size=WS_MAX_BYTES,
                     ws_per_message_deflate=False,  # see gateway/framing.py
                     http="gateway.http:TimedHttpProtocol", limit_concurrency=_max_connections(),
+                    headers=[(k.decode(), v.decode()) for k, v in SECURITY_HEADERS],
                     log_level=args.log_level)
     return 0
 

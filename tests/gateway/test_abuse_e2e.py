@@ -254,6 +254,13 @@ async def test_security_headers_and_no_cdn_docs(gateway):
         assert (await http.get("/api/rooms/ABCDEF")).headers["x-frame-options"] == "DENY"
         assert (await http.get("/docs")).status_code == 404
         assert (await http.get("/openapi.json")).status_code == 200
+        assert (await http.post("/api/rooms", content=b"x" * 9000)).headers["x-frame-options"] == "DENY"
+    # uvicorn's own answer to a request it cannot parse carries them too
+    reader, writer = await asyncio.open_connection("127.0.0.1", gateway.port)
+    writer.write(b"NOT A REQUEST\r\n\r\n")
+    answer = (await asyncio.wait_for(reader.read(), 10)).lower()
+    writer.close()
+    assert answer.startswith(b"http/1.1 400") and b"x-frame-options: deny" in answer
 
 
 async def test_a_seat_reconnecting_in_a_loop_costs_its_table_a_few_presence_events(
