@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import tempfile
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +19,12 @@ from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
+# Where the browser tests put their screenshots: the README's, docs/, only when asked
+# (`WW_SCREENSHOTS=1 scripts/test tests/client`), else a folder outside the tree, so that a test
+# run leaves the checkout as it found it.
+DOCS = ROOT / "docs" if os.environ.get("WW_SCREENSHOTS") == "1" else Path(
+    tempfile.gettempdir()) / "ww-screenshots" / "docs"
+(DOCS / "screenshots").mkdir(parents=True, exist_ok=True)
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LAPTOP = {"width": 1280, "height": 800}
