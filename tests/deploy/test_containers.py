@@ -4,7 +4,10 @@ network of its own: Redis, a Ray head, two game-host nodes (the only ones offeri
 and HAProxy from Debian's package with deploy/haproxy/haproxy.cfg in front. Ray runs with token
 auth (RAY_AUTH_MODE=token, the token in RAY_AUTH_TOKEN on every node, as KubeRay sets it).
 
-A full game plays through the load balancer, which puts every socket of the room on one gateway
+Two client containers show the abuse limits counted per client behind the balancer (HAProxy's
+X-Forwarded-For, believed by the gateways from its address only: FORWARDED_ALLOW_IPS): one client
+spends its budget of unknown room codes, the other still joins; a forged X-Forwarded-For changes
+nothing. A full game plays through the load balancer, which puts every socket of the room on one gateway
 replica (room affinity, checked); mid-game the game-host node holding the room and that gateway
 are `docker kill`ed together; every seat resumes through the load balancer with `since`
 and its stream is exactly the stored log. Then the dashboard's and the alerts' metrics are looked
@@ -13,9 +16,11 @@ up on the live stack's scrape endpoints. Everything is removed at the end, even 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import re
 import secrets
+import shlex
 import time
 
 import httpx
@@ -36,6 +41,7 @@ READY_TIMEOUT = 240.0  # five Ray nodes starting at once on a 2-core machine
 RESUME_TIMEOUT = 120.0  # Ray notices a dead node after its health checks time out (~30 s)
 METRICS_TIMEOUT = 90.0  # Ray's agents export user metrics every 10 s
 PLAYERS = 8
+LOOKUP_BUDGET = 3  # the stack's WW_LOOKUP_FAILURES_PER_ADDRESS: unknown room codes per client
 RAY_FLAGS = ("--disable-usage-stats", "--object-store-memory=80000000",
              "--metrics-export-port=8080")
 
@@ -73,6 +79,8 @@ def start_cluster(net: Network, image: str) -> dict:
     env = {"RAY_agent_register_timeout_ms": "120000", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
            "REDIS_URL": "redis://redis:6379/0", "WW_HOST_RESOURCE": "werewolf_host",
            "WW_WARM_ACTORS": "1", "WW_PRESENCE_LEASE": "5",
+           # A day's window: the limits' window cannot turn over (and forgive) mid-test.
+           "WW_LOOKUP_FAILURES_PER_ADDRESS": str(LOOKUP_BUDGET), "WW_LIMIT_WINDOW": "86400",
            **{f"WW_DURATION_{k.upper()}": str(v) for k, v in TEST_DURATIONS.items()}}
     net.run("redis", "redis-server", "--bind", "0.0.0.0", "--protected-mode", "no", "--save", "",
             "--appendonly", "no", "--maxmemory-policy", "noeviction")
@@ -86,14 +94,18 @@ def start_cluster(net: Network, image: str) -> dict:
     for host in ("host1", "host2"):
         net.run(host, "ray", "start", "--block", "--address=head:6380", "--num-cpus=1",
                 '--resources={"werewolf_host": 1000}', *RAY_FLAGS, env=env, options=ray_options)
+    # The balancer first (it finds the replicas through Docker's DNS as they come): its address
+    # is what the gateways trust to name the client, as an operator sets FORWARDED_ALLOW_IPS.
+    net.run("lb", "haproxy", "-W", "-db", "-f", "/etc/haproxy/werewolf.cfg",
+            publish="127.0.0.1::80",
+            options=("-v", f"{ROOT / 'deploy/haproxy/haproxy.cfg'}:/etc/haproxy/werewolf.cfg:ro"))
     for gateway in ("gateway1", "gateway2"):
         net.run(gateway, "sh", "-c",
                 f"ray start --address=head:6380 --num-cpus=0 {' '.join(RAY_FLAGS)} && exec "
                 "werewolf serve --host 0.0.0.0 --port 8000 --workers 2 --ray-address auto",
-                env=env, options=ray_options)
-    net.run("lb", "haproxy", "-W", "-db", "-f", "/etc/haproxy/werewolf.cfg",
-            publish="127.0.0.1::80",
-            options=("-v", f"{ROOT / 'deploy/haproxy/haproxy.cfg'}:/etc/haproxy/werewolf.cfg:ro"))
+                env={**env, "FORWARDED_ALLOW_IPS": net.ip("lb")}, options=ray_options)
+    for client in CLIENTS:  # two players' machines: an address each, curl to reach the balancer
+        net.run(client, "sleep", "infinity")
     for gateway in ("gateway1", "gateway2"):
         wait_until(lambda: net.exec(gateway, "curl", "-sf", "localhost:8000/readyz", check=False),
                    READY_TIMEOUT, f"{gateway} is ready")
@@ -107,6 +119,59 @@ def _status(url: str) -> int | None:
         return httpx.get(url, timeout=5).status_code
     except httpx.HTTPError:
         return None
+
+
+# Per-client limits behind the balancer ------------------------------------------------------------
+
+CLIENTS = ("client-a", "client-b")
+
+
+def through_lb(net: Network, client: str, *requests: tuple) -> list[int]:
+    """The statuses of `requests` ((method, path, body or None, extra headers)) that the container
+    `client` sends through the load balancer, one after the other (one `docker exec` for all)."""
+    script = []
+    for method, path, body, headers in requests:
+        args = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} ", "-X", method]
+        for header in headers:
+            args += ["-H", header]
+        if body is not None:
+            args += ["-H", "content-type: application/json", "-d", json.dumps(body)]
+        script.append(shlex.join(args + [f"http://lb{path}"]))
+    return [int(code) for code in net.exec(client, "sh", "-c", "; ".join(script)).split()]
+
+
+def test_behind_the_balancer_one_clients_limits_leave_the_others_alone(cluster):
+    """Client A tries unknown room codes until its budget is spent: 429 even for a real room,
+    and naming another address in X-Forwarded-For (a fresh one, or B's) gets it no new budget.
+    Client B, through the same balancer, joins that room. The gateways counted A by its own
+    address: the only lookup counter in Redis is A's (never the balancer's, never a forged one)."""
+    net, url = cluster["net"], cluster["url"]
+    created = httpx.post(url + "/api/rooms", json={"name": "Host"}, timeout=30)
+    assert created.status_code == 201, created.text
+    room = created.json()["room"]
+    a, b = (net.ip(client) for client in CLIENTS)
+    unknown = [f"/api/rooms/ZZZZZ{c}" for c in "2345678"]  # codes no room has (one in 31^6)
+
+    spent = through_lb(net, "client-a",
+                       *[("GET", path, None, ()) for path in unknown[:LOOKUP_BUDGET]])
+    assert spent == [404] * LOOKUP_BUDGET, spent
+    refused = through_lb(
+        net, "client-a",
+        ("GET", f"/api/rooms/{room}", None, ()),
+        ("POST", f"/api/rooms/{room}/join", {"name": "A"}, ()),
+        ("GET", unknown[LOOKUP_BUDGET], None, ("X-Forwarded-For: 198.51.100.7",)),
+        ("POST", f"/api/rooms/{room}/join", {"name": "A"}, (f"X-Forwarded-For: {b}",)),
+        ("GET", unknown[LOOKUP_BUDGET + 1], None, ("X-Forwarded-For: 198.51.100.7, 203.0.113.9",
+                                                   "X-Real-IP: 203.0.113.9")))
+    assert refused == [429] * 5, refused
+    assert through_lb(net, "client-b", ("GET", f"/api/rooms/{room}", None, ()),
+                      ("POST", f"/api/rooms/{room}/join", {"name": "B"}, ())) == [200, 200]
+
+    counters = json.loads(net.exec(
+        "redis", "python", "-c",
+        "import json, redis; r = redis.Redis(host='localhost');"
+        "print(json.dumps({k.decode(): int(r.get(k)) for k in r.scan_iter('ww:limit:lookups:*')}))"))
+    assert {key.split(":")[3]: n for key, n in counters.items()} == {a: LOOKUP_BUDGET}, counters
 
 
 async def play_resuming(bot: Bot, room: str, token: str, ws_url: str) -> list:

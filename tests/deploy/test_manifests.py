@@ -3,6 +3,7 @@ own OpenAPI schemas (kubernetes-validate, strict: an unknown field fails), and t
 against the fields of KubeRay's ray.io/v1 CRD, its pod templates as real PodTemplateSpecs."""
 from __future__ import annotations
 
+import asyncio
 import copy
 
 import jsonschema
@@ -122,3 +123,82 @@ def test_a_misspelt_field_fails_the_checks():
         kubernetes_validate.validate({"apiVersion": "v1", "kind": "PodTemplate",
                                       "metadata": {"name": "check"},
                                       "template": pod_templates(broken)[0]}, K8S, strict=True)
+
+
+# Per-client limits behind the balancer ----------------------------------------------------------
+# The gateways count their abuse limits per client address (gateway/limits.py), and behind a
+# balancer every connection comes from the balancer: it must name the client (X-Forwarded-For) and
+# the gateways must believe it from the balancer only (uvicorn's FORWARDED_ALLOW_IPS).
+
+def haproxy_sections() -> dict[str, list[str]]:
+    """deploy/haproxy/haproxy.cfg's sections ("defaults", "frontend werewolf", ...) and their
+    directives, comments dropped."""
+    sections: dict[str, list[str]] = {}
+    current = None
+    for raw in (ROOT / "deploy/haproxy/haproxy.cfg").read_text().splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            current = line.strip()
+            sections[current] = []
+        else:
+            sections[current].append(" ".join(line.split()))
+    return sections
+
+
+def test_haproxy_names_the_client_and_drops_what_the_client_wrote():
+    sections = haproxy_sections()
+    # In `defaults`: every backend (HTTP and the /ws/ sockets) adds the address HAProxy saw.
+    assert "option forwardfor" in sections["defaults"]  # never `if-none`: a client could set it
+    assert not any("forwardfor" in d and "if-none" in d for s in sections.values() for d in s)
+    frontends = [name for name in sections if name.startswith("frontend ")]
+    assert frontends
+    for name in frontends:
+        assert "http-request del-header X-Forwarded-For" in sections[name], name
+        assert any(d.startswith("http-request set-header X-Forwarded-Proto") for d in sections[name])
+
+
+def forwarded_allow_ips() -> dict[str, str]:
+    """The FORWARDED_ALLOW_IPS each shipped gateway setup gives uvicorn."""
+    (deployment,) = [doc for _, doc in documents() if doc["kind"] == "Deployment"
+                     and doc["metadata"]["name"] == "werewolf-gateway"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    unit = (ROOT / "deploy/systemd/werewolf-gateway.service").read_text()
+    assert "EnvironmentFile=/etc/werewolf/env" in unit.splitlines()
+    example = dict(line.split("=", 1) for line in
+                   (ROOT / "deploy/systemd/env.example").read_text().splitlines()
+                   if line and not line.startswith("#"))
+    return {"kubernetes": env.get("FORWARDED_ALLOW_IPS"),
+            "systemd": example.get("FORWARDED_ALLOW_IPS")}
+
+
+@pytest.mark.parametrize("setup", ["kubernetes", "systemd"])
+def test_the_gateways_believe_the_client_address_from_the_balancer_only(setup):
+    """Set, to addresses or networks (never `*`, which would believe any client); and the
+    installed uvicorn, given that value, takes the address the balancer added (the right-most it
+    does not trust), not one a client wrote, and ignores the header from anyone else."""
+    import ipaddress
+
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    value = forwarded_allow_ips()[setup]
+    assert value, f"{setup}: FORWARDED_ALLOW_IPS is not set"
+    networks = [ipaddress.ip_network(item.strip()) for item in value.split(",")]  # no "*"
+    balancer = str(next(iter(networks[0].hosts()), networks[0].network_address))
+
+    async def seen(peer: str, forwarded: str) -> str:
+        got = {}
+
+        async def app(scope, receive, send):
+            got["client"] = scope["client"][0]
+        scope = {"type": "http", "client": (peer, 40000), "scheme": "http",
+                 "headers": [(b"x-forwarded-for", forwarded.encode())]}
+        await ProxyHeadersMiddleware(app, trusted_hosts=value)(scope, None, None)
+        return got["client"]
+
+    forged_then_real = "198.51.100.7, 203.0.113.5"  # a client's own header, then the balancer's
+    assert asyncio.run(seen(balancer, forged_then_real)) == "203.0.113.5"
+    assert asyncio.run(seen(balancer, "203.0.113.5")) == "203.0.113.5"
+    assert asyncio.run(seen("192.0.2.1", "198.51.100.7")) == "192.0.2.1"  # not the balancer
