@@ -8,22 +8,25 @@ import secrets
 import httpx
 import pytest
 
-from tests.stack import HTTP_TIMEOUT, connect
+from tests.stack import HTTP_TIMEOUT, Stack, connect
 
 pytestmark = pytest.mark.e2e
 
 PRESSES = 60  # three full tables of 18, then 6 at a fourth
 
 
-@pytest.fixture
-def gateways(stack):
+@pytest.fixture(scope="module")
+def gateways(ray_address, redis_url):
+    """Two gateways for the module: each test presses for a kind of its own."""
+    stack = Stack(ray_address=ray_address, redis_url=redis_url, prefix="t" + secrets.token_hex(5))
     env = {"WW_QUICK_PLAYS_PER_ADDRESS": "0", "WW_PUBLIC_COUNTDOWN": "600"}
-    return [stack.start_gateway(games_per_actor=10, env=env) for _ in range(2)]
+    yield [stack.start_gateway(games_per_actor=10, env=env) for _ in range(2)]
+    stack.close()
 
 
 async def press(http: httpx.AsyncClient, name: str, press_id: str | None = None,
-                preset: str = "seed_000") -> dict:
-    body = {"name": name, "preset": preset, "language": "en"}
+                preset: str = "seed_000", language: str = "en") -> dict:
+    body = {"name": name, "preset": preset, "language": language}
     if press_id:
         body["press"] = press_id
     response = await http.post("/api/quickplay", json=body)
@@ -67,8 +70,8 @@ async def test_concurrent_presses_fill_tables_in_turn_across_gateways(gateways):
 async def test_a_retried_press_gets_the_same_seat(gateways):
     async with httpx.AsyncClient(base_url=gateways[0].url, timeout=HTTP_TIMEOUT) as http:
         press_id = secrets.token_hex(8)
-        first, again = await asyncio.gather(press(http, "Twice", press_id),
-                                            press(http, "Twice", press_id))
+        first, again = await asyncio.gather(press(http, "Twice", press_id, "seed_002", "vi"),
+                                            press(http, "Twice", press_id, "seed_002", "vi"))
         assert first == again
         facts = (await http.get(f"/api/rooms/{first['room']}")).json()
         assert [p["name"] for p in facts["players"]] == ["Twice"]
