@@ -157,6 +157,8 @@ def test_haproxy_names_the_client_and_drops_what_the_client_wrote():
     for name in frontends:
         assert "http-request del-header X-Forwarded-For" in sections[name], name
         assert any(d.startswith("http-request set-header X-Forwarded-Proto") for d in sections[name])
+        # the metrics tell rooms and traffic: Prometheus scrapes the replicas, not the balancer
+        assert "http-request deny deny_status 404 if { path_beg /metrics }" in sections[name]
 
 
 def forwarded_allow_ips() -> dict[str, str]:
