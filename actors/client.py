@@ -74,6 +74,10 @@ class AgainRefused(Exception):
         self.code = code
 
 
+class ConfigMismatch(Exception):
+    """This gateway's cluster-wide settings differ from those the cluster runs with."""
+
+
 class ServerFull(Exception):
     """Every host slot is taken and no more hosts may start (WW_MAX_HOSTS)."""
 
@@ -143,6 +147,14 @@ class RoomClient:
             name=self._placement_name, namespace=self.config.namespace, lifetime="detached",
             get_if_exists=True, max_restarts=-1).remote(self.config)
         self._handles[self._placement_name] = placement
+        # A setting the placement actor and the hosts read is the cluster's: given another value
+        # here it would be silently ignored, so this gateway refuses to start instead.
+        differences = self.config.cluster_differences(await placement.config.remote())
+        if differences:
+            raise ConfigMismatch(
+                f"this gateway's settings differ from those cluster prefix {self.config.prefix!r} "
+                f"runs with: {'; '.join(differences)}. Start it with the cluster's values, or "
+                "restart the whole cluster to change them.")
         self.subscriptions = Subscriptions(self.redis, self.keys, self.store.events_after,
                                            catch_up=not self.config.redis_wait)
         await self.subscriptions.start(self.keys.replies(self.gateway_id), self._on_replies)

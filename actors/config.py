@@ -12,6 +12,17 @@ from dataclasses import dataclass, field
 import rules
 
 _DURATION_PREFIX = "WW_DURATION_"
+# What the placement actor and the host actors run with: one value per cluster, the first
+# gateway's (a gateway whose values differ refuses to start: actors.client.ConfigMismatch).
+CLUSTER_SETTINGS = (
+    ("games_per_actor", "WW_GAMES_PER_ACTOR"), ("warm_actors", "WW_WARM_ACTORS"),
+    ("durations", "WW_DURATION_*"), ("finished_ttl", "WW_FINISHED_TTL"),
+    ("idle_close", "WW_IDLE_CLOSE"), ("lobby_idle_close", "WW_LOBBY_IDLE_CLOSE"),
+    ("lobby_max_age", "WW_LOBBY_MAX_AGE"), ("public_countdown", "WW_PUBLIC_COUNTDOWN"),
+    ("lobby_away", "WW_LOBBY_AWAY"), ("max_hosts", "WW_MAX_HOSTS"),
+    ("host_resource", "WW_HOST_RESOURCE"), ("redis_wait", "WW_REDIS_WAIT"),
+    ("presence_lease", "WW_PRESENCE_LEASE"),
+)
 
 
 def origins(text: str) -> tuple[str, ...]:
@@ -115,6 +126,14 @@ class Config:
             self.room_settings()
         except rules.RulesError as e:
             raise ValueError(str(e)) from None
+
+    def cluster_differences(self, running: Config) -> list[str]:
+        """The cluster-wide settings (CLUSTER_SETTINGS: read by the placement actor and the host
+        actors, which the first gateway of a cluster started) where this gateway's differ from
+        `running`'s, each as "VARIABLE: here X, the cluster runs Y"."""
+        return [f"{variable}: here {getattr(self, name)!r}, the cluster runs "
+                f"{getattr(running, name)!r}"
+                for name, variable in CLUSTER_SETTINGS if getattr(self, name) != getattr(running, name)]
 
     def room_settings(self) -> rules.Settings:
         """The settings a new room starts with."""

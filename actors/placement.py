@@ -85,6 +85,7 @@ class Placement:
         self._take_host = redis.register_script(_TAKE_HOST)
         self._retire = redis.register_script(_RETIRE)
         self._top_up_lock = asyncio.Lock()
+        self._cap_lock = asyncio.Lock()
         self._top_up_task: asyncio.Task | None = None
         self._recount = False  # a room was placed since top_up last counted the spares
         self._waiting = 0  # rooms in place() that found no slot, until they try again
@@ -194,12 +195,15 @@ class Placement:
         return None if name is None else name.decode()
 
     async def _grow(self, node: str | None = None) -> str:
-        if self._host_cap is not None:
-            cap = self._host_cap()
-            if await self._redis.zcard(self._keys.hosts()) + self._growing >= cap:
-                log.warning("not starting a host: %d hosts is the cap (WW_MAX_HOSTS)", cap)
-                raise AtCapacity
-        self._growing += 1
+        # The count and the reservation under one lock: two starts (a room's, the spares') that
+        # both counted before either reserved went past the cap.
+        async with self._cap_lock:
+            if self._host_cap is not None:
+                cap = self._host_cap()
+                if await self._redis.zcard(self._keys.hosts()) + self._growing >= cap:
+                    log.warning("not starting a host: %d hosts is the cap (WW_MAX_HOSTS)", cap)
+                    raise AtCapacity
+            self._growing += 1
         try:
             name = f"{self._config.prefix}-host-{await self._redis.incr(self._keys.host_seq()):06d}"
             await self._start_host(name, node)
@@ -260,6 +264,10 @@ class PlacementActor:
         await patiently(self._placement.restore, "placement restore")
         self._maintenance = asyncio.create_task(self._maintain_forever())
         self._lease = asyncio.create_task(self._keep_prefix())
+
+    def config(self) -> Config:
+        """What this cluster's placement and hosts run with (the first gateway's settings)."""
+        return self._config
 
     def _host_cap(self) -> int:
         if self._config.max_hosts:

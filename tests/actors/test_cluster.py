@@ -206,7 +206,8 @@ async def test_games_outlive_the_gateway_that_created_them(cluster):
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled",
            "REDIS_URL": config.redis_url, "RAY_ADDRESS": config.ray_address,
            "WW_PREFIX": config.prefix, "WW_NAMESPACE": config.namespace, "WW_GAMES_PER_ACTOR": "1",
-           "WW_DURATION_DISCUSSION": "1"}
+           # the cluster's own durations: another value would be refused (ConfigMismatch)
+           **{f"WW_DURATION_{phase.upper()}": str(s) for phase, s in config.durations.items()}}
     gateway = await asyncio.create_subprocess_exec(
         sys.executable, "-c", GATEWAY_SCRIPT, env=env, stdout=asyncio.subprocess.PIPE)
     out, _ = await asyncio.wait_for(gateway.communicate(), 120)
