@@ -65,6 +65,8 @@ TEST_DURATIONS = {
     "cupid": 2, "seer": 2, "wolves": 2, "witch": 2, "election": 2, "discussion": 2, "vote": 2,
     "tiebreak": 2, "hunter": 2, "successor": 2,
 }
+TEST_LIMITS = {"WW_JOINS_PER_ADDRESS": "0", "WW_OPEN_LOBBIES_PER_ADDRESS": "0",
+               "WW_LOBBY_SEATS_PER_ADDRESS": "0"}
 STARTUP_TIMEOUT = 120.0
 DEFAULT_TIMEOUT = 30.0
 HTTP_TIMEOUT = 60.0  # creating a room may wait for a Ray host actor process to start
@@ -109,6 +111,9 @@ def start_gateway(*, ray_address: str, redis_url: str, prefix: str,
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
         "RAY_AUTH_MODE": "disabled",
         "PYTHONUNBUFFERED": "1",
+        # Every test client is 127.0.0.1: the caps on what one address holds and joins would
+        # count a whole test's tables as one player's (tests/gateway/test_abuse_e2e.py sets them).
+        **TEST_LIMITS,
         **(env or {}),
     }
     env = {k: v for k, v in env.items() if not k.startswith("WW_DURATION_")}

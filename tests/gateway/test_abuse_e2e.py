@@ -20,7 +20,7 @@ from actors.client import RoomClient
 from actors.config import Config
 from gateway.seats import REPORT_BURST, REPORT_RATE
 from tests.gateway.checks import stored_log
-from tests.stack import HTTP_TIMEOUT, Stack, connect, open_socket
+from tests.stack import HTTP_TIMEOUT, TEST_DURATIONS, Stack, connect, open_socket
 
 pytestmark = pytest.mark.e2e
 
@@ -317,7 +317,8 @@ async def test_a_socket_that_never_reads_its_replay_is_dropped(gateway, ray_addr
         seats = [host, (await http.post(f"/api/rooms/{room}/join", json={"name": "Omar"})).json()]
     # A long log, grown through the room itself: presence changes as a gateway process reports
     # them (here without the limit a gateway puts on its sockets' comings and goings).
-    config = Config(redis_url=redis_url, ray_address=ray_address, prefix=gateway.prefix)
+    config = Config(redis_url=redis_url, ray_address=ray_address, prefix=gateway.prefix,
+                    games_per_actor=50, durations=TEST_DURATIONS)  # the cluster's (the module's)
     async with RoomClient(config) as rc:
         for _ in range(0, REPLAY_EVENTS, 200):  # each one a change: connected, gone, connected...
             await asyncio.gather(*(rc.presence(room, 1, i % 2 == 0) for i in range(200)))
