@@ -224,9 +224,6 @@ class LobbyFacts(BaseModel):
 class View(LobbyFacts):
     """The seat's own view (a running game adds its phase, seats, own card and night facts)."""
     prompts: list[Prompt] = []
-    chat_omitted: dict[str, Annotated[int, Field(ge=1)]] = Field(
-        {}, description="a running or finished game's chat channels whose first lines the view "
-        "leaves out: the welcome carries the last 100 lines of each (gateway.ws.WELCOME_CHAT_LINES)")
 
 
 class Welcome(Frame):

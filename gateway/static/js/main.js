@@ -161,12 +161,9 @@ async function route() {
       showScreen("screen-join");
       offerJoin(false);
       $("#join-title").textContent = t("watch.title");
-      $("#join-seated").textContent = t(reason === "spectators_forbidden" ? "watch.forbidden"
-        : reason === "rate_limited" ? "error.rate_limited" : "error.not_found");
-    } : (reason) => {
-      // bad_origin: this page is not the one the gateway expects (WW_ALLOWED_ORIGINS), the token
-      // may well be good.
-      if (reason !== "bad_origin") localStorage.removeItem(tokenKey(room));
+      $("#join-seated").textContent = t(reason === "spectators_forbidden" ? "watch.forbidden" : "error.not_found");
+    } : () => {
+      localStorage.removeItem(tokenKey(room));
       dropLinks();
       toast(t("error.not_authenticated"));
       showJoin(room);
@@ -395,26 +392,8 @@ function goneFromTable(link, reason) {
 function onWelcome(link, frame) {
   link.seat = frame.seat; // null for a spectator; after a move (close 4004), the seat it now has
   if (!app.pass && !app.watching) mod.rememberSeat(app.room, frame.seat);
-  const view = { prompts: [], chat: {}, votes: {}, tally: {}, pointing: {}, ...frame.view };
-  keepEarlierChat(link.view, view);
-  link.view = view;
+  link.view = { prompts: [], chat: {}, votes: {}, tally: {}, pointing: {}, ...frame.view };
   scheduleRender();
-}
-
-// A welcome carries the last lines of each chat channel (protocol.md, "Welcome and view"):
-// `chat_omitted[ch]` lines came before them. The lines this page already had of those stay.
-function keepEarlierChat(before, view) {
-  const omitted = view.chat_omitted || {};
-  if (!before || before.status !== view.status) return; // a game over lists its lines anew
-  view.chat_omitted = { ...omitted };
-  for (const [ch, n] of Object.entries(omitted)) {
-    const had = (before.chat || {})[ch] || [];
-    const from = (before.chat_omitted || {})[ch] || 0; // the first line `had` holds
-    if (from < n && from + had.length >= n) {
-      view.chat[ch] = [...had.slice(0, n - from), ...(view.chat[ch] || [])];
-      view.chat_omitted[ch] = from;
-    }
-  }
 }
 
 function onEvent(link, ev, fresh) {
