@@ -107,6 +107,11 @@ def clean_name(name: object) -> str:
     return name
 
 
+def votes_to_remove(seated: int) -> int:
+    """Votes that remove a seat of a public lobby: a majority of the others."""
+    return (seated - 1) // 2 + 1
+
+
 @dataclass(frozen=True)
 class Player:
     name: str
@@ -230,7 +235,7 @@ class RoomData:
 
     def remove_votes(self) -> dict[int, dict]:
         """A public lobby's votes to remove each seat: {seat: {"votes", "needed"}}."""
-        needed = (len(self.players) - 1) // 2 + 1  # a majority of the others
+        needed = votes_to_remove(len(self.players))
         return {seat: {"votes": len(p.removers), "needed": needed}
                 for seat, p in enumerate(self.players) if p.removers}
 
@@ -376,7 +381,7 @@ def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: Lobby
     if voter in accused.removers:
         return Change(data, [])
     removers = accused.removers + (voter,)
-    needed = (len(data.players) - 1) // 2 + 1  # a majority of the others (RoomData.remove_votes)
+    needed = votes_to_remove(len(data.players))
     if len(removers) >= needed:
         return _remove(data, now, target, "vote", timing)
     players = list(data.players)
