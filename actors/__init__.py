@@ -6,4 +6,81 @@
 - `placement`: picks or starts the host for a new room, keeping warm hosts ready.
 - `client`: `RoomClient`, the gateway's only entry point, and the per-process pub/sub multiplexer.
 - `config`, `clock`: explicit configuration, and real or fake time.
+
+This module is the face the gateway sees: `gateway/` imports `from actors import ...` only the
+names in `__all__`, never a submodule (tests/test_layout.py checks it). They are loaded lazily,
+each from its submodule on first use, so `from actors import Config` costs what importing
+`actors.config` costs and no more (only the `RoomClient` side, `actors.client`, imports Ray).
+
+- rooms through `RoomClient` and what it raises or takes: `AgainRefused`, `NameTaken`,
+  `RoomFull`, `RoomNotFound`, `RoomStarted`, `ServerFull`, `Unseated`, `Since`, `token_hash`;
+- configuration: `Config`;
+- the room's rules of input: `clean_name`, `WATCHER`, `PROOF_CHARS`, `RATE_LIMITS`,
+  `TokenBucket`; the events it sends, declared: `EVENTS`; time: `Clock`, `RealClock`;
+- public tables: `Kind`, `kinds`, `LANGUAGES`, `QUICK_PRESETS`;
+- Redis: `connect` (any URL: one server, Sentinel, Cluster), `Keys`, `patiently`,
+  `persistence`, `StorageUnavailable`; the prefix lease: `PrefixTaken`, `release`;
+- metrics: `GROUP_BUCKETS`, `LATENCY_BUCKETS`, `watch_loop_lag`.
 """
+from __future__ import annotations
+
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING
+
+__all__ = [
+    # client
+    "AgainRefused", "NameTaken", "RoomClient", "RoomFull", "RoomNotFound", "RoomStarted",
+    "ServerFull", "Since", "Unseated", "token_hash",
+    "Config",  # config
+    "Clock", "RealClock",  # clock
+    "TokenBucket",  # ratelimit
+    "EVENTS", "PROOF_CHARS", "RATE_LIMITS", "WATCHER", "clean_name",  # room
+    "Kind", "LANGUAGES", "QUICK_PRESETS", "kinds",  # tables
+    "Keys", "StorageUnavailable", "connect", "patiently", "persistence",  # store
+    "PrefixTaken", "release",  # ownership
+    "GROUP_BUCKETS", "LATENCY_BUCKETS", "watch_loop_lag",  # metrics
+]
+
+# The submodule that defines each name of __all__ (tests/test_layout.py: the two agree).
+_FACE = {
+    "client": ("AgainRefused", "NameTaken", "RoomClient", "RoomFull", "RoomNotFound",
+               "RoomStarted", "ServerFull", "Since", "Unseated", "token_hash"),
+    "config": ("Config",),
+    "clock": ("Clock", "RealClock"),
+    "ratelimit": ("TokenBucket",),
+    "room": ("EVENTS", "PROOF_CHARS", "RATE_LIMITS", "WATCHER", "clean_name"),
+    "tables": ("Kind", "LANGUAGES", "QUICK_PRESETS", "kinds"),
+    "store": ("Keys", "StorageUnavailable", "connect", "patiently", "persistence"),
+    "ownership": ("PrefixTaken", "release"),
+    "metrics": ("GROUP_BUCKETS", "LATENCY_BUCKETS", "watch_loop_lag"),
+}
+_MODULE_OF = {name: module for module, names in _FACE.items() for name in names}
+
+
+def __getattr__(name: str):
+    """Load a name of the face from its submodule on first use (PEP 562). Anything else is an
+    AttributeError, so `from actors import room` still finds the submodule itself."""
+    try:
+        module = _MODULE_OF[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(_import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:
+    from actors.client import (AgainRefused, NameTaken, RoomClient, RoomFull, RoomNotFound,
+                               RoomStarted, ServerFull, Since, Unseated, token_hash)
+    from actors.clock import Clock, RealClock
+    from actors.config import Config
+    from actors.metrics import GROUP_BUCKETS, LATENCY_BUCKETS, watch_loop_lag
+    from actors.ownership import PrefixTaken, release
+    from actors.ratelimit import TokenBucket
+    from actors.room import EVENTS, PROOF_CHARS, RATE_LIMITS, WATCHER, clean_name
+    from actors.store import Keys, StorageUnavailable, connect, patiently, persistence
+    from actors.tables import LANGUAGES, QUICK_PRESETS, Kind, kinds

@@ -4,7 +4,7 @@
 
 Prints room creation latency, command round trips (one at a time, then every room at once), the
 host process's unique memory per room, and how long a killed host takes to serve again. Without
-RAY_ADDRESS it starts a private Ray head (tests/ray_head.py, run from the repository root).
+RAY_ADDRESS it starts a private Ray head (devstack/ray_head.py, run from the repository root).
 """
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         address = os.environ.get("RAY_ADDRESS")
         if not address:
-            from tests.ray_head import ray_head
+            from devstack.ray_head import ray_head
 
             address = stack.enter_context(ray_head())
         config = Config.from_env(ray_address=address, prefix=prefix, namespace=prefix,

@@ -9,7 +9,7 @@
 - a host's write (a PUBLISH) as its own redis-py call, and through `actors.store.Coalescer`
   (the writes issued in one loop turn in one pipeline), 8 at once.
 Prints wall time and the caller process's CPU per request. Starts a private Ray head
-(tests/ray_head.py; run from the repository root) and uses REDIS_URL (default 127.0.0.1:6379)
+(devstack/ray_head.py; run from the repository root) and uses REDIS_URL (default 127.0.0.1:6379)
 under a random key prefix.
 """
 from __future__ import annotations
@@ -65,7 +65,7 @@ async def measure(label: str, requests: int, together: int, send) -> None:
 
 async def main(address: str, requests: int, redis_url: str) -> None:
     ray.init(address=address, log_to_driver=False)
-    echo = Echo.remote()
+    echo = Echo.remote()  # type: ignore[attr-defined]  # made by @ray.remote
     await echo.batch.remote([0])
     prefix = f"cc{secrets.token_hex(4)}"
     redis = aioredis.from_url(redis_url)
@@ -100,7 +100,7 @@ async def main(address: str, requests: int, redis_url: str) -> None:
     for together in (1, 16):
         await measure("Ray actor call, one request per call", requests, together, ray_call)
         await measure("Redis inbox + reply channel", requests, together, through_inbox)
-    batch = [("command", "ROOM", 0, [{}, None])] * 16
+    batch: list[tuple] = [("command", "ROOM", 0, [{}, None])] * 16
 
     async def ray_batch():
         return await echo.batch.remote(batch)
@@ -130,7 +130,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
     args = parser.parse_args()
-    from tests.ray_head import ray_head
+    from devstack.ray_head import ray_head
 
     with ray_head() as ray_address:
         asyncio.run(main(ray_address, args.requests,

@@ -31,7 +31,7 @@ from actors.placement import PlacementActor
 from actors.pubsub import shard_pubsub
 from actors.room import BadName, RoomData, clean_name, error_frame
 from actors.store import REDIS_DOWN, Keys, RedisStore, StorageUnavailable, connect, patiently
-from actors.tables import Kind, TableIndex
+from actors.tables import Kind
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,8 @@ class HostRetired(Exception):
     """The room's host actor was stopped: all its rooms had ended (see placement.maintain)."""
 
 
-_REFUSALS = {cls.code: cls for cls in (RoomNotFound, RoomFull, RoomStarted, NameTaken, BadName)}
+_REFUSALS: dict[str, type[Exception]] = {
+    cls.code: cls for cls in (RoomNotFound, RoomFull, RoomStarted, NameTaken, BadName)}
 _REFUSALS["internal"] = RoomUnavailable  # the room could not write (Redis unreachable): retry
 _REFUSALS["room_closed"] = RoomStarted  # it ended meanwhile
 # What a request retries for a while: an unreachable Redis, here or behind a host's answer.
@@ -131,8 +132,13 @@ class RoomClient:
         self._giving_back: set[asyncio.Task] = set()  # creations given up, undone once Redis is back
         # Requests in each pipeline of inbox pushes: the gateway's metric.
         self.observe_push: Callable[[int], None] | None = None
-        # This process, as the rooms know it in their seats' presence (see `renew_lease`).
+        # This process: the sender of its requests, the name of its reply channel.
         self.gateway_id = secrets.token_hex(8)
+        # This process as the rooms know it in their seats' presence; a new one after each lapse
+        # of its lease (see `renew_lease`).
+        self.presence_id = self.gateway_id
+        self._lapses = itertools.count(1)
+        self._leased = False
 
     async def start(self) -> None:
         if not ray.is_initialized():
@@ -143,7 +149,7 @@ class RoomClient:
         # This Ray cluster owns the prefix, or this gateway must not serve it (PrefixTaken).
         await ownership.claim(self.redis, self.config.prefix,
                               ray.get_runtime_context().get_session_name())
-        placement = PlacementActor.options(
+        placement = PlacementActor.options(  # type: ignore[attr-defined]  # made by @ray.remote
             name=self._placement_name, namespace=self.config.namespace, lifetime="detached",
             get_if_exists=True, max_restarts=-1).remote(self.config)
         self._handles[self._placement_name] = placement
@@ -167,18 +173,27 @@ class RoomClient:
             await self.subscriptions.close()
         if self.redis is not None:
             try:  # hosts then take this process out of its seats at their next sweep
-                await self.redis.delete(self.keys.gateway(self.gateway_id))
+                await self.redis.delete(self.keys.gateway(self.presence_id))
             except Exception as e:
                 log.warning("could not drop the presence lease (%r); it will lapse", e)
             await self.redis.aclose()
 
     async def renew_lease(self) -> bool:
         """Keep this process's presence lease for `config.presence_lease` seconds more (call it
-        every third of that). True if there was no lease: the first call, or a lapse after which
-        hosts may have marked this process's seats disconnected (announce them again)."""
-        previous = await self.redis.set(self.keys.gateway(self.gateway_id), b"1",
-                                        ex=self.config.presence_lease, get=True)
-        return previous is None
+        every third of that). True if its seats must be announced again: the first call, or after
+        a lapse. A lapse may already have been read by a host's sweep whose removal of this
+        process from its seats reaches the rooms after they are announced again (a soak saw 423
+        of 451 playing rooms count nobody connected, and close as idle under their players); so
+        after a lapse this process takes a new presence id and its seats are announced under that:
+        sweeping out the old one then removes nothing still held."""
+        lease = self.config.presence_lease
+        if await self.redis.set(self.keys.gateway(self.presence_id), b"1", ex=lease, xx=True):
+            return False
+        if self._leased:  # it lapsed
+            self.presence_id = f"{self.gateway_id}.{next(self._lapses)}"
+        self._leased = True
+        await self.redis.set(self.keys.gateway(self.presence_id), b"1", ex=lease)
+        return True
 
     async def __aenter__(self) -> RoomClient:
         await self.start()
@@ -231,7 +246,7 @@ class RoomClient:
         return seated
 
     async def _press(self, name: str, kind: Kind, until: float) -> dict:
-        tables, size, tried = self.store.tables, kind.size(), []
+        tables, size, tried = self.store.tables, kind.size(), list[str]()
         while True:
             verdict, code = await patiently(lambda: tables.claim(kind, size, tried),
                                             "quick play", until)
@@ -308,9 +323,10 @@ class RoomClient:
     async def again(self, room: str, token: str,
                     admit: Callable[[], Awaitable[None]] | None = None) -> dict:
         """The next game of a finished room, opened by its host (seat 0): a new room seating the
-        same players in the same seats, with the same tokens and settings, already started. The
-        old room's lobby facts then name it (`next`), so each seat enters it with the token it
-        has. {"room", "seat": 0, "token"}; raises RoomNotFound, AgainRefused, ServerFull or
+        same players in the same seats, with the same tokens and settings, in its lobby: the
+        host starts it once the table is ready (a player may leave, the host may change the
+        settings first). The old room's lobby facts then name it (`next`), so each seat enters
+        it with the token it has. {"room", "seat": 0, "token"}; raises RoomNotFound, AgainRefused, ServerFull or
         StorageUnavailable. `admit` is awaited just before a new room is opened (not for a
         retried click): the caller's limit on new rooms, which refuses by raising."""
         code = normal_code(room)
@@ -357,13 +373,12 @@ class RoomClient:
         async def seat_the_table() -> None:  # each step recognised if it already happened
             for s, name in enumerate(names[1:], start=1):
                 _raise_refusal(await self._send(host, ("join", new, None, (name, hashes[s]))))
-            for frame in ({"type": "settings", "id": "again-settings", **facts["settings"]},
-                          {"type": "start", "id": "again-start"}):
-                reply = await self.command(new, 0, frame)
-                if reply["type"] == "error":
-                    if reply["code"] == "internal":
-                        raise RoomUnavailable(reply["message"])
-                    raise AgainRefused(reply["code"], reply["message"])
+            reply = await self.command(new, 0, {"type": "settings", "id": "again-settings",
+                                                **facts["settings"]})
+            if reply["type"] == "error":
+                if reply["code"] == "internal":
+                    raise RoomUnavailable(reply["message"])
+                raise AgainRefused(reply["code"], reply["message"])
 
         async def name_it() -> str:
             # Named only once every seat is in, so a page that follows the name is let in. A
@@ -500,7 +515,7 @@ class RoomClient:
         code = normal_code(room)
         try:
             await self._send(await self._host_of(code),
-                             ("presence", code, seat, (self.gateway_id, connected)))
+                             ("presence", code, seat, (self.presence_id, connected)))
         except HostRetired:
             pass  # the room has ended; nobody's presence matters any more
 
@@ -508,7 +523,7 @@ class RoomClient:
         """This process now holds `count` spectator sockets of `room` (the lobby counts them)."""
         code = normal_code(room)
         try:
-            await self._send(await self._host_of(code), ("watch", code, None, (self.gateway_id, count)))
+            await self._send(await self._host_of(code), ("watch", code, None, (self.presence_id, count)))
         except HostRetired:
             pass  # the room has ended
 
@@ -603,7 +618,10 @@ class RoomClient:
                     return await asyncio.wait_for(asyncio.shield(future), REPLY_PATIENCE)
                 except asyncio.TimeoutError:
                     waited += REPLY_PATIENCE
-                current = await self._call(host, "incarnation")  # HostRetired once it is stopped
+                # One question per host for every request waiting on it: under load thousands
+                # wait at once, and a Ray call each made the gateway slower than the host.
+                current = await self._shared(("incarnation", host), self._call, host,
+                                             "incarnation")  # HostRetired once it is stopped
                 self._incarnations[host] = current
                 if current != incarnation or waited >= RESEND_AFTER:
                     log.info("no reply from %s in %.0f s (%s); sending again", host, waited,
@@ -729,7 +747,7 @@ class Subscriptions:
         self._channels: dict[str, _Channel] = {}
         self._reader: asyncio.Task | None = None
         self._direct: bytes | None = None  # this process's reply channel
-        self._on_direct = None
+        self._on_direct: Callable[[bytes], None] | None = None
         # Told how many room events this process read from Redis (messages and refills): with
         # room affinity one read per event a process serves, whatever its sockets in the room.
         self.observe_read: Callable[[int], None] | None = None
@@ -801,13 +819,15 @@ class Subscriptions:
                 # subscribed again (redis-py reconnected, or the channel followed its slot to
                 # another node), without a word: what went out
                 # meanwhile is in the log (else only the room's next message would show the gap).
-                events = await self._events_after(code, channel.last)
-                self._count(len(events))
-                for event in events:
-                    await self._deliver(code, channel, event)
-        elif message["type"] == "smessage":
-            self._count(1)
-            await self._deliver(code, channel, orjson.loads(message["data"]))
+                await self._deliver_all(code, channel, await self._events_after(code, channel.last))
+        elif message["type"] == "smessage":  # a write's events, in order (store.events_message)
+            await self._deliver_all(code, channel, orjson.loads(message["data"]))
+
+    async def _deliver_all(self, code: str, channel: _Channel, events: list[dict]) -> None:
+        """Events read from Redis (a message, or the log after a resubscription), in order."""
+        self._count(len(events))
+        for event in events:
+            await self._deliver(code, channel, event)
 
     def _count(self, events: int) -> None:
         if self.observe_read is not None:

@@ -16,6 +16,7 @@ loop in one message.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import secrets
@@ -78,13 +79,13 @@ class RoomHost:
         """Take over every room this host owned before a restart (re-arming their timers)."""
         codes = await patiently(lambda: self._store.host_rooms(self.name), f"host {self.name}")
         results = await asyncio.gather(
-            *(patiently(lambda code=code: self._room(code), f"room {code}") for code in codes),
+            *(patiently(functools.partial(self._room, code), f"room {code}") for code in codes),
             return_exceptions=True)
         for code, result in zip(codes, results):
             if isinstance(result, Exception):  # not an outage (those are retried): a bad snapshot
                 log.error("host %s: could not load room %s: %r", self.name, code, result)
             elif result is None:  # over, or never written: its release may not have landed
-                await patiently(lambda code=code: self._store.release(self.name, code),
+                await patiently(functools.partial(self._store.release, self.name, code),
                                 f"releasing room {code}")
         log.info("host %s started with %d rooms", self.name, len(self.rooms))
         self._sweeper = asyncio.create_task(self._sweep_forever(), name=f"host {self.name} presence")
@@ -284,7 +285,7 @@ class RoomHost:
 class GameHost:
     """The Ray shell. Options (name, detached, max_restarts) are set where it is created."""
 
-    async def __init__(self, name: str, config: Config) -> None:
+    async def __init__(self, name: str, config: Config) -> None:  # type: ignore[misc]  # Ray awaits it
         logging.basicConfig(level=logging.INFO)
         self._redis = connect(config.redis_url)
         store = RedisStore(self._redis, config.prefix, config.finished_ttl, config.redis_wait)

@@ -250,7 +250,7 @@ NODES_EVERY = 5.0  # seconds the placement trusts its count of hosts per node
 
 @ray.remote(num_cpus=0)
 class PlacementActor:
-    async def __init__(self, config: Config) -> None:
+    async def __init__(self, config: Config) -> None:  # type: ignore[misc]  # Ray awaits it
         self._redis = connect(config.redis_url)
         self._config = config
         self._session = ray.get_runtime_context().get_session_name()
@@ -317,7 +317,8 @@ class PlacementActor:
         except ValueError:
             if node is None and self._config.host_resource:  # balance the nodes' hosts
                 node = least_hosted_node(await self._read_hosted())
-            host = GameHost.options(**host_options(self._config, name, node)).remote(
+            options = host_options(self._config, name, node)
+            host = GameHost.options(**options).remote(  # type: ignore[attr-defined]  # @ray.remote's
                 name, self._config)
         await host.stats.remote()
 

@@ -37,7 +37,8 @@ from typing import Any
 import orjson
 
 import rules
-from rules import roles_in_play
+from rules import EVERYONE, EventKind, roles_in_play
+from rules.events import ROUTING, check as check_events
 from rules.text import MAX_MARKS, is_invisible, marks_pile_up, strip_variation_selectors
 from actors.clock import Clock
 from actors.names import name_skeleton
@@ -268,9 +269,34 @@ def error_frame(frame_id: Any, code: str, message: str) -> dict:
     return {"type": "error", "id": frame_id, "code": code, "message": message}
 
 
+# The room's own events, beside the rules' (rules.EVENTS): the lobby's and the sockets'.
+ROOM_EVENTS = {kind.kind: kind for kind in (
+    EventKind("joined", ("seat", "name", "roles_in_play"), EVERYONE,
+              "a seat is taken in the lobby; the cards the table would deal now"),
+    EventKind("presence", ("seat", "connected"), EVERYONE, "a seat's sockets came or all went"),
+    EventKind("spectators", ("count",), EVERYONE, "how many watch",
+              types={"count": {"type": "integer", "minimum": 0}}),
+    EventKind("settings", ("settings", "roles_in_play"), EVERYONE, "the host changed the settings"),
+    EventKind("table", ("public", "language"), EVERYONE, "the table went public or private"),
+    EventKind("countdown", ("starts_at",), EVERYONE,
+              "a public table starts by itself at starts_at (null: the countdown stopped)"),
+    EventKind("removed", ("seat", "name", "reason", "moved", "roles_in_play", "remove_votes"),
+              EVERYONE, "a seat left the lobby or was removed; `moved`: the last seat took its place"),
+    EventKind("remove_vote", ("seat", "votes", "needed"), EVERYONE,
+              "votes to remove a seat of a public lobby"),
+    EventKind("closed", ("reason",), EVERYONE,
+              "the room closed without a game over: `idle` (nobody connected for a while) or "
+              "`max_age` (a lobby that never started)"),
+    EventKind("away", ("seat", "away"), EVERYONE,
+              "a public game's seat let the shared prompts pass (true), or is back (false)"),
+)}
+assert not ROOM_EVENTS.keys() & rules.EVENTS.keys(), "an event kind is the rules' or the room's"
+EVENTS = {**rules.EVENTS, **ROOM_EVENTS}  # every kind an event frame may carry
+
+
 def encode_event(seq: int, event: dict) -> bytes:
     """A stored event: who may see it, and the client frame built once as JSON text."""
-    payload = {k: v for k, v in event.items() if k not in ("kind", "to", "unseat")}
+    payload = {k: v for k, v in event.items() if k not in ROUTING}
     frame = orjson.dumps({"type": "event", "seq": seq, "kind": event["kind"], **payload},
                          option=orjson.OPT_NON_STR_KEYS)
     to = event.get("to")
@@ -554,15 +580,19 @@ def _lobby_closes(data: RoomData, timing: LobbyTiming | None) -> int | None:
     return data.opened_at + timing.max_age
 
 
+def _closed(reason: str) -> dict:
+    return {"kind": "closed", "to": None, "reason": reason}
+
+
 def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: int | None,
           timing: LobbyTiming):
     idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and now >= data.idle_since + idle_close:
         # Nobody has been at the table for idle_close: close it, so it frees its host slot.
-        return None, Change(replace(data, status="finished"), [])
+        return None, Change(replace(data, status="finished"), [_closed("idle")])
     if data.status == "lobby" and (closes := _lobby_closes(data, timing)) is not None \
-            and now >= closes:
-        return None, Change(replace(data, status="finished"), [])
+            and now >= closes:  # whoever is connected is told, not left in a dead lobby
+        return None, Change(replace(data, status="finished"), [_closed("max_age")])
     if data.status == "lobby":
         change = _remove_absent(data, now, timing) if data.public else None
         current = data if change is None else change.data
@@ -770,7 +800,7 @@ class Room:
         creator's seat is stored); `options`: the constructor's keywords."""
         epoch = await store.claim(code, host)
         data = RoomData(code=code, settings=settings, idle_since=clock.now(), opened_at=clock.now(),
-                        public=kind is not None, language=kind and kind.language)
+                        public=kind is not None, language=kind.language if kind else None)
         return cls(data, epoch=epoch, host=host, store=store, clock=clock, **options)
 
     @classmethod
@@ -911,7 +941,8 @@ class Room:
                 reply, change = handler(data, self._clock.now(), *args)
                 if change is not None:
                     seq = data.seq
-                    encoded = [encode_event(seq + i, event) for i, event in enumerate(change.events, 1)]
+                    encoded = [encode_event(seq + i, event)
+                               for i, event in enumerate(check_events(EVENTS, change.events), 1)]
                     data = replace(change.data, seq=seq + len(encoded))
                     events += encoded
                     seated += change.seated

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import NamedTuple, Protocol, TypeVar
 
 import orjson
@@ -190,7 +190,9 @@ class OutOfSync(Exception):
 
 
 class Store(Protocol):
-    tables: TableIndex | MemoryTableIndex  # the public tables' index (actors.tables)
+    @property
+    def tables(self) -> TableIndex | MemoryTableIndex:
+        """The public tables' index (actors.tables)."""
 
     async def claim(self, code: str, host: str) -> int:
         """Make `host` the room's owner with a new epoch (which fences every older writer)."""
@@ -208,7 +210,7 @@ class Store(Protocol):
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int | None, chat: list[bytes], untokens: list[str] = ()) -> None:
+                      chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = ()) -> None:
         """`tokens`: token hashes seated (or moved) -> seat; `untokens`: those of removed seats."""
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
@@ -322,40 +324,44 @@ return epoch
 # ARGV: epoch, snapshot, status, first_seq, channel, ttl, chat_from, nchat, ntokens, nuntokens,
 #       (hash, seat)*, removed seats' hashes*, chat lines*, events*
 # chat_from: the chat lines already stored ('': none, the chat list starts again, e.g. a new game).
-# Each call inside counts as a Redis command: the status is written (and the code made the
-# room's) only when it changes, the chat list checked only when lines are added to it.
-# A final status releases the room from its host after the script (`RedisStore.release`).
+# Each call inside counts as a Redis command. The lists are appended first and checked by the
+# lengths RPUSH returns: a writer that is out of step with them (a failover lost its last writes)
+# takes its lines back and changes nothing (-2); a write without events measures the log instead.
+# The events go out as one message (a JSON array, `events_message`) whatever their number. The
+# status is written, and the code made the room's, only when the status changes. A final status
+# releases the room from its host after the script (`RedisStore.release`).
 _PERSIST = """
 local room = redis.call('HMGET', KEYS[1], 'epoch', 'status')
 if room[1] ~= ARGV[1] then return -1 end
-if redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[4]) - 1 then return -2 end
-local nchat = tonumber(ARGV[8])
-if ARGV[7] == '' then
-  redis.call('DEL', KEYS[5])
-elseif nchat > 0 and redis.call('LLEN', KEYS[5]) ~= tonumber(ARGV[7]) then
+local first, nchat = tonumber(ARGV[4]), tonumber(ARGV[8])
+local ntokens, nuntokens = tonumber(ARGV[9]), tonumber(ARGV[10])
+local i = 11 + 2 * ntokens + nuntokens  -- the first chat line
+local e = i + nchat  -- the first event
+local nevents = #ARGV - e + 1
+if nevents > 0 then
+  local stored = redis.call('RPUSH', KEYS[3], unpack(ARGV, e, #ARGV))
+  if stored ~= first - 1 + nevents then
+    redis.call('LTRIM', KEYS[3], 0, -nevents - 1)
+    return -2
+  end
+elseif redis.call('LLEN', KEYS[3]) ~= first - 1 then
   return -2
 end
-redis.call('SET', KEYS[2], ARGV[2])
-local i = 11
-local ntokens = tonumber(ARGV[9])
-if ntokens > 0 then
-  redis.call('HSET', KEYS[4], unpack(ARGV, i, i + 2 * ntokens - 1))
-  i = i + 2 * ntokens
-end
-local nuntokens = tonumber(ARGV[10])
-if nuntokens > 0 then
-  redis.call('HDEL', KEYS[4], unpack(ARGV, i, i + nuntokens - 1))
-  i = i + nuntokens
-end
-if nchat > 0 then
-  redis.call('RPUSH', KEYS[5], unpack(ARGV, i, i + nchat - 1))
-  i = i + nchat
-end
-if i <= #ARGV then
-  redis.call('RPUSH', KEYS[3], unpack(ARGV, i, #ARGV))
-  if ARGV[5] ~= '' then
-    for j = i, #ARGV do redis.call('SPUBLISH', ARGV[5], ARGV[j]) end
+if ARGV[7] == '' then
+  redis.call('DEL', KEYS[5])
+  if nchat > 0 then redis.call('RPUSH', KEYS[5], unpack(ARGV, i, e - 1)) end
+elseif nchat > 0 then
+  if redis.call('RPUSH', KEYS[5], unpack(ARGV, i, e - 1)) ~= tonumber(ARGV[7]) + nchat then
+    redis.call('LTRIM', KEYS[5], 0, -nchat - 1)
+    if nevents > 0 then redis.call('LTRIM', KEYS[3], 0, -nevents - 1) end
+    return -2
   end
+end
+redis.call('SET', KEYS[2], ARGV[2])
+if ntokens > 0 then redis.call('HSET', KEYS[4], unpack(ARGV, 11, 10 + 2 * ntokens)) end
+if nuntokens > 0 then redis.call('HDEL', KEYS[4], unpack(ARGV, 11 + 2 * ntokens, i - 1)) end
+if nevents > 0 and ARGV[5] ~= '' then
+  redis.call('SPUBLISH', ARGV[5], '[' .. table.concat(ARGV, ',', e, #ARGV) .. ']')
 end
 local changed = room[2] ~= ARGV[3]
 if changed then redis.call('HSET', KEYS[1], 'status', ARGV[3]) end
@@ -366,6 +372,11 @@ elseif changed then
 end
 return 1
 """
+
+
+def events_message(events: list[bytes]) -> bytes:
+    """Stored events as one message of a room's channel: a JSON array (as `_PERSIST` sends)."""
+    return b"[" + b",".join(events) + b"]"
 
 
 class Coalescer:
@@ -503,7 +514,7 @@ class RedisStore:
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int | None, chat: list[bytes], untokens: list[str] = ()) -> None:
+                      chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = ()) -> None:
         k = self.keys
         args: list = [epoch, snapshot, status, first_seq, k.room(code), self.finished_ttl,
                       "" if chat_from is None else chat_from, len(chat), len(tokens), len(untokens)]
@@ -536,9 +547,10 @@ class RedisStore:
                 log.warning("room %s: release from %s failed (%r)", code, host, e)
 
     async def _publish(self, code: str, events: list[bytes]) -> None:
-        channel = self.keys.room(code)
-        await asyncio.gather(*(self._writes.submit(channel, lambda pipe, e=e: pipe.spublish(channel, e))
-                               for e in events))
+        if not events:
+            return
+        channel, message = self.keys.room(code), events_message(events)
+        await self._writes.submit(channel, lambda pipe: pipe.spublish(channel, message))
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """What the inbox holds (up to INBOX_TAKE), else what arrives first within `wait`: one
@@ -649,7 +661,7 @@ class MemoryStore:
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int | None, chat: list[bytes], untokens: list[str] = ()) -> None:
+                      chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = ()) -> None:
         if self.gate is not None:
             self.held.set()
             await self.gate.wait()

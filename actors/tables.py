@@ -21,6 +21,7 @@ public table, a leave or a removal is counted by the room after it persisted the
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -149,7 +150,7 @@ class TableIndex:
     def _keys(self, kind: Kind, *parts: str) -> list[str]:
         return [self.key(kind, part) for part in parts]
 
-    async def claim(self, kind: Kind, size: int, skip: list[str] = ()) -> tuple[str, str | None]:
+    async def claim(self, kind: Kind, size: int, skip: Sequence[str] = ()) -> tuple[str, str | None]:
         """("seat", code): a seat of that table is now promised to the caller (join it, or
         `seated(-1)`); ("create", None): the caller must open a table and `listed` it; ("wait",
         None): another press is opening one."""
@@ -217,7 +218,7 @@ class MemoryTableIndex:
         self.running: dict[Kind, dict[str, dict]] = {}
         self.making: set[Kind] = set()
 
-    async def claim(self, kind: Kind, size: int, skip: list[str] = ()) -> tuple[str, str | None]:
+    async def claim(self, kind: Kind, size: int, skip: Sequence[str] = ()) -> tuple[str, str | None]:
         tables = self.open.setdefault(kind, {})
         for code, seats in sorted(tables.items(), key=lambda item: -item[1]):
             if seats < size and code not in skip:

@@ -24,12 +24,8 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from actors.client import (AgainRefused, NameTaken, RoomClient, RoomFull, RoomNotFound,
-                           RoomStarted, ServerFull)
-from actors.config import Config
-from actors.metrics import watch_loop_lag
-from actors.store import StorageUnavailable
-from actors.tables import Kind
+from actors import (EVENTS, AgainRefused, Config, Kind, NameTaken, RoomClient, RoomFull,
+                    RoomNotFound, RoomStarted, ServerFull, StorageUnavailable, watch_loop_lag)
 from gateway.frames import (HttpCreate, HttpName, HttpQuickPlay, HttpReport, HttpSeat, HttpTables,
                             HttpToken)
 from gateway.limits import AddressLimits, client_address
@@ -40,7 +36,9 @@ from gateway.state import GatewayState, gateway_state
 from gateway.tables import PublicTables
 from gateway.ws import keep_presence_lease, report_presence, websocket_endpoint
 
-DECLARATION = declaration()  # the rules never change while a gateway runs
+# The rules never change while a gateway runs. With every event kind a frame may carry (the
+# rules' and the room's): its fields, who hears it and what it means.
+DECLARATION = {**declaration(), "events": {kind: k.to_json() for kind, k in EVENTS.items()}}
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, 
 from pydantic.json_schema import GenerateJsonSchema
 
 import rules
-from actors.room import clean_name
-from actors.tables import LANGUAGES, QUICK_PRESETS
+from actors import EVENTS, LANGUAGES, QUICK_PRESETS, clean_name
 from rules.settings import settings_schema
 
 MAX_ID_CHARS = 64
@@ -224,6 +223,9 @@ class LobbyFacts(BaseModel):
 class View(LobbyFacts):
     """The seat's own view (a running game adds its phase, seats, own card and night facts)."""
     prompts: list[Prompt] = []
+    chat_omitted: dict[str, Annotated[int, Field(ge=1)]] = Field(
+        {}, description="a running or finished game's chat channels whose first lines the view "
+        "leaves out: the welcome carries the last 100 lines of each (gateway.ws.WELCOME_CHAT_LINES)")
 
 
 class Welcome(Frame):
@@ -234,47 +236,18 @@ class Welcome(Frame):
     view: View
 
 
-# Each event kind with the fields it always carries (rules/RULES.md says what they mean).
-EVENT_FIELDS: dict[str, tuple[str, ...]] = {
-    "joined": ("seat", "name", "roles_in_play"), "presence": ("seat", "connected"),
-    "settings": ("settings", "roles_in_play"), "game_started": ("seats", "roles_in_play"),
-    "role": ("role",), "wolves": ("wolves",), "lovers": ("lovers",),
-    "phase": ("phase", "day", "deadline"), "prompt": ("action", "choices", "min", "max", "deadline"),
-    "prompt_closed": ("action",), "seer_result": ("seat", "role"), "pointed": ("seat", "target"),
-    "witch_victim": ("victim",), "death": ("seat", "role", "cause"),
-    "idiot_revealed": ("seat", "role"), "powers_lost": ("seat",),
-    "scapegoat_voters": ("voters", "day"), "talkative_seer": ("role",), "peeked": ("pointing",),
-    "little_girl_caught": ("seat",), "charmed": ("charmed",), "mayor": ("seat", "how"),
-    "candidate": ("seat",), "vote_requested": ("seat", "count", "needed"),
-    "voted": ("phase", "seat", "target", "tally"), "vote_result": ("phase", "target", "tally", "tie"),
-    "chat": ("channel", "seat", "name", "text", "ts"),
-    "game_over": ("winners", "alive", "roles", "causes", "chat", "reason"),
-    "spectators": ("count",), "cards": ("cards",), "thief_cards": ("cards",),
-    "infected": ("wolves",), "medium_result": ("seat", "role"), "traitor_pack": ("wolves",),
-    "lover_pair": ("lovers",), "bread": (), "countdown": ("starts_at",),
-    "table": ("public", "language"),
-    "removed": ("seat", "name", "reason", "moved", "roles_in_play", "remove_votes"),
-    "remove_vote": ("seat", "votes", "needed"), "away": ("seat", "away"),
-}
-_SEATS = {"type": "array", "items": {"type": "integer", "minimum": 0}}
-# Field types stated where a client relies on them.
-EVENT_TYPES: dict[str, dict[str, dict]] = {
-    "prompt": Prompt.model_json_schema()["properties"],
-    "game_over": {"winners": _SEATS, "alive": _SEATS, "chat": {"type": "array"},
-                  "roles": {"type": "object", "propertyNames": {"pattern": "^[0-9]+$"},
-                            "additionalProperties": {"type": "string"}},
-                  "causes": {"type": "object", "propertyNames": {"pattern": "^[0-9]+$"},
-                             "additionalProperties": {"type": "string"}}},
-    "spectators": {"count": {"type": "integer", "minimum": 0}},
-    "cards": {"cards": {"type": "object", "additionalProperties": {"type": "string"}}},
-}
+# Each event kind with the fields it always carries and the types a client relies on, from the
+# declarations (rules.events, actors.room.ROOM_EVENTS; rules/RULES.md says what they mean).
+EVENT_FIELDS: dict[str, tuple[str, ...]] = {kind: k.fields for kind, k in EVENTS.items()}
+EVENT_TYPES: dict[str, dict[str, dict]] = {kind: k.types for kind, k in EVENTS.items() if k.types}
 
 
 def _event_schema(schema: dict, _: Any) -> None:
     schema["properties"]["to"] = False  # the audience stays on the server
     schema["allOf"] = [
         {"if": {"properties": {"kind": {"const": kind}}},
-         "then": {"required": list(fields), **({"properties": EVENT_TYPES[kind]}
+         "then": {"description": f"{EVENTS[kind].doc} (heard by: {EVENTS[kind].audience})",
+                  "required": list(fields), **({"properties": EVENT_TYPES[kind]}
                                                if kind in EVENT_TYPES else {})}}
         for kind, fields in EVENT_FIELDS.items()]
 

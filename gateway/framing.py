@@ -1,4 +1,5 @@
-"""One WebSocket frame for every recipient of an event, instead of one per socket.
+"""One WebSocket frame for every recipient of an event, instead of one per socket; and what a
+session needs to know of its connection's writes.
 
 uvicorn's websockets-sansio protocol frames each `websocket.send` itself: through Starlette's
 wrappers, uvicorn's checks and websockets' `Frame.serialize`, per socket (with the kernel write,
@@ -7,15 +8,30 @@ frames are not masked, so a text frame is the same bytes on every connection tha
 nothing: the gateway offers no per-message deflate (its frames are a few hundred bytes; deflate
 would compress each one again for every socket, each with a compressor of its own). The
 `FRAMED_SEND` ASGI extension of `FramedWebSocketProtocol` writes such bytes as they are.
+
+Such writes never wait for the peer to read, so the session bounds them itself (gateway/ws.py):
+the `WRITES` extension tells it the connection's unsent bytes (`unsent`), calls it back when the
+write buffer has not drained for a while (`watch`), and drops a connection without waiting for
+it to drain (`drop`). A connection the app is done with is reset if it is still open
+`LINGER_SECONDS` later: a closed transport keeps its unsent bytes until the peer reads them, for
+ever if it never does (10 of 168 sockets that never read were still held after 20 minutes), and
+so does the kernel's send queue of a socket closed without a reset.
 """
 from __future__ import annotations
 
+import asyncio
+import socket
 import struct
+from collections.abc import Callable
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import State
 
 FRAMED_SEND = "werewolf.framed_send"  # scope["extensions"][FRAMED_SEND]: send_framed(bytes) -> bool
+WRITES = "werewolf.writes"  # scope["extensions"][WRITES]: the connection (unsent, watch, drop)
+# Seconds a connection may stay open once its app has returned (uvicorn's own close handshake
+# waits 10 s for the peer's answer, then closes; a close does not free what the peer never read).
+LINGER_SECONDS = 15.0
 
 
 def text_frame(text: str) -> bytes:
@@ -30,10 +46,20 @@ def text_frame(text: str) -> bytes:
 
 
 class FramedWebSocketProtocol(WebSocketsSansIOProtocol):
+    # The transport calls pause_writing past its high-water mark (64 KiB) and resume_writing once
+    # its buffer is (nearly) empty: paused for `_stall_seconds` is "has not drained".
+    _stall_seconds: float | None = None
+    _on_stall: Callable[[], None] | None = None
+    _stall_timer: asyncio.TimerHandle | None = None
+    _paused = False
+    _linger: asyncio.TimerHandle | None = None
+
     def handle_connect(self, event) -> None:
         super().handle_connect(event)
-        if self.response.status_code == 101 and not self.conn.extensions:
-            self.scope["extensions"][FRAMED_SEND] = self.send_framed
+        if self.response.status_code == 101:
+            self.scope["extensions"][WRITES] = self
+            if not self.conn.extensions:
+                self.scope["extensions"][FRAMED_SEND] = self.send_framed
 
     def send_framed(self, frame: bytes) -> bool:
         """Write `frame` (from `text_frame`) as `websocket.send` would; False once the connection
@@ -42,3 +68,86 @@ class FramedWebSocketProtocol(WebSocketsSansIOProtocol):
             return False
         self.transport.write(frame)
         return True
+
+    def unsent(self) -> int:
+        """Bytes written to the transport that the kernel has not taken yet."""
+        return self.transport.get_write_buffer_size()
+
+    def watch(self, seconds: float, on_stall: Callable[[], None]) -> None:
+        """Call `on_stall()` once the write buffer has stayed past its high-water mark (without
+        draining) for `seconds`."""
+        self._stall_seconds, self._on_stall = seconds, on_stall
+        if self._paused:
+            self._arm_stall()
+
+    def drop(self, code: int, grace: float) -> None:
+        """Close with `code` at once: the close frame goes after whatever is unsent (a peer that
+        reads on gets it), and the connection is aborted, its unsent bytes freed, unless the peer
+        answers the close within `grace` seconds."""
+        if self.disconnected or self.transport.is_closing():
+            return
+        if not self.close_sent and self.conn.state is State.OPEN:
+            self.conn.send_close(code, "")
+            self.transport.write(b"".join(self.conn.data_to_send()))
+            self.close_sent = True
+            self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": ""})
+            if self.read_paused:  # so that the peer's answer can be read
+                self.read_paused = False
+                self.transport.resume_reading()
+        if self.close_timer is not None:
+            self.close_timer.cancel()
+        self.close_timer = self.loop.call_later(grace, self.reset)
+
+    def reset(self) -> None:
+        """Abort the connection with a reset: what the transport and the kernel hold unsent is
+        freed at once (a plain close keeps the kernel's send queue, and the peer's socket, until
+        the peer reads it)."""
+        if self.disconnected:
+            return
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            except OSError:
+                pass
+        self.transport.abort()
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self._paused = True
+        self._arm_stall()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._paused = False
+        self._disarm_stall()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_stall()
+        if self._linger is not None:
+            self._linger.cancel()
+            self._linger = None
+        super().connection_lost(exc)
+
+    async def run_asgi(self) -> None:
+        await super().run_asgi()
+        if not self.disconnected:
+            self._linger = self.loop.call_later(LINGER_SECONDS, self._lingered)
+
+    def _lingered(self) -> None:
+        self._linger = None
+        self.reset()
+
+    def _arm_stall(self) -> None:
+        if self._stall_seconds is not None and self._stall_timer is None:
+            self._stall_timer = self.loop.call_later(self._stall_seconds, self._stalled)
+
+    def _disarm_stall(self) -> None:
+        if self._stall_timer is not None:
+            self._stall_timer.cancel()
+            self._stall_timer = None
+
+    def _stalled(self) -> None:
+        self._stall_timer = None
+        if self._on_stall is not None:
+            self._on_stall()

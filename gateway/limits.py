@@ -17,7 +17,7 @@ import time
 
 import redis.asyncio as aioredis
 
-from actors.store import Keys, patiently
+from actors import Keys, patiently
 
 
 def client_address(host: str | None) -> str:

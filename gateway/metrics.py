@@ -9,7 +9,7 @@ import os
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
-from actors.metrics import GROUP_BUCKETS, LATENCY_BUCKETS as _LATENCY_BUCKETS
+from actors import GROUP_BUCKETS, LATENCY_BUCKETS as _LATENCY_BUCKETS
 
 _QUEUE_BUCKETS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 
@@ -30,6 +30,10 @@ class Metrics:
                                     ["type"], registry=r)
         self.errors = Counter("ww_ws_errors_total", "Error frames sent, by code", ["code"],
                               registry=r)
+        self.refused_here = Counter("ww_ws_refused_here_total",
+                                    "Commands refused rate_limited by the socket's copy of the "
+                                    "room's limit, without a trip to the room, by type", ["type"],
+                                    registry=r)
         self.dropped = Counter("ww_ws_dropped_total",
                                "Sockets closed because their send queue overflowed", registry=r)
         self.command_seconds = Histogram("ww_command_seconds",

@@ -11,9 +11,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from actors.clock import Clock, RealClock
-from actors.ratelimit import TokenBucket
-from actors.room import WATCHER
+from actors import WATCHER, Clock, RealClock, TokenBucket
 
 
 class LocalSeats:

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 from starlette.requests import HTTPConnection
 
 if TYPE_CHECKING:
-    from actors.client import RoomClient
-    from actors.config import Config
+    from actors import Config, RoomClient
     from gateway.metrics import Metrics
     from gateway.limits import AddressLimits
     from gateway.seats import LocalSeats, PresenceReports

@@ -7,8 +7,7 @@ import asyncio
 import math
 import time
 
-from actors.client import RoomClient
-from actors.tables import Kind, kinds
+from actors import Kind, RoomClient, kinds
 
 FRESH_FOR = 1.0  # seconds a kind's entries are served from memory
 PAGE_SIZE = 20

@@ -7,25 +7,33 @@ with `Since(n)`: with n > S (the welcome lagged a write already published, or th
 dropped before the room's first message), the events `S < seq <= n` are read from the log first.
 Each event goes to the socket only if its seat is in the event's audience (`to`), as the stored
 frame text.
+
+A socket that does not read what it is sent is dropped (close 1013; it resyncs with `since`): when
+it is SEND_QUEUE_FRAMES behind, when its unsent bytes (its queue's and its connection's write
+buffer's) pass `ws_unsent_bytes`, or when its connection has not drained for `ws_drain_seconds`,
+its welcome and replay included. The welcome's view carries the last WELCOME_CHAT_LINES of each
+chat channel (`chat_omitted` counts the others), so that no frame of a welcome is large.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
+import weakref
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import orjson
 from fastapi import Depends, WebSocket, WebSocketDisconnect, status
 from pydantic import ValidationError
 from starlette.websockets import WebSocketState
 
-from actors.client import RoomClient, RoomNotFound, Since, Unseated, token_hash
-from actors.room import PROOF_CHARS, WATCHER
-from actors.ratelimit import TokenBucket
+from actors import (PROOF_CHARS, RATE_LIMITS, WATCHER, RoomClient, RoomNotFound, Since, TokenBucket,
+                    Unseated, token_hash)
 from gateway import frames
 from gateway.frames import MAX_ID_CHARS
-from gateway.framing import FRAMED_SEND, text_frame
+from gateway.framing import FRAMED_SEND, WRITES, text_frame
+from gateway.limits import client_address
 from gateway.state import GatewayState, gateway_state
 
 log = logging.getLogger(__name__)
@@ -45,10 +53,19 @@ CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame eit
 # next frame never waits for the previous reply); past this, it stops reading that socket.
 COMMANDS_IN_FLIGHT = 8
 PING_BURST, PING_RATE = 10, 2.0  # per socket: a client pings to see it is connected, not to load us
+# The room's rate limit per seat and kind is the authority; each socket also keeps a copy, at the
+# same rate with a larger burst, so a flood is refused here without a trip to the room. The copy
+# sees only this socket's commands, so it refuses only what the room would refuse too, save a
+# reconnect's resent commands, which the room acks without a token: the extra burst lets them by.
+LOCAL_BURST_FACTOR = 2
+# Chat lines of each channel a welcome's view carries: the last ones (a chatty room's view held
+# 628 KB of chat, all of it in one frame no slow-socket rule could see).
+WELCOME_CHAT_LINES = 100
 
 CLOSE_OVERFLOW = 1013  # "try again later": the client reconnects with `since`
 CLOSE_REMOVED = 4003  # the seat left the lobby or was removed: its token proves nothing any more
 CLOSE_RESEATED = 4004  # the seat moved into a removed one's place: reconnect, the welcome tells it
+CLOSE_FORBIDDEN = status.WS_1008_POLICY_VIOLATION  # a spectator, once the host forbids spectators
 # What uvicorn raises when a frame is sent after it answered the client's close frame itself.
 _CLOSED_BY_PEER = "after sending 'websocket.close'"
 
@@ -103,6 +120,10 @@ async def hello(websocket: WebSocket, room: str,
     """Auth dependency: accept, read the first frame, resolve its token to a seat of this room.
     None if the handshake failed (the socket is then closed with 1008) or the client left."""
     await websocket.accept()
+    if not origin_allowed(websocket.headers.get("origin"), websocket.headers.get("host"),
+                          gw.config.allowed_origins):
+        gw.metrics.errors.labels("bad_origin").inc()
+        return await _refuse(websocket, "bad_origin")
     try:
         message = await asyncio.wait_for(websocket.receive(), HELLO_TIMEOUT)
     except asyncio.TimeoutError:
@@ -130,14 +151,45 @@ async def hello(websocket: WebSocket, room: str,
 async def _watcher(websocket: WebSocket, room: str, since: int | None,
                    gw: GatewayState) -> Hello | None:
     """A spectator's hello: any room that exists and whose host allows spectators (the house rule
-    `spectators`, read when the socket opens)."""
+    `spectators`; a socket watching when the host forbids them is closed). No token: an unknown
+    room counts against the address's lookups, as the HTTP lookups do (gateway/app.py)."""
+    address = client_address(websocket.client and websocket.client.host)
+    limit = gw.config.lookup_failures_per_address
+    if limit and await gw.limits.spent("lookups", address) >= limit:
+        return await _refuse(websocket, "rate_limited")
     try:
         facts = await gw.rooms.lobby(room)
     except RoomNotFound:
+        if limit:
+            await gw.limits.spend("lookups", address)
         return await _refuse(websocket, "room_not_found")
-    if facts["settings"]["rules"].get("spectators") == "forbidden":
+    if forbids_spectators(facts):
         return await _refuse(websocket, "spectators_forbidden")
     return Hello(seat=WATCHER, since=since)
+
+
+def forbids_spectators(view: dict) -> bool:
+    """The lobby facts, a view or a `settings` event say the house rule forbids spectators."""
+    return (view.get("settings") or {}).get("rules", {}).get("spectators") == "forbidden"
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...]) -> bool:
+    """A browser's socket comes from the page this gateway served (its Origin names the Host the
+    socket was opened to, default ports alike) or from an origin of `allowed` ("*": any); a
+    socket without Origin is not a browser's (no page of another site can open it)."""
+    if origin is None:
+        return True
+    origin = origin.strip().rstrip("/").lower()
+    if "*" in allowed or origin in allowed:
+        return True
+    try:
+        page, served = urlsplit(origin), urlsplit("//" + (host or "").strip().lower())
+        if page.scheme not in ("http", "https") or not page.hostname or not served.hostname:
+            return False
+        default = 443 if page.scheme == "https" else 80
+        return page.hostname == served.hostname and (page.port or default) == (served.port or default)
+    except ValueError:  # a port that is not a number
+        return False
 
 
 async def _refuse(websocket: WebSocket, reason: str) -> None:
@@ -157,22 +209,48 @@ async def websocket_endpoint(websocket: WebSocket, room: str,
 
 class SendQueue(asyncio.Queue):
     """A socket's frames to write. Fan-out never waits for a socket, so one that reads slower than
-    its room writes only grows its queue: the frame that would take it past SEND_QUEUE_FRAMES
-    drops the socket instead (1013; its client resyncs with `since`). Checked as frames arrive, not
-    by scanning every socket: at tens of thousands of sockets a scan each second was a visible
-    share of a gateway's CPU."""
+    its room writes only grows its queue (or, past its welcome, its connection's write buffer:
+    events are written without waiting for it to drain): the frame that finds it SEND_QUEUE_FRAMES
+    behind, or holding more than `ws_unsent_bytes` unsent, drops the socket instead (1013; its
+    client resyncs with `since`). Checked as frames arrive, not by scanning every socket: at tens
+    of thousands of sockets a scan each second was a visible share of a gateway's CPU. One frame
+    larger than the bound (a long game's `game_over`) still goes to a socket that reads it."""
 
     def __init__(self, session: Session) -> None:
         super().__init__()
         self._session = session
+        self.bytes = 0  # the frames' text, as they wait here
 
     def put_nowait(self, item) -> None:
-        if self._session.overflowed:
+        session = self._session
+        if session.overflowed:
             return
-        if self._session.behind() >= SEND_QUEUE_FRAMES:
-            self._session.overflow()
+        if session.behind() >= SEND_QUEUE_FRAMES \
+                or self.bytes + session.buffered() > session.unsent_limit:
+            session.overflow()
+            return
+        if type(item) is dict and session.write_through(item):
             return
         super().put_nowait(item)
+
+    def _put(self, item) -> None:
+        super()._put(item)
+        self.bytes += _text_size(item)
+
+    def _get(self):
+        item = super()._get()
+        self.bytes -= _text_size(item)
+        return item
+
+
+def _text_size(item) -> int:
+    if type(item) is dict:  # an event
+        return len(item["frame"])
+    return len(item[0]) if type(item) is tuple else 0  # a reply; Since, Unseated
+
+
+def _nothing() -> int:
+    return 0
 
 
 class Session:
@@ -187,24 +265,52 @@ class Session:
         self.seat = seat
         self.proof = proof
         self.refused: int | None = None  # the close code when the welcome was refused
+        self.close_reason: str | None = None
         self.gw = gw
         self.metrics = gw.metrics
         self.queue = SendQueue(self)
         self.overflowed = False
         self.sender: asyncio.Task | None = None
+        self._welcoming: asyncio.Task | None = None
+        self._drained_never = False  # dropped by `stalled`: it would not read a close frame either
+        self._ended = False
+        self._live = False  # past the welcome and its replay
         self.last = 0  # the welcome's seq: events up to it are in the view or the replay
         self._unsent = 0  # taken from the queue by the sender, not written yet
         self._in_flight = asyncio.Semaphore(COMMANDS_IN_FLIGHT)
         self._commands: set[asyncio.Task] = set()
         self._pings = TokenBucket(PING_RATE, PING_BURST)
+        self._limits: dict[str, TokenBucket] = {}  # made on a kind's first command
         self._replay_left = 0  # events of the replay not written yet (at most)
+        extensions = websocket.scope.get("extensions") or {}
         # Writes an event's frame as the same bytes for all its sockets (gateway/framing.py), or None.
-        self._send_framed = (websocket.scope.get("extensions") or {}).get(FRAMED_SEND)
+        self._send_framed = extensions.get(FRAMED_SEND)
+        # The connection's writes (gateway/framing.py): its unsent bytes, a stall callback, drop.
+        self._writes = extensions.get(WRITES)
+        self.buffered = _nothing if self._writes is None else self._writes.unsent
+        self.unsent_limit = gw.config.ws_unsent_bytes
         self._written = 0  # welcome-stage frames written (the stall check watches it move)
 
     def behind(self) -> int:
         """Frames waiting to be written to this socket."""
         return self.queue.qsize() + self._unsent
+
+    def write_through(self, event: dict) -> bool:
+        """Write a live event at once when nothing waits before it, as a room's events mostly
+        arrive (one by one): the sender task is not woken for it, a task switch per socket and
+        frame (its CPU effect is within the capacity runs' spread so far: docs/capacity.md).
+        False leaves the event to the queue and the sender: in the welcome or its replay, behind
+        queued frames, for a spectator (an event may close its socket) or on a connection that
+        cannot take framed bytes."""
+        if not self._live or self._ended or self._unsent or self.queue.qsize() \
+                or self._send_framed is None or self.seat == WATCHER:
+            return False
+        if event["seq"] > self.last:
+            if not self._send_framed(framed(event)):
+                return False
+            self.last = event["seq"]
+            self.metrics.out_event.inc()
+        return True
 
     def overflow(self) -> None:
         """Too far behind: stop serving this socket (at once if it is past its welcome, else as
@@ -213,6 +319,19 @@ class Session:
         self.metrics.dropped.inc()
         if self.sender is not None and not self.sender.done():
             self.sender.cancel()
+
+    def stalled(self) -> None:
+        """The connection has not drained for `ws_drain_seconds`: stop serving it now, in its
+        welcome or replay too (a write there waits for the drain that does not come)."""
+        if self._ended:  # closing already
+            return
+        self._drained_never = True
+        if not self.overflowed:
+            self.overflowed = True
+            self.metrics.dropped.inc()
+        for task in (self._welcoming, self.sender):
+            if task is not None and not task.done():
+                task.cancel()
 
     async def run(self, since: int | None) -> None:
         gw, room, seat = self.gw, self.room, self.seat
@@ -223,17 +342,19 @@ class Session:
             return await _refuse(self.ws, "too_many_sockets")
         self.metrics.sockets.inc()
         close_code = status.WS_1000_NORMAL_CLOSURE
+        if self._writes is not None:
+            self._writes.watch(gw.config.ws_drain_seconds, self.stalled)
         try:
             started = time.perf_counter()
             # subscribed before the welcome is taken
             async with gw.rooms.listen(room, seat, self.queue):
                 self.metrics.welcome_stages["subscribe"].observe(time.perf_counter() - started)
-                welcoming = asyncio.create_task(self._welcome(since))
+                welcoming = self._welcoming = asyncio.create_task(self._welcome(since))
                 try:
                     await self._until_welcomed(welcoming)
                 finally:
                     welcoming.cancel()
-                if welcoming.cancelled():  # it stopped reading its replay
+                if welcoming.cancelled():  # it stopped reading its welcome or replay
                     close_code = CLOSE_OVERFLOW
                     return
                 if not welcoming.result():
@@ -251,13 +372,18 @@ class Session:
             log.exception("session failed in room %s seat %s", room, seat)
             close_code = status.WS_1011_INTERNAL_ERROR
         finally:
+            self._ended = True
             self.metrics.sockets.dec()
             gw.seats.leave(room, seat)
             gw.presence.changed(room, seat)
-            if self.ws.application_state == WebSocketState.CONNECTED \
+            if close_code == CLOSE_OVERFLOW and self._writes is not None:
+                # Not the ASGI close: it would wait for the drain that does not come.
+                self._writes.drop(CLOSE_OVERFLOW, 0 if self._drained_never else CLOSE_TIMEOUT)
+            elif self.ws.application_state == WebSocketState.CONNECTED \
                     and self.ws.client_state == WebSocketState.CONNECTED:
                 try:
-                    await asyncio.wait_for(self.ws.close(close_code), CLOSE_TIMEOUT)
+                    await asyncio.wait_for(self.ws.close(close_code, self.close_reason),
+                                           CLOSE_TIMEOUT)
                 except Exception:  # the peer vanished or stopped reading: nothing left to do
                     pass
 
@@ -279,21 +405,22 @@ class Session:
         stages = self.metrics.welcome_stages
         try:
             started = time.perf_counter()
-            welcome = await self.gw.rooms.welcome(self.room, self.seat, self.proof)
+            welcome = await shared_welcome(self.gw.rooms, self.room, self.seat, self.proof)
             stages["welcome"].observe(time.perf_counter() - started)
-            if welcome.get("moved"):  # a lobby seat was removed since the token was read
+            if welcome.moved:  # a lobby seat was removed since the token was read
                 self.refused = CLOSE_RESEATED
                 return False
-            upto = welcome["seq"]
+            if self.seat == WATCHER and welcome.forbids_spectators:  # since the hello
+                self.refused, self.close_reason = CLOSE_FORBIDDEN, "spectators_forbidden"
+                return False
+            upto = welcome.seq
         except Exception:
             log.exception("no welcome in room %s for seat %s", self.room, self.seat)
             error = _error(None, "internal", "the room is unavailable, reconnect later")
             self._count_out(error)
             await self.ws.send_text(orjson.dumps(error).decode())
             return False
-        seat = None if self.seat == WATCHER else self.seat
-        await self.ws.send_text(orjson.dumps(
-            {"type": "welcome", "seat": seat, "seq": upto, "view": welcome["view"]}).decode())
+        await self.ws.send_text(welcome.text)
         self.metrics.messages_out.labels("welcome").inc()
         self._written += 1
         if since is not None:
@@ -321,6 +448,7 @@ class Session:
 
     async def _serve(self) -> int:
         """Run the sender and the receiver until either ends; return the close code."""
+        self._live = True
         sender = self.sender = asyncio.create_task(self._send_loop())
         receiver = asyncio.create_task(self._receive_loop())
         try:
@@ -354,6 +482,8 @@ class Session:
         if to is None or self.seat in to:
             await self.ws.send_text(event["frame"])
             self.metrics.out_event.inc()
+            if self._live and self.seat == WATCHER and _forbidding(event):
+                self.close_reason = "spectators_forbidden"
 
     async def _send_loop(self) -> int:
         """The socket's one writer. Everything queued goes out in one pass (one wake-up for a
@@ -362,6 +492,7 @@ class Session:
         queue, ack_wait, sent = self.queue, self.metrics.ack_wait, self.metrics.out_event
         depth = self.metrics.socket_queue
         send, send_framed = self.ws.send_text, self._send_framed
+        watching = self.seat == WATCHER
         while True:
             items = [await queue.get()]
             while not queue.empty():
@@ -380,11 +511,17 @@ class Session:
                         self.metrics.late_joins.inc()
                         await self._replay(self.last, item.seq)
                         self.last = item.seq
+                        if self.close_reason:  # the host forbade spectators meanwhile
+                            return CLOSE_FORBIDDEN
                 elif item["seq"] > self.last:
                     self.last = item["seq"]
                     if send_framed is None or not send_framed(framed(item)):
                         await send(item["frame"])
                     events += 1
+                    if watching and _forbidding(item):  # the host forbade spectators
+                        self.close_reason = "spectators_forbidden"
+                        sent.inc(events)
+                        return CLOSE_FORBIDDEN
                 self._unsent -= 1
             if events:
                 sent.inc(events)
@@ -413,10 +550,25 @@ class Session:
                 self._reply({"type": "ack", "id": command["id"]} if self._pings.take() else
                             _error(command["id"], "rate_limited", "too many pings, slow down"))
                 continue
+            if not self._within_limit(kind, received):
+                self.metrics.refused_here.labels(kind).inc()
+                self._reply(_error(command["id"], "rate_limited", f"too many {kind} commands, slow down"))
+                continue
             await self._in_flight.acquire()
             task = asyncio.create_task(self._command(command, received))
             self._commands.add(task)
             task.add_done_callback(self._commands.discard)
+
+    def _within_limit(self, kind: str, received: int) -> bool:
+        """This socket's copy of the room's rate limit (LOCAL_BURST_FACTOR); kinds the room does
+        not limit, or does not know, go to the room to be answered there."""
+        bucket = self._limits.get(kind)
+        if bucket is None:
+            if kind not in RATE_LIMITS:
+                return True
+            burst, rate = RATE_LIMITS[kind]
+            bucket = self._limits[kind] = TokenBucket(rate, burst * LOCAL_BURST_FACTOR, received / 1000)
+        return bucket.take(received / 1000)
 
     async def _command(self, command: dict, received: int) -> None:
         """One command's round trip; its reply joins the socket's queue. Commands of one socket
@@ -436,7 +588,11 @@ class Session:
 class WatchSession(Session):
     """A spectator's socket: no seat, no commands (everything but `ping` is refused); it gets the
     public view and the events whose audience is everybody (`listen` with WATCHER), and it is
-    counted in the room's lobby facts (`spectators`)."""
+    counted in the room's lobby facts (`spectators`). The `settings` event that forbids
+    spectators closes it (1008 `spectators_forbidden`), once it has had that event."""
+
+    def _within_limit(self, kind: str, received: int) -> bool:
+        return True  # refused below whatever the rate: nothing goes to the room
 
     async def _command(self, command: dict, received: int) -> None:
         self._in_flight.release()
@@ -455,6 +611,69 @@ async def report_presence(rooms: RoomClient, room: str, seat: int, value: int) -
         log.exception("presence report failed in room %s seat %s", room, seat)
 
 
+@dataclass(frozen=True)
+class Welcome:
+    """A welcome as a socket sends it: the frame's text, made once."""
+    seq: int = 0
+    text: str = ""
+    moved: bool = False  # the token's seat moved (a lobby seat was removed): no welcome
+    forbids_spectators: bool = False
+
+
+# RoomClient -> {(room, seat, proof): the welcome being fetched}
+_welcomes_in_flight: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+async def shared_welcome(rooms: RoomClient, room: str, seat: int, proof: str | None) -> Welcome:
+    """The room's welcome for `seat`, one request for every socket of that seat (or, WATCHER, of
+    a spectator) asking while it is fetched: a room's view is the whole chat (695 KB of JSON in
+    a chatty room, parsed into several MB of objects), and 168 sockets saying hello at once held
+    168 of them. A welcome at S is right for any socket subscribed to the room, even one that
+    subscribed after it was asked for: what it missed after S comes from the log (its `Since`,
+    module docstring), and its queue skips what S already holds."""
+    flights = _welcomes_in_flight.setdefault(rooms, {})
+    key = (room, seat, proof)
+    flight = flights.get(key)
+    if flight is None:
+        flight = flights[key] = asyncio.ensure_future(_fetch_welcome(rooms, room, seat, proof))
+        flight.add_done_callback(lambda done: flights.pop(key, None) if flights.get(key) is done
+                                 else None)
+    return await asyncio.shield(flight)  # a socket that gives up leaves it to the others
+
+
+async def _fetch_welcome(rooms: RoomClient, room: str, seat: int, proof: str | None) -> Welcome:
+    welcome = await rooms.welcome(room, seat, proof)
+    if welcome.get("moved"):
+        return Welcome(moved=True)
+    view = welcome["view"]
+    text = orjson.dumps({"type": "welcome", "seat": None if seat == WATCHER else seat,
+                         "seq": welcome["seq"], "view": last_chat_lines(view)}).decode()
+    return Welcome(welcome["seq"], text, forbids_spectators=forbids_spectators(view))
+
+
+def _forbidding(event: dict) -> bool:
+    """A `settings` event that forbids spectators (read only when its text may say so)."""
+    frame = event["frame"]
+    if '"forbidden"' not in frame or '"kind":"settings"' not in frame:
+        return False
+    data = orjson.loads(frame)
+    return data.get("kind") == "settings" and forbids_spectators(data)
+
+
+def last_chat_lines(view: dict) -> dict:
+    """The view with the last WELCOME_CHAT_LINES lines of each chat channel; `chat_omitted`:
+    {channel: lines left out} (the first ones of the channel)."""
+    chat = view.get("chat")
+    if not chat:
+        return view
+    omitted = {channel: len(lines) - WELCOME_CHAT_LINES for channel, lines in chat.items()
+               if len(lines) > WELCOME_CHAT_LINES}
+    if not omitted:
+        return {**view, "chat_omitted": {}}
+    return {**view, "chat": {channel: lines[-WELCOME_CHAT_LINES:] for channel, lines in chat.items()},
+            "chat_omitted": omitted}
+
+
 def framed(event: dict) -> bytes:
     """The event's WebSocket frame, made once for all the sockets it goes to."""
     frame = event.get("framed")
@@ -469,8 +688,9 @@ def _error(frame_id: str | int | None, code: str, message: str) -> dict:
 
 async def keep_presence_lease(gw: GatewayState) -> None:
     """Lifespan task: renew this process's presence lease every third of it. After a lapse (Redis
-    unreachable for a whole lease) hosts may have marked this process's seats disconnected, so
-    every seat with a socket here is announced again."""
+    unreachable, or this process starved, for a whole lease) hosts may have marked its seats
+    disconnected, so every seat with a socket here is announced again (under the new presence
+    id the renewal took: RoomClient.renew_lease)."""
     while True:
         await asyncio.sleep(gw.config.presence_lease / 3)
         try:

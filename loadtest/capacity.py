@@ -4,7 +4,7 @@
 
 One real stack: a private redis-server (append-only file, fsync every second, as `werewolf serve`
 keeps; private so its INFO counts only us), a private Ray head, `--gateways` gateway processes
-(loadtest.stack.real_stack). The client (asyncio sockets, tests/stack.py's) runs in this process and
+(loadtest.stack.real_stack). The client (asyncio sockets, devstack/stack.py's) runs in this process and
 is not counted as the server. Each step is one kind of work done N times; what it cost is read from
 the processes between its start and its end (CPU: user + system seconds of every gateway, game
 host and Ray system process, and of the redis-server; Redis: INFO commandstats calls and usec,
@@ -36,8 +36,8 @@ from loadtest.idle import unique_memory
 from loadtest.stack import ROOT, real_stack, redis_processes
 
 sys.path.insert(0, str(ROOT))
-from tests.redis_servers import redis_server  # noqa: E402
-from tests.stack import Client, connect, open_socket  # noqa: E402
+from devstack.redis_servers import redis_server  # noqa: E402
+from devstack.stack import Client, connect, open_socket  # noqa: E402
 
 SEATS = 18
 SENDERS = 6  # seats chatting per room; group B connects only these
@@ -142,15 +142,21 @@ def per_unit(cost: dict, count: int) -> dict:
             "redis_bytes": cost["redis_bytes_in"] / count}
 
 
-def gateway_counters(urls: list[str]) -> tuple[float, float]:
-    """(room events read from Redis, event frames sent to sockets), summed over the gateways."""
-    read = sent = 0.0
+def gateway_sums(urls: list[str], *series: str) -> list[float]:
+    """Each of `series` (the start of a metric's lines: a name, or a name and its labels) summed
+    over its lines and over the gateways' /metrics."""
+    sums = [0.0] * len(series)
     for url in urls:
         for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
-            if line.startswith("ww_redis_events_read_total "):
-                read += float(line.split()[-1])
-            elif line.startswith('ww_ws_messages_out_total{type="event"}'):
-                sent += float(line.split()[-1])
+            for i, start in enumerate(series):
+                if line.startswith(start):
+                    sums[i] += float(line.split()[-1])
+    return sums
+
+
+def gateway_counters(urls: list[str]) -> tuple[float, float]:
+    """(room events read from Redis, event frames sent to sockets), summed over the gateways."""
+    read, sent = gateway_sums(urls, "ww_redis_events_read_total ", 'ww_ws_messages_out_total{type="event"}')
     return read, sent
 
 
@@ -285,24 +291,24 @@ async def measure(args) -> dict:
                         await asyncio.sleep(max(0.0, sent + LINE_GAP - time.monotonic()))
 
                 # The same senders and lines in both groups: A's lines reach 18 sockets, B's 6.
-                for label, senders, watchers in (
+                for label, senders, audience in (
                         ("chat_18", [c for cs in seated.values() for c in alive(cs)[:SENDERS]],
                          clients_a + watchers),
                         ("chat_6", list(clients_b), list(clients_b))):
                     lines = args.lines
-                    expected = {id(c): kinds(c, "chat") for c in watchers}
+                    expected = {id(c): kinds(c, "chat") for c in audience}
                     sent_by_room = len(senders) * lines
                     before = meter.read()
-                    delivered_before = frames(watchers)
+                    delivered_before = frames(audience)
                     read_before, sent_before = gateway_counters(urls)
                     await asyncio.gather(*(chat(c, lines, i % SENDERS) for i, c in enumerate(senders)))
                     per_watcher = lines * SENDERS
                     # (a watcher is never dead: alive() keeps it)
                     await until(lambda: all(kinds(c, "chat") - expected[id(c)] >= per_watcher
-                                            for c in alive(watchers)))
+                                            for c in alive(audience)))
                     cost = meter.cost(before, meter.read())
                     units[label] = per_unit(cost, sent_by_room)
-                    units[label]["frames_per_command"] = (frames(watchers) - delivered_before) / sent_by_room
+                    units[label]["frames_per_command"] = (frames(audience) - delivered_before) / sent_by_room
                     read, sent = gateway_counters(urls)
                     units[label]["events_read_per_event_frame"] = (read - read_before) / max(1.0, sent - sent_before)
 

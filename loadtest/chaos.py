@@ -3,10 +3,10 @@ primary, several times; then count what was lost.
 
     .venv/bin/python -m loadtest.chaos --rooms 6 --faults 8 --every 12     # as root
 
-The cluster is real and on this machine only: three Ray nodes in network namespaces (tests/netns.py:
+The cluster is real and on this machine only: three Ray nodes in network namespaces (devstack/netns.py:
 head + two worker nodes offering the game-host resource), a Redis primary, its replica and three
-sentinels (tests/redis_servers.py) with WAIT 1, and two gateways; all of it, and this script's own
-sockets, inside those namespaces. `--rooms` tables of 8 bots (tests/gateway/players.py, 2 s phases)
+sentinels (devstack/redis_servers.py) with WAIT 1, and two gateways; all of it, and this script's own
+sockets, inside those namespaces. `--rooms` tables of 8 bots (devstack/players.py, 2 s phases)
 play game after game; a bot whose socket dies reconnects to a live gateway with `since`.
 
 Every `--every` seconds one fault, the kinds taken in a shuffled cycle so each comes up:
@@ -36,18 +36,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loadtest.stack import _interrupt  # noqa: E402
-from tests.gateway.checks import lost_acks, stored_log  # noqa: E402
-from tests.gateway.players import Bot, connect_all, seat_table, start  # noqa: E402
-from tests.gateway.test_failover_e2e import host_pid  # noqa: E402
-from tests.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, netns_lan, ray_node,  # noqa: E402
-                         run_in_namespace, stop_node)
-from tests.redis_servers import sentinel_group  # noqa: E402
-from tests.stack import Stack, connect  # noqa: E402
+from devstack.checks import lost_acks, stored_log  # noqa: E402
+from devstack.failover import host_pid  # noqa: E402
+from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, netns_lan,  # noqa: E402
+                            ray_node, run_in_namespace, stop_node)
+from devstack.players import Bot, connect_all, seat_table, start  # noqa: E402
+from devstack.redis_servers import sentinel_group  # noqa: E402
+from devstack.stack import Stack, connect  # noqa: E402
+from loadtest.stack import LOAD_LIMITS, _interrupt  # noqa: E402
 
 KINDS = ("gateway", "host", "node", "redis")
-GATEWAY_ENV = {"WW_HOST_RESOURCE": HOST_RESOURCE, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1",
-               "WW_REDIS_WAIT": "1"}
+# Every table plays game after game from one address: the per-address limits are off (LOAD_LIMITS).
+GATEWAY_ENV = {**LOAD_LIMITS, "WW_HOST_RESOURCE": HOST_RESOURCE,
+               "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1", "WW_REDIS_WAIT": "1"}
 
 
 class Chaos:
@@ -223,12 +224,14 @@ def main(argv=None) -> int:
                 nodes.append(ray_node(lan, i, head_ip=lan.ips[0], resources={HOST_RESOURCE: 1000}))
             gateways = Stack(ray_address=f"{lan.ips[0]}:{RAY_GCS_PORT}", redis_url=group.url,
                              prefix=prefix)
-            stack.callback(gateways.close)
-            return await Chaos(lan, group, nodes, gateways, args).run()
+            try:
+                return await Chaos(lan, group, nodes, gateways, args).run()
+            finally:  # here, in the namespace: its Ray head is not reachable from outside it
+                gateways.close()
 
         result = run_in_namespace(lan, 0, body)
     by_room: dict[str, list] = {}
-    for what, room, seconds in result["recoveries"]:
+    for what, _room, seconds in result["recoveries"]:
         by_room.setdefault(what, []).append(seconds)
     print(f"\nchaos: {args.faults} faults, {result['games']} games played by {args.rooms} tables")
     for what, times in by_room.items():

@@ -9,7 +9,7 @@ fenced Lua script with an 18-seat snapshot and one event, plus WAIT when asked),
 time, then from `--rooms` rooms writing at once. The rest of an ack's path (inbox, reply channel,
 socket) does not depend on the Redis setup.
 
-Failover: a primary, a replica and three sentinels (tests/redis_servers.py); `--rooms` rooms
+Failover: a primary, a replica and three sentinels (devstack/redis_servers.py); `--rooms` rooms
 persist as fast as they can, the primary is killed (SIGKILL), Sentinel promotes the replica, and
 every write that `persist` returned (the room would have acknowledged it) is looked for in the
 promoted server's logs. Run once without WAIT and once with WAIT 1: lost acknowledged writes, and
@@ -28,9 +28,9 @@ import orjson
 
 import rules
 from actors.store import RedisStore, connect
+from devstack.redis_servers import aof_args, redis_server, sentinel_group
 from loadtest.core import percentile
 from loadtest.stack import _interrupt
-from tests.redis_servers import aof_args, redis_server, sentinel_group
 
 SETUPS = {
     "none": ["--appendonly", "no"],

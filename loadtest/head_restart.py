@@ -2,7 +2,7 @@
 
     .venv/bin/python -m loadtest.head_restart [--rooms 2]
 
-Three Ray nodes in network namespaces (tests/netns.py): the head (no games, GCS fault tolerance:
+Three Ray nodes in network namespaces (devstack/netns.py): the head (no games, GCS fault tolerance:
 its tables in a private Redis, `RAY_REDIS_ADDRESS`), one worker node offering the game-host
 resource, and a gateway node with 0 CPUs where the gateway, the game Redis (append-only file) and
 this script run, as deploy/README.md lays a cluster out. Rooms of 8 bots play; mid-game the whole
@@ -25,14 +25,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from devstack.checks import lost_acks, stored_log  # noqa: E402
+from devstack.failover import play_through_failover  # noqa: E402
+from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, alive_nodes,  # noqa: E402
+                            netns_lan, ray_node, run_in_namespace, stop_node)
+from devstack.players import Bot, connect_all, is_phase, seat_table, start  # noqa: E402
+from devstack.redis_servers import redis_server  # noqa: E402
+from devstack.stack import Stack  # noqa: E402
 from loadtest.stack import _interrupt  # noqa: E402
-from tests.gateway.checks import lost_acks, stored_log  # noqa: E402
-from tests.gateway.players import Bot, connect_all, is_phase, seat_table, start  # noqa: E402
-from tests.gateway.test_failover_e2e import play_through_failover  # noqa: E402
-from tests.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, alive_nodes,  # noqa: E402
-                         netns_lan, ray_node, run_in_namespace, stop_node)
-from tests.redis_servers import redis_server  # noqa: E402
-from tests.stack import Stack  # noqa: E402
 
 HEAD, WORKER, GATEWAY = 0, 1, 2
 

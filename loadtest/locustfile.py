@@ -138,6 +138,7 @@ def _raise_fd_limit() -> None:
 
 _raise_fd_limit()
 
+REFUSAL_WAIT = 15.0  # s: how long a refusal waits for the prompt or phase event that explains it
 FRAMES = [0]   # frames received by this process since the last report
 
 
@@ -269,8 +270,8 @@ class Seat:
         code = msg.get("code")
         if p and p[0] in ("act", "chat") and code in ("not_your_turn", "illegal_target", "room_closed"):
             # The reply can overtake the pub/sub event that explains it (prompt closed, phase
-            # changed): judge a second later.
-            gevent.spawn_later(1.0, self.judge_refusal, p, msg, now_ms() - p[1])
+            # changed), by seconds on a loaded box: judge once it came, or after REFUSAL_WAIT.
+            gevent.spawn(self.judge_refusal, p, msg, now_ms() - p[1])
         else:
             self.game.fire("WS", f"error:{code}", now_ms() - p[1] if p else 0,
                            exc=CheckFailure(f"{code}: {msg.get('message')} ({p[0] if p else '-'})"))
@@ -278,6 +279,11 @@ class Seat:
     def judge_refusal(self, p, msg, ms):
         name, action, phase = p[0], p[3], p[4]
         st = self.state
+        waited = 0.0
+        while waited < REFUSAL_WAIT and not (
+                st.over or not st.alive or (action not in st.prompts if name == "act" else phase != st.phase)):
+            gevent.sleep(0.25)  # the event that explains the refusal is on its way, or never comes
+            waited += 0.25
         if name == "act" and action not in st.prompts:
             self.game.fire("WS", "late_act", ms)      # the prompt closed while we thought
         elif name == "chat" and (phase != st.phase or st.over or not st.alive):

@@ -60,7 +60,7 @@ def durations_of(spec: str) -> dict:
         return dict(RUSH_DURATIONS)
     if spec == "test":
         sys.path.insert(0, str(ROOT))
-        from tests.stack import TEST_DURATIONS
+        from devstack.stack import TEST_DURATIONS
 
         return dict(TEST_DURATIONS)
     return json.loads(spec)

@@ -3,9 +3,9 @@
     .venv/bin/python -m loadtest.scaleout                                   # as root
     .venv/bin/python -m loadtest.scaleout --nodes 1,2,3 --node-cpu 0.25 --steps-per-node 100,150,200
 
-Everything runs on this machine in network namespaces (tests/netns.py), one per node, on a
+Everything runs on this machine in network namespaces (devstack/netns.py), one per node, on a
 bridge. Namespace 0 is "outside the nodes": the Ray head, a Redis Cluster of three primaries and
-three replicas (tests/redis_servers.py; each primary with its replica under a CPU cap of
+three replicas (devstack/redis_servers.py; each primary with its replica under a CPU cap of
 --redis-cpu), HAProxy with the shipped `deploy/haproxy/haproxy.cfg` (only its servers and its bind
 rewritten) and the Locust load generator (loadtest/locustfile.py, `human` tables), none of them
 capped. Node i (namespaces 1..k) is a Ray worker node offering the game-host resource and one
@@ -19,7 +19,7 @@ failures over --break-errors, a lost, duplicated or reordered event, or tables t
 all connect; rooms(k) is the largest step that held. Then, unless --no-churn: on --churn-nodes
 nodes under load, a node is added (its gateway enters HAProxy's rotation when its /readyz answers)
 and more tables arrive: the seconds until a room is placed on a game host of the new node and
-until its gateway holds a socket. Then --probe-tables 8-seat tables of tests/gateway/players.py
+until its gateway holds a socket. Then --probe-tables 8-seat tables of devstack/players.py
 bots open through HAProxy, and the node hosting most of them is killed (SIGKILL of its Ray node
 and its gateway): the seconds until each probe room answers its host seat again (resuming its
 socket through HAProxy), and the probes' acknowledged chat lines missing from the stored log.
@@ -53,15 +53,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from actors.store import Keys  # noqa: E402
+from devstack.checks import lost_acks, stored_log  # noqa: E402
+from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, netns_lan,  # noqa: E402
+                            ray_node, stop_node)
+from devstack.processes import stop  # noqa: E402
+from devstack.players import Bot, connect_all, seat_table, start  # noqa: E402
+from devstack.redis_servers import redis_cluster  # noqa: E402
+from devstack.stack import connect as ws_connect  # noqa: E402
 from loadtest import ramp  # noqa: E402
 from loadtest.runner import count, locust_cluster  # noqa: E402
 from loadtest.stack import LOAD_LIMITS, _family, _interrupt, raise_fd_limit  # noqa: E402
-from tests.gateway.checks import lost_acks, stored_log  # noqa: E402
-from tests.gateway.players import Bot, connect_all, seat_table, start  # noqa: E402
-from tests.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, netns_lan, ray_node,  # noqa: E402
-                         stop_node)
-from tests.redis_servers import redis_cluster  # noqa: E402
-from tests.stack import connect as ws_connect  # noqa: E402
 
 GATEWAY_PORT = 8000
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -243,8 +244,7 @@ class Cluster:
             node.close()
 
     def _stop_haproxy(self) -> None:
-        self.haproxy.terminate()
-        self.haproxy.wait(timeout=10)
+        stop(self.haproxy)
 
     def components(self) -> dict:
         return {**{f"node{i}": n.processes() for i, n in self.nodes.items()},

@@ -4,14 +4,20 @@
     .venv/bin/python -m loadtest.soak --rooms 50 --minutes 3 --short-phases --finished-ttl 60
 
 It starts the real stack (private Ray head, `--gateways` gateway processes, a private redis-server
-keeping an append-only file: tests/redis_servers.py) and a Locust cluster playing `--rooms`
+keeping an append-only file: devstack/redis_servers.py) and a Locust cluster playing `--rooms`
 18-seat tables back to back (loadtest/locustfile.py, `human` model: 2-15 s to answer a prompt, a
 chat line every 20-40 s). Every `--sample` seconds it reads the RSS of every process (gateways,
 Ray hosts, Ray's own processes, Redis, Locust) and Redis's used_memory; at the end it prints each
-component's RSS first -> last and the steepest per-process slope (MB/min, least squares), the
+component's RSS first -> last and the steepest per-process slope (MB/min, least squares) over the
+whole run and over its settled part (the last `--settled` minutes: the games' length after the
+first tables finish, when tables end and new ones arrive at the same rate), the
 errors Locust counted (requests failed, and the stream checks: lost, duplicated, reordered
-events), the Redis memory one finished room holds (MEMORY USAGE of its keys), and whether the
-keys of the rooms that finished expired `--finished-ttl` s later (WW_FINISHED_TTL).
+events), the server's CPU per answered command over the settled part (each server component's
+user + system seconds against the gateways' `ww_command_seconds_count`: the commands a room
+answered, acks and refusals; the frames sent and the Redis commands run per command too), the
+Redis memory one finished room holds (MEMORY USAGE of its keys), and whether the keys of the rooms
+that finished expired `--finished-ttl` s later (WW_FINISHED_TTL). It writes
+soak.json (the samples too) and soak.png (each component's RSS over time) to `--out`.
 `--short-phases` plays the `rush` phase durations (a game in ~2 min instead of ~15) so a short run
 sees rooms finish and expire; think times and chat stay the human ones.
 """
@@ -30,11 +36,13 @@ import psutil
 import redis
 
 from actors.store import Keys
+from devstack.redis_servers import redis_server
+from loadtest.capacity import SERVER as CAPACITY_SERVER
+from loadtest.capacity import Meter, gateway_sums
 from loadtest.core import MODELS, RUSH_DURATIONS
 from loadtest.runner import count, locust_cluster
 from loadtest.stack import real_stack
 from loadtest.stack import _interrupt
-from tests.redis_servers import redis_server
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -59,6 +67,31 @@ def sample(components: dict, redis_pid: int) -> dict:
     return out
 
 
+SERVER = (*CAPACITY_SERVER, "redis")
+# The gateways' series read per command: the commands a room answered (acks and refusals), frames.
+COUNTED = ("ww_command_seconds_count", "ww_ws_messages_out_total")
+
+
+def per_command(first: dict, last: dict) -> dict:
+    """Between two readings ({"reading": a capacity Meter's Reading, "commands", "frames"}): each
+    server component's CPU per answered command (µs), the frames and Redis calls per command and
+    the rates. A process is counted over the part of the window it lived through both readings;
+    one that started or died inside it is left out (its share is small next to the window's)."""
+    before, after = first["reading"], last["reading"]
+    commands = last["commands"] - first["commands"]
+    seconds = after.at - before.at
+    spent = {comp: sum(cpu - before.cpu.get(comp, {})[pid] for pid, cpu in after.cpu.get(comp, {}).items()
+                       if pid in before.cpu.get(comp, {}))
+             for comp in SERVER}
+    out = {f"{comp}_us": round(1e6 * cpu / commands) if commands else None for comp, cpu in spent.items()}
+    out["server_us"] = round(1e6 * sum(spent.values()) / commands) if commands else None
+    out["cores"] = round(sum(spent.values()) / seconds, 2) if seconds else None
+    out["commands_per_s"] = round(commands / seconds, 1) if seconds else None
+    out["frames_per_command"] = round((last["frames"] - first["frames"]) / commands, 1) if commands else None
+    out["redis_calls_per_command"] = round((after.calls - before.calls) / commands, 2) if commands else None
+    return out
+
+
 def finished_rooms(r: redis.Redis, prefix: str) -> set[str]:
     found = set()
     keys = Keys(prefix)
@@ -74,6 +107,29 @@ def room_keys(prefix: str, code: str) -> list[str]:
     return [keys.room(code), keys.state(code), keys.log(code), keys.tokens(code), keys.chat(code)]
 
 
+def plot(series: dict, comp_of: dict, redis_mem: list, settled_from: float, path: Path) -> None:
+    """Each component's RSS summed over its processes, minute by minute, and Redis's used_memory."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    totals: dict[str, dict[float, float]] = defaultdict(lambda: defaultdict(float))
+    for pid, points in series.items():
+        for minute, mb in points:
+            totals[comp_of[pid]][round(minute, 2)] += mb
+    fig, ax = plt.subplots(figsize=(10, 5))
+    for comp, by_minute in sorted(totals.items()):
+        xs = sorted(by_minute)
+        ax.plot(xs, [by_minute[x] for x in xs], label=f"{comp} RSS")
+    ax.plot([m for m, _ in redis_mem], [mb for _, mb in redis_mem], ls="--", label="Redis used_memory")
+    ax.axvline(settled_from, color="grey", lw=0.8, ls=":", label="settled part")
+    ax.set(xlabel="minutes", ylabel="MB (all processes of a component)", title="soak: memory")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rooms", type=int, default=500)
@@ -85,6 +141,9 @@ def main(argv=None) -> int:
     parser.add_argument("--spawn-rate", type=float, default=5)
     parser.add_argument("--finished-ttl", type=int, default=120)
     parser.add_argument("--short-phases", action="store_true")
+    parser.add_argument("--settled", type=float, default=None,
+                        help="minutes at the end whose slope says whether memory levelled off "
+                             "(default: the second half)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/ww-soak"))
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` still tears everything down
@@ -95,6 +154,8 @@ def main(argv=None) -> int:
     series: dict[int, list] = defaultdict(list)  # pid -> [(minute, MB)]
     comp_of: dict[int, str] = {}
     redis_mem: list[tuple[float, float]] = []
+    settled_from = args.minutes - (args.settled if args.settled is not None else args.minutes / 2)
+    work: dict[str, dict] = {}  # "settled" and "end": the server's CPU and the gateways' counts
     with ExitStack() as stack:
         server = stack.enter_context(redis_server(appendfsync="everysec"))
         r = redis.Redis.from_url(server.url)
@@ -104,6 +165,7 @@ def main(argv=None) -> int:
             args.workers, {**env, "WW_LT_GATEWAYS": ",".join(running.urls)}, args.out / "locust",
             running.urls[0]))
         lc.swarm(args.rooms, args.spawn_rate, running.urls[0])
+        meter = Meter(running, server.port)  # the private Redis's process, not 6379's
         started = time.monotonic()
         end = started + args.minutes * 60
         finished_seen: dict[str, float] = {}
@@ -113,6 +175,10 @@ def main(argv=None) -> int:
                                           server.process.pid).items():
                 series[pid].append((minute, mb))
                 comp_of[pid] = comp
+            if "settled" not in work and minute >= settled_from or time.monotonic() >= end:
+                commands, frames = gateway_sums(running.urls, *COUNTED)
+                work["settled" if "settled" not in work else "end"] = {
+                    "reading": meter.read(), "commands": commands, "frames": frames}
             redis_mem.append((minute, r.info("memory")["used_memory"] / 2**20))
             for code in finished_rooms(r, running.prefix):
                 finished_seen.setdefault(code, time.monotonic())
@@ -127,15 +193,19 @@ def main(argv=None) -> int:
         stats = lc.stats()
         failures = lc.failures()
         per_room = []
-        for code in list(finished_seen)[:50]:
-            per_room.append(sum(r.memory_usage(k) or 0 for k in room_keys(running.prefix, code)))
+        # the latest to finish: the first ones' keys have expired in a run longer than their TTL
+        for code in sorted(finished_seen, key=finished_seen.__getitem__)[-50:]:
+            keys = room_keys(running.prefix, code)
+            if r.exists(*keys):
+                per_room.append(sum(r.memory_usage(k) or 0 for k in keys))
         lc.post("/stop")
         last_finish = max(finished_seen.values(), default=time.monotonic())
         time.sleep(max(0.0, last_finish + args.finished_ttl + 5 - time.monotonic()))  # the TTL runs out
         left = [code for code in finished_seen
                 if r.exists(*room_keys(running.prefix, code))]
         errors = sum(count(row, "Failure Count") for name, row in stats.items() if name != "_state")
-    by_comp: dict[str, dict] = defaultdict(lambda: {"first": 0.0, "last": 0.0, "max_slope": 0.0, "procs": 0})
+    by_comp: dict[str, dict] = defaultdict(lambda: {"first": 0.0, "last": 0.0, "max_slope": 0.0,
+                                                    "max_settled_slope": 0.0, "procs": 0})
     for pid, points in series.items():
         c = by_comp[comp_of[pid]]
         c["first"] += points[0][1]
@@ -143,23 +213,44 @@ def main(argv=None) -> int:
         c["procs"] += 1
         if len(points) >= 3:  # a process started mid-run (a new host) has no trend yet
             c["max_slope"] = max(c["max_slope"], slope(points))
+        settled = [pt for pt in points if pt[0] >= settled_from]
+        if len(settled) >= 3:
+            c["max_settled_slope"] = max(c["max_settled_slope"], slope(settled))
+    redis_settled = [pt for pt in redis_mem if pt[0] >= settled_from]
     report = {"rooms": args.rooms, "minutes": args.minutes, "errors": errors,
               "failures": failures, "components": by_comp,
               "redis_used_mb": [round(redis_mem[0][1], 1), round(redis_mem[-1][1], 1)],
               "redis_slope_mb_per_min": round(slope(redis_mem), 3),
+              "settled_from_minute": settled_from,
+              "redis_settled_slope_mb_per_min": round(slope(redis_settled), 3),
+              "samples": {str(pid): {"component": comp_of[pid], "points": points}
+                          for pid, points in series.items()},
+              "redis_used_mb_samples": redis_mem,
               "finished_rooms": len(finished_seen),
               "bytes_per_finished_room": round(sum(per_room) / len(per_room)) if per_room else None,
-              "finished_rooms_with_keys_after_ttl": len(left)}
+              "finished_rooms_with_keys_after_ttl": len(left),
+              "per_command_settled": per_command(work["settled"], work["end"]) if "end" in work else None}
     (args.out / "soak.json").write_text(json.dumps(report, indent=1))
+    plot(series, comp_of, redis_mem, settled_from, args.out / "soak.png")
     print(f"\nsoak: {args.rooms} rooms, {args.minutes} min, human model"
           f"{' (rush phase durations)' if args.short_phases else ''}")
-    print(f"{'component':<12}{'procs':>6}{'RSS first MB':>14}{'last MB':>10}{'max slope MB/min':>18}")
+    print(f"{'component':<12}{'procs':>6}{'RSS first MB':>14}{'last MB':>10}{'max slope MB/min':>18}"
+          f"{'settled slope':>15}  (settled: from minute {settled_from:.0f})")
     for comp, c in sorted(by_comp.items()):
-        print(f"{comp:<12}{c['procs']:>6}{c['first']:>14.0f}{c['last']:>10.0f}{c['max_slope']:>18.2f}")
+        print(f"{comp:<12}{c['procs']:>6}{c['first']:>14.0f}{c['last']:>10.0f}{c['max_slope']:>18.2f}"
+              f"{c['max_settled_slope']:>15.2f}")
     print(f"errors: {errors} ({len(failures)} kinds); Redis used_memory {report['redis_used_mb'][0]} -> "
-          f"{report['redis_used_mb'][1]} MB ({report['redis_slope_mb_per_min']} MB/min)")
+          f"{report['redis_used_mb'][1]} MB ({report['redis_slope_mb_per_min']} MB/min, settled "
+          f"{report['redis_settled_slope_mb_per_min']})")
     print(f"finished rooms: {len(finished_seen)}, {report['bytes_per_finished_room']} bytes of Redis each; "
           f"{len(left)} still had keys {args.finished_ttl} s after finishing")
+    cost = report["per_command_settled"]
+    if cost:
+        print(f"server CPU per answered command, settled part: {cost['server_us']} µs (gateway "
+              f"{cost['gateway_us']}, hosts {cost['ray-hosts_us']}, Ray's own {cost['ray-system_us']}, "
+              f"Redis {cost['redis_us']}); {cost['commands_per_s']} commands/s, "
+              f"{cost['frames_per_command']} frames and {cost['redis_calls_per_command']} Redis calls "
+              f"per command, {cost['cores']} cores")
     return 0 if errors == 0 and not left else 1
 
 

@@ -4,8 +4,8 @@
     with real_stack(n, games_per_actor=100, durations=...) as s:   # private Ray head + n gateways
         s.urls -> ["http://127.0.0.1:P", ...]; s.components() -> {"gateway": [Process], ...}
 
-The real stack reuses tests/ray_head.py (private Ray head on free loopback ports, never 6379, torn
-down by its own process tree, never `ray stop`) and tests/stack.py's `start_gateway`
+The real stack reuses devstack/ray_head.py (private Ray head on free loopback ports, never 6379, torn
+down by its own process tree, never `ray stop`) and devstack/stack.py's `start_gateway`
 (`werewolf serve` subprocesses on the shared Redis under a random WW_PREFIX).
 """
 from __future__ import annotations
@@ -132,8 +132,8 @@ def real_stack(n: int = 2, games_per_actor: int = 200, durations: dict | None = 
     """`env`: more gateway environment on top of LOAD_LIMITS (e.g. quick play's limit off)."""
     raise_fd_limit()
     sys.path.insert(0, str(ROOT))
-    from tests.ray_head import ray_head
-    from tests.stack import start_gateway
+    from devstack.ray_head import ray_head
+    from devstack.stack import start_gateway
 
     redis_url = redis_url or os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
     prefix = "lt" + secrets.token_hex(5)

@@ -2,11 +2,12 @@
 
 from rules.engine import (ACTIONS, act, advance, next_deadline, prompts_for, public_view, say,
                           start_game, view)
+from rules.events import EVERYONE, EventKind, UndeclaredEvent
 from rules.errors import (BadFrame, BadSettings, IllegalTarget, NotYourTurn, RoomClosed,
                           RulesError)
 from rules.outcome import Outcome, outcome
 from rules.presets import PRESETS
-from rules.registry import SETTINGS, SPECIAL_ROLES
+from rules.registry import EVENTS, SETTINGS, SPECIAL_ROLES
 from rules.settings import FIELDS as SETTINGS_FIELDS
 from rules.settings import (DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, ROLES, Settings,
                             declaration, max_players, min_players, player_range,
@@ -14,9 +15,10 @@ from rules.settings import (DEFAULT_DURATIONS, MAX_PLAYERS, MIN_PLAYERS, ROLES, 
 from rules.state import GameState
 
 __all__ = [
-    "ACTIONS", "BadFrame", "BadSettings", "DEFAULT_DURATIONS", "GameState", "IllegalTarget",
+    "ACTIONS", "BadFrame", "BadSettings", "DEFAULT_DURATIONS", "EVENTS", "EVERYONE", "EventKind",
+    "GameState", "IllegalTarget",
     "MAX_PLAYERS", "MIN_PLAYERS", "NotYourTurn", "Outcome", "PRESETS", "ROLES", "RoomClosed",
-    "RulesError", "SETTINGS", "SETTINGS_FIELDS", "SPECIAL_ROLES", "Settings", "act", "advance", "declaration",
+    "RulesError", "SETTINGS", "UndeclaredEvent", "SETTINGS_FIELDS", "SPECIAL_ROLES", "Settings", "act", "advance", "declaration",
     "max_players", "min_players", "next_deadline", "player_range", "outcome", "prompts_for",
     "public_view", "roles_in_play", "say",
     "start_game", "view", "wolves_for",

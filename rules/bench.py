@@ -25,13 +25,13 @@ try:
 except ImportError:  # an engine from before issue 9 fits every table from its minimum
     from rules.settings import MIN_PLAYERS
 
-    def min_players(settings) -> int:
+    def min_players(settings: Settings) -> int | None:
         return MIN_PLAYERS
 
 try:
     from rules.settings import max_players
 except ImportError:  # an engine from before seed 004's table sizes: one range for every table
-    def max_players(settings) -> int:
+    def max_players(settings: Settings) -> int:
         return MAX_PLAYERS
 
 
@@ -51,8 +51,9 @@ def random_game(seed: int, rng: random.Random, timed: dict | None = None, larges
     clock = time.process_time
     roles = list(SPECIAL_ROLES) if largest else [r for r in SPECIAL_ROLES if rng.random() < 0.5]
     settings = table(roles)
-    n = max_players(settings) if largest else rng.randint(min_players(settings),
-                                                          max_players(settings))
+    smallest = min_players(settings)
+    assert smallest is not None  # table() keeps only settings that deal
+    n = max_players(settings) if largest else rng.randint(smallest, max_players(settings))
     now = 1_700_000_000_000
     state, _ = start_game([f"p{i}" for i in range(n)], settings, seed, now)
     counts = timed if timed is not None else {}

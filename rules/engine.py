@@ -4,7 +4,8 @@ import random
 from dataclasses import replace
 
 from rules.errors import BadFrame, IllegalTarget, NotYourTurn, RoomClosed
-from rules.registry import (ACTIONS, CARDS, DECKS, FILLER_CARD, OVERHEARS, STARTS, STEPS,
+from rules.events import check
+from rules.registry import (ACTIONS, CARDS, DECKS, EVENTS, FILLER_CARD, OVERHEARS, STARTS, STEPS,
                             VIEW_FIELDS, WOLF_CARD)
 from rules.role import is_wolf, living_wolves
 from rules.settings import Settings, deal as deal_for, player_range
@@ -148,9 +149,9 @@ def say(state: GameState, seat: int, text: str, now: int, channel: str | None = 
     stored = {**line, "to": readers}
     copies = [copy for overhear in OVERHEARS for copy in overhear(state, stored)]
     new = replace(state, chat=state.chat + [stored] + copies)
-    return new, [{"kind": "chat", "to": readers, **line}] + [
+    return new, check(EVENTS, [{"kind": "chat", "to": readers, **line}] + [
         {"kind": "chat", "to": copy["to"], **{k: v for k, v in copy.items() if k != "to"}}
-        for copy in copies]
+        for copy in copies])
 
 
 def advance(state: GameState, now: int):
@@ -226,8 +227,8 @@ def public_view(state: GameState) -> dict:
     for role_fields in VIEW_FIELDS:
         fields.update(role_fields(state, 0))
     result = {field: fields[field] if field in PUBLIC_FIELDS else None for field in fields}
-    if result.get("requests"):
-        result["requests"] = {**result["requests"], "mine": False}
+    if requests := result.get("requests"):
+        result["requests"] = {**requests, "mine": False}
     chat: dict = {}
     for line in state.chat:
         if over or line["to"] is None:

@@ -1,7 +1,10 @@
 """Indexes of the cast (`rules.roles.UNITS`), built once: the flow and the settings read these,
 never a role module by name."""
 
+from collections.abc import Callable
+
 from rules import role as _role
+from rules.events import FLOW
 from rules.roles import UNITS
 
 CARDS = {unit.id: unit for unit in UNITS if unit.deal is not None}
@@ -23,15 +26,27 @@ DEATH_REACTIONS = [u.on_death for u in sorted(UNITS, key=lambda u: u.death_order
 SPARES = [u.spares for u in UNITS if u.spares]
 TIE_BREAKERS = [u.tie_break for u in sorted(UNITS, key=lambda u: u.tie_order) if u.tie_break]
 WINS = sorted((w for u in UNITS for w in u.wins), key=lambda w: w.priority)
-VIEW_FIELDS = [u.view for u in UNITS if u.view]
+VIEW_FIELDS: list[Callable] = [u.view for u in UNITS if u.view]
 PROMPT_FILTERS = [u.prompt_filter for u in UNITS if u.prompt_filter]
 STARTS = [u.start for u in UNITS if u.start]
 HIDES = [u.hides for u in UNITS if u.hides]
 OVERHEARS = [u.overhears for u in UNITS if u.overhears]
 SETTINGS = {s.id: s for u in UNITS for s in u.settings}
 DURATIONS = {name: seconds for u in UNITS for name, seconds in u.durations.items()}
+DURATION_OWNERS = {name: u.id for u in UNITS for name in u.durations}  # duration -> its unit
+# unit -> the rule and value that take it out of the game (the mayor: `mayor = none`)
+SWITCHES = {s.owner: (s.id, s.off) for s in SETTINGS.values() if s.off is not None}
 # role -> (extra_cards, set_aside): the roles that deal more cards than there are seats
-DECKS = {u.id: (u.extra_cards, u.set_aside) for u in UNITS if u.extra_cards}
+DECKS: dict[str, tuple[Callable, Callable]] = {}
+for _unit in UNITS:
+    if _unit.extra_cards:
+        assert _unit.set_aside, f"{_unit.id} deals extra cards: it says which it sets aside"
+        DECKS[_unit.id] = (_unit.extra_cards, _unit.set_aside)
+# kind -> its declaration (rules.events): the flow's and every module's, each declared once
+EVENTS: dict = {}
+for _kind in (*FLOW, *(k for u in UNITS for k in u.events)):
+    assert _kind.kind not in EVENTS, f"event kind {_kind.kind!r} declared twice"
+    EVENTS[_kind.kind] = _kind
 JOINS: dict = {}  # phase -> the Joins acting in it
 for _join in (j for u in UNITS for j in u.joins):
     JOINS.setdefault(_join.phase, []).append(_join)

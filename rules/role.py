@@ -28,6 +28,9 @@ class Setting:
     default: object
     owner: str  # the role (or unit) whose rule it is; its form shows only when that role is dealt
     source: str  # the seed the variant comes from ("000" = the default game's own rule)
+    # the value that takes its owner out of the game (the mayor's `none`): the owner's other
+    # rules and its durations then do not apply
+    off: object = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class Role:
     set_aside: Callable | None = None
     joins: tuple = ()  # Join entries
     watch: dict = field(default_factory=dict)  # event kind -> fn(table, event), as it is emitted
+    events: tuple = ()  # rules.events.EventKind entries: the kinds this module owns
     settings: tuple = ()  # Setting entries this role owns
     durations: dict = field(default_factory=dict)  # phase duration key -> default seconds
     withdrawable: bool = True  # `missing_role` may draw it (004: never the Fox)

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from rules.errors import BadSettings
 from rules.presets import PRESETS
-from rules.registry import CARDS, DURATIONS, FILLER_CARD, SETTINGS, SPECIAL_ROLES, WOLF_CARD
+from rules.registry import (CARDS, DURATION_OWNERS, DURATIONS, FILLER_CARD, SETTINGS, SPECIAL_ROLES,
+                             SWITCHES, WOLF_CARD)
 
 MIN_PLAYERS = 4  # the widest range any preset plays (004: 4-20); `player_range` narrows it
 MAX_PLAYERS = 20
@@ -129,7 +130,7 @@ def player_range(settings: Settings) -> tuple[int, int]:
 def specials_for(n_players: int, settings: Settings) -> tuple:
     """The special roles dealt at a table of n: the preset's own table by size while the host
     has not changed the roles (004's recommendedSetup), else the host's list."""
-    preset = PRESETS.get(settings.preset)
+    preset = PRESETS.get(settings.preset) if settings.preset else None
     if preset is not None and preset.by_size is not None and settings.roles == preset.roles:
         return preset.by_size(n_players)
     return settings.roles
@@ -172,7 +173,37 @@ def min_players(settings: Settings) -> int | None:
 def roles_in_play(n_players: int, settings: Settings) -> dict:
     """The deal the lobby shows: that of the table seated, or of the smallest table the settings
     can start with while fewer are seated (D23)."""
-    return deal(min(max_players(settings), max(min_players(settings), n_players)), settings)
+    smallest = min_players(settings)
+    if smallest is None:
+        raise BadSettings("no table in these settings' range can be dealt")
+    return deal(min(max_players(settings), max(smallest, n_players)), settings)
+
+
+def _present(unit: str, dealt: dict) -> bool:
+    """A special role is at the table when dealt; every other unit (the pack, the day, the
+    mayor) always is."""
+    return dealt.get(unit, 0) > 0 if unit in SPECIAL_ROLES else True
+
+
+def units_in_play(settings: Settings, dealt: dict) -> frozenset:
+    """The units whose rules and durations apply to a table dealt `dealt` (`roles_in_play`):
+    those at the table that no rule of their own takes out (`Setting.off`: `mayor = none`)."""
+    owners = {*DURATION_OWNERS.values(), *(s.owner for s in SETTINGS.values())}
+    return frozenset(u for u in owners if _present(u, dealt) and (
+        u not in SWITCHES or settings.rules[SWITCHES[u][0]] != SWITCHES[u][1]))
+
+
+def rules_that_apply(settings: Settings, dealt: dict) -> tuple:
+    """The house rules of the units in play, and the switch of a unit taken out ("Mayor: none")."""
+    units = units_in_play(settings, dealt)
+    return tuple(s.id for s in SETTINGS.values()
+                 if s.owner in units or (s.off is not None and _present(s.owner, dealt)))
+
+
+def durations_that_apply(settings: Settings, dealt: dict) -> tuple:
+    """The phase durations of the units in play: no other phase is ever timed at this table."""
+    units = units_in_play(settings, dealt)
+    return tuple(name for name in DEFAULT_DURATIONS if DURATION_OWNERS[name] in units)
 
 
 def _span(preset) -> tuple[int, int]:
@@ -186,10 +217,13 @@ def declaration() -> dict:
     and the durations. A new role or rule reaches the client through this alone."""
     return {
         "players": {"min": MIN_PLAYERS, "max": MAX_PLAYERS},
-        "roles": [{"id": r, "team": CARDS[r].team, "cards": CARDS[r].cards}
+        # `wolf`: one of the pack, counted among the wolves (its card takes a wolf's seat)
+        "roles": [{"id": r, "team": CARDS[r].team, "cards": CARDS[r].cards, "wolf": CARDS[r].wolf}
                   for r in SPECIAL_ROLES],
+        "pack": WOLF_CARD,  # the plain wolves' card, which `wolf_count` deals
+        # `off`: the value that takes the owner out of the game, with its other rules and durations
         "rules": [{"id": s.id, "values": list(s.values), "default": s.default, "owner": s.owner,
-                   "source": s.source} for s in SETTINGS.values()],
+                   "source": s.source, "off": s.off} for s in SETTINGS.values()],
         "presets": [{"id": p.id, "source": p.source, "roles": list(p.roles),
                      "rules": dict(p.rules), "players": p.players,
                      # the preset's table by size, from the code that deals (004)
@@ -197,6 +231,7 @@ def declaration() -> dict:
                          str(n): deal(n, Settings.from_json({"preset": p.id}))
                          for n in range(*_span(p))}} for p in PRESETS.values()],
         "durations": dict(DEFAULT_DURATIONS),
+        "duration_owners": dict(DURATION_OWNERS),  # a duration applies while its owner is in play
     }
 
 

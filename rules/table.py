@@ -8,8 +8,9 @@ module names no role: what a role does reaches it through the registry's indexes
 
 import random
 
+from rules.events import check
 from rules.outcome import winner
-from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, HIDES, JOIN_ACTS, JOINS,
+from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, EVENTS, HIDES, JOIN_ACTS, JOINS,
                             NIGHT_ORDER, PROMPT_FILTERS, SPARES, STEPS, TIE_BREAKERS, WATCHERS)
 from rules.role import concealed, living
 from rules.state import GameState
@@ -24,15 +25,23 @@ class Table:
 
     def __init__(self, state: GameState, now: int):
         self.s = state.clone()
-        self.events = []
+        self.events: list = []
         self.now = now
         self.dawning = False  # the night's dead are dying (and the deaths they bring at once)
 
     def emit(self, kind: str, to, **payload) -> None:
         event = {"kind": kind, "to": to, **payload}
+        check(EVENTS, [event])
         self.events.append(event)
         for watcher in WATCHERS.get(kind, ()):
             watcher(self, event)
+
+    def remember(self, seat: int, what: str, targets: list) -> None:
+        """A secret night deed that no event tells while the game runs, kept for the end
+        (game_over's `story`). Never emitted as it happens: even an event to nobody would leave a
+        gap in the room's sequence numbers that tells the table something was done."""
+        self.s.memo.setdefault("story", []).append(
+            {"night": self.s.day, "seat": seat, "what": what, "targets": list(targets)})
 
     def rng(self) -> random.Random:
         """A generator for one draw; replaying the same commands gives the same draws."""
@@ -220,4 +229,4 @@ class Table:
                   causes=dict(s.memo.get("hidden_causes", {})),
                   chat=[{k: v for k, v in line.items() if k != "to"} for line in s.chat
                         if not line.get("overheard")],
-                  reason=result["reason"])
+                  story=list(s.memo.get("story", [])), reason=result["reason"])

@@ -6,6 +6,7 @@ every other house rule. `dead_see_roles` (jinrou's 霊界: the dead see every ca
 a dead seat's view gets `cards`, and a `cards` event reaches each seat as it dies.
 """
 
+from rules.events import EventKind
 from rules.role import Role, Setting, option
 
 
@@ -26,4 +27,8 @@ UNIT = Role(
     watch={"death": show_the_dead},
     settings=(Setting("spectators", ("allowed", "forbidden"), "allowed", "audience", "ours"),
               Setting("dead_see_roles", ("no", "yes"), "no", "audience", "jinrou")),
+    events=(
+        EventKind("cards", ("cards",), "the seat", "every card, for a seat whose game is over",
+                  types={"cards": {"type": "object", "additionalProperties": {"type": "string"}}}),
+    ),
 )

@@ -3,6 +3,7 @@ action. Every morning while the Baker lives with his power the table is told tha
 baked; the first morning without bread tells that he is gone. So `missing_role` never withdraws
 him: his first morning would tell it."""
 
+from rules.events import EVERYONE, EventKind
 from rules.role import Dawn, Role, has_power, holder
 
 
@@ -14,4 +15,7 @@ def bake(t, night: dict) -> None:
         t.emit("bread", None)
 
 
-ROLE = Role(id="baker", withdrawable=False, dawn=(Dawn(60, bake),))
+ROLE = Role(id="baker", withdrawable=False, dawn=(Dawn(60, bake),),
+            events=(
+                EventKind("bread", (), EVERYONE, "the Baker's bread at dawn"),
+            ))

@@ -42,6 +42,7 @@ class BigBadWolfStep(Step):
     def act(self, t, seat: int, action: str, targets: list) -> None:
         t.close_prompt(seat, action)
         if targets:
+            t.remember(seat, action, targets)
             t.s.memo["night"]["second_victim"] = targets[0]
 
     def done(self, t) -> bool:

@@ -1,6 +1,7 @@
 """Cupid: on the first night links two players (himself allowed); lovers die of grief together.
 Lovers of two sides (one a wolf, the other not) leave them and win as the last two alive."""
 
+from rules.events import EventKind
 from rules.role import KILL_ACTIONS, Role, Setting, Step, Win, card_team, holder, living, option
 
 
@@ -33,7 +34,7 @@ class CupidStep(Step):
         t.close_prompt(seat, action)
         # Each lover learns the other's seat (and name), the role only with lovers_learn_role;
         # Cupid knows his work.
-        payload = {"lovers": lovers}
+        payload: dict = {"lovers": lovers}
         if option(t.s, "lovers_learn_role") == "yes":
             payload["roles"] = {str(s): t.s.roles[s] for s in lovers}
         t.emit("lovers", sorted(set(lovers) | {seat}), **payload)
@@ -115,4 +116,8 @@ ROLE = Role(
         Setting("lovers_team", ("mixed_only", "every_pair"), "mixed_only", "cupid", "000, 001"),
     ),
     durations={"cupid": 30},
+    events=(
+        EventKind("lovers", ("lovers",), "the lovers and Cupid",
+                  "the lovers' seats (their cards with lovers_learn_role)", optional=("roles",)),
+    ),
 )

@@ -1,6 +1,7 @@
 """The day: first-day mayor election, discussion, elimination vote; ties go to the tie-breakers
 the roles declare (the Scapegoat, the mayor), else nobody is eliminated."""
 
+from rules.events import EVERYONE, EventKind
 from rules.role import Role, Setting, Step, living, option
 
 VOTE_PHASES = ("day.election", "day.runoff", "day.vote", "day.revote")
@@ -26,6 +27,9 @@ def top(weights: dict) -> list:
 
 class _VoteStep(Step):
     """Public vote: each voter votes (or abstains) and may change until the phase ends."""
+
+    def choices(self, t, seat: int) -> list:
+        raise NotImplementedError  # each vote says whom it is between
 
     def open(self, t) -> None:
         t.s.memo["vote"]["votes"] = {}
@@ -74,7 +78,7 @@ class ElectionStep(_VoteStep):
     duration = "election"
     actions = ("mayor.elect",)
     waiting_action = "mayor.elect"
-    opens_day = 10
+    opens_day: int | None = 10
 
     def runs(self, t) -> bool:
         """On the first day only, when the village elects a mayor (D12; `mayor`)."""
@@ -212,7 +216,7 @@ def tie_break(t, tied: list) -> bool:
 
 def view_fields(state, seat: int) -> dict:
     vote = state.memo["vote"]
-    fields = {"votes": None, "tally": None, "requests": None}
+    fields: dict = {"votes": None, "tally": None, "requests": None}
     if state.phase in VOTE_PHASES:
         fields["votes"] = dict(vote["votes"])
         fields["tally"] = tally(state)
@@ -229,8 +233,14 @@ UNIT = Role(
     tie_break=tie_break, tie_order=60,
     settings=(Setting("vote_tie", ("mayor_chooses", "revote_then_lot", "lot",
                                    "revote_then_nobody"), "mayor_chooses", "day", "004"),
-              Setting("mayor_candidacy", ("everyone", "candidates"), "everyone", "day", "001"),
-              Setting("election_tie", ("lot", "runoff_then_lot"), "lot", "day", "001"),
               Setting("discussion_timer", ("on", "off"), "on", "day", "004")),
-    durations={"candidacy": 30, "election": 60, "discussion": 180, "vote": 60},
+    durations={"discussion": 180, "vote": 60},  # the election's: the mayor's (rules.roles.mayor)
+    events=(
+        EventKind("voted", ("phase", "seat", "target", "tally"), EVERYONE, "a vote cast or changed"),
+        EventKind("candidate", ("seat",), EVERYONE, "a seat stands for mayor"),
+        EventKind("vote_result", ("phase", "target", "tally", "tie"), EVERYONE,
+                  "a vote's result (target null: nobody; tie: the tied seats)"),
+        EventKind("vote_requested", ("seat", "count", "needed"), EVERYONE,
+                  "a seat asks for the vote to start"),
+    ),
 )

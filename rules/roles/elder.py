@@ -1,6 +1,7 @@
 """Elder (003): survives the wolves' first attack. Killed by the village (the vote, a Hunter's
 bullet, the poison), every non-wolf card loses its power for the rest of the game."""
 
+from rules.events import EVERYONE, EventKind
 from rules.role import Role, has_power
 
 VILLAGE_CAUSES = ("vote", "hunter", "poison")
@@ -15,6 +16,7 @@ def spares(t, seat: int, cause: str) -> bool:
     if elder["wounded"]:
         return False
     elder["wounded"] = True
+    t.remember(seat, "elder.spared", [])
     return True
 
 
@@ -24,4 +26,8 @@ def on_death(t, seat: int, cause: str) -> None:
         t.emit("powers_lost", None, seat=seat)  # public whatever else is hidden
 
 
-ROLE = Role(id="elder", spares=spares, on_death=on_death, death_order=30)
+ROLE = Role(id="elder", spares=spares, on_death=on_death, death_order=30,
+            events=(
+                EventKind("powers_lost", ("seat",), EVERYONE,
+                          "the village killed the Elder: every villager's power is lost"),
+            ))

@@ -35,6 +35,7 @@ class GuardStep(Step):
     def act(self, t, seat: int, action: str, targets: list) -> None:
         t.close_prompt(seat, action)
         if targets:
+            t.remember(seat, action, targets)
             t.s.memo["guard"] = {"seat": targets[0], "night": t.s.day}
             t.s.memo["night"]["protect"] = targets[0]
 

@@ -1,5 +1,6 @@
 """Village Idiot (003): voted out, his card turns up and he lives on, without a vote."""
 
+from rules.events import EVERYONE, EventKind
 from rules.role import Role, has_power, holder
 
 
@@ -32,4 +33,8 @@ def on_death(t, seat: int, cause: str) -> None:
         t.kill(idiot, "powers_lost")
 
 
-ROLE = Role(id="idiot", spares=spares, prompt_filter=no_vote, on_death=on_death, death_order=40)
+ROLE = Role(id="idiot", spares=spares, prompt_filter=no_vote, on_death=on_death, death_order=40,
+            events=(
+                EventKind("idiot_revealed", ("seat", "role"), EVERYONE,
+                          "the Village Idiot survives his expulsion, his card shown"),
+            ))

@@ -4,6 +4,7 @@ way; once per game, after the pack has chosen, he may infect its victim instead 
 die: the victim lives, keeps his card and its power, and from then on is one of the pack (wakes
 and talks with it, counts as a wolf, wins with it). Only he and the pack learn it."""
 
+from rules.events import EventKind
 from rules.role import Dawn, Role, Step, living_wolves, is_wolf, option, powered_holder
 
 
@@ -38,7 +39,7 @@ class InfectStep(Step):
     def act(self, t, seat: int, action: str, targets: list) -> None:
         t.close_prompt(seat, action)
         if targets:
-            t.s.memo["infect_father"] = {"used": True, "target": targets[0]}
+            t.s.memo["infect_father"] = {"used": True, "target": targets[0], "by": seat}
 
     def done(self, t) -> bool:
         return False  # always its full time (as the Witch's, D9)
@@ -50,8 +51,13 @@ def infect(t, night: dict) -> None:
     all the same (he could not know). An Elder is infected before his spare life is asked."""
     memo = t.s.memo.get("infect_father", {})
     target = memo.pop("target", None)
+    father = memo.pop("by", None)
     if target is None or [target, "wolves"] not in night["deaths"]:
+        if father is not None:  # the power spent on a victim the kill did not reach
+            t.remember(father, "infect_father.infect", [target])
         return
+    # told to the infected and the pack only: the end tells the rest of the table
+    t.remember(father, "infect_father.infected", [target])
     night["deaths"].remove([target, "wolves"])
     memo["infected"] = target
     pack = living_wolves(t.s)
@@ -74,4 +80,8 @@ ROLE = Role(
     turns_wolf=turned,
     allegiance=moved,
     durations={"infect_father": 30},
+    events=(
+        EventKind("infected", ("wolves",), "the infected seat",
+                  "you were infected: one of the pack now (its seats)"),
+    ),
 )

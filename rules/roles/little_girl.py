@@ -5,6 +5,7 @@ and if she ends as their victim the Witch may not save her (003); no Guard ever 
 
 import string
 
+from rules.events import EventKind
 from rules.role import Join, Role, Setting, living_wolves, option, powered_holder
 
 
@@ -74,4 +75,9 @@ ROLE = Role(
     view=view_fields,
     settings=(Setting("little_girl_from_night", (1, 2), 1, "little_girl", "002"),
               Setting("little_girl_caught_chance", (20, 0, 10, 50), 20, "little_girl", "spec")),
+    events=(
+        EventKind("peeked", ("pointing",), "the Little Girl",
+                  "what she sees while peeking: the wolves' letters and whom they point at"),
+        EventKind("little_girl_caught", ("seat",), "the pack", "the pack caught her peeking"),
+    ),
 )

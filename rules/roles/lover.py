@@ -3,6 +3,7 @@ other's seat at the deal; when one leaves, the other follows at once, whatever t
 `lover_win = pair` they win alone if both are alive when a side wins (before the Fox only with
 `fox_lover_priority = lover`); with `village` they are villagers who die together (1.11)."""
 
+from rules.events import EventKind
 from rules.role import Role, Setting, Win, option, seats_of, side_condition
 from rules.roles.fox import alive as fox_alive
 
@@ -37,4 +38,7 @@ ROLE = Role(
     id="lover", cards=2, start=start, on_death=follow, death_order=11, view=view_fields,
     wins=(Win("lovers_pair_alive", 14, both_alive, settles=False),),
     settings=(Setting("lover_win", ("pair", "village"), "pair", "lover", "004"),),
+    events=(
+        EventKind("lover_pair", ("lovers",), "the pair", "the two dealt Lovers (004)"),
+    ),
 )

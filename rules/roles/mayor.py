@@ -1,6 +1,7 @@
 """The mayor (elected on day 1, not dealt): his vote counts twice, he breaks the day's ties, and
 a dying mayor names a successor among the living. `mayor = none` (003, 004) plays without one."""
 
+from rules.events import EVERYONE, EventKind
 from rules.role import ReactionStep, Role, Setting, Step, living, option
 
 
@@ -66,6 +67,14 @@ UNIT = Role(
     steps=(TiebreakStep(), SuccessorStep()),
     on_death=on_death, death_order=90,  # after the shots the same death brings (D3)
     tie_break=tie_break, tie_order=50,
-    settings=(Setting("mayor", ("elected", "none"), "elected", "mayor", "003"),),
-    durations={"tiebreak": 30, "successor": 30},
+    # The election's rules and phases (its steps are the day's, rules.roles.day) are the mayor's:
+    # with `mayor = none` none of them applies.
+    settings=(Setting("mayor_candidacy", ("everyone", "candidates"), "everyone", "mayor", "001"),
+              Setting("election_tie", ("lot", "runoff_then_lot"), "lot", "mayor", "001"),
+              Setting("mayor", ("elected", "none"), "elected", "mayor", "003", off="none")),
+    durations={"candidacy": 30, "election": 60, "tiebreak": 30, "successor": 30},
+    events=(
+        EventKind("mayor", ("seat", "how"), EVERYONE,
+                  "the mayor: elected, named by the one before (successor), or none"),
+    ),
 )

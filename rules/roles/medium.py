@@ -1,6 +1,7 @@
 """Medium (004): the night after a day that expelled someone, she learns what a reading shows
 of the expelled (the Seer's result type: 004's `wolf_or_not`). Automatic, no prompt (1.8)."""
 
+from rules.events import EventKind
 from rules.role import Role, Step, holder, powered_holder
 from rules.roles.house import EXILE
 from rules.roles.seer import appearance
@@ -27,6 +28,7 @@ class MediumStep(Step):
     def open(self, t) -> None:
         medium = powered_holder(t.s, "medium")
         seat = expelled_yesterday(t.s)
+        assert seat is not None  # scheduled() checked it
         result = {"seat": seat, "role": appearance(t.s, seat), "night": t.s.day}
         t.s.memo["medium"].setdefault("results", []).append(result)
         t.emit("medium_result", [medium], seat=seat, role=result["role"])
@@ -47,4 +49,8 @@ def view_fields(state, seat: int) -> dict:
 
 
 ROLE = Role(id="medium", steps=(MediumStep(),), on_death=on_death, view=view_fields,
-            durations={"medium": 15})
+            durations={"medium": 15},
+            events=(
+                EventKind("medium_result", ("seat", "role"), "the Medium",
+                          "what her reading shows of the card of the seat expelled yesterday"),
+            ))

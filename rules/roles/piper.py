@@ -2,6 +2,7 @@
 player learns who is charmed (not who the Piper is). He wins alone when he is alive and every
 other living player is charmed, before any side's win."""
 
+from rules.events import EventKind
 from rules.role import Role, Step, Win, living, powered_holder
 
 
@@ -34,9 +35,9 @@ class PiperStep(Step):
         if targets:
             now = sorted(charmed(t.s) + targets)
             t.s.memo["piper"] = {"charmed": now}
-            t.emit("charmed", [seat], charmed=now)
-            # every living charmed player sees the whole charmed list (not the Piper)
-            t.emit("charmed", [s for s in now if t.s.alive[s]], charmed=now)
+            # one event to the Piper and every living charmed player: each sees the whole list
+            # (not who the Piper is); two copies of it would be told twice at the end
+            t.emit("charmed", sorted({seat, *(s for s in now if t.s.alive[s])}), charmed=now)
 
 
 def all_charmed(state) -> list | None:
@@ -61,4 +62,8 @@ ROLE = Role(
     wins=(Win("piper_charmed_all", 5, all_charmed, settles=False),),
     view=view_fields,
     durations={"piper": 30},
+    events=(
+        EventKind("charmed", ("charmed",), "the charmed",
+                  "the charmed seats, told to them (and the Piper's new ones to him)"),
+    ),
 )

@@ -1,6 +1,7 @@
 """Scapegoat (003): when the day's vote is tied he dies instead, and names who may vote on the
 next day."""
 
+from rules.events import EVERYONE, EventKind
 from rules.role import ReactionStep, Role, living, powered_holder
 
 
@@ -56,4 +57,8 @@ ROLE = Role(
     on_death=on_death,
     prompt_filter=designated,
     durations={"scapegoat": 30},
+    events=(
+        EventKind("scapegoat_voters", ("voters", "day"), EVERYONE,
+                  "the seats the Scapegoat lets vote on that day"),
+    ),
 )

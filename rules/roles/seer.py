@@ -2,6 +2,7 @@
 Talkative Seer (001, `seer_kind = talkative`) has the same power, and the table hears the role
 she saw, not whose it is."""
 
+from rules.events import EVERYONE, EventKind
 from rules.role import CARDS, Dawn, Role, Setting, Step, is_wolf, living, option, powered_holder
 
 
@@ -34,6 +35,7 @@ class SeerStep(Step):
 
     def open(self, t) -> None:
         seer = powered_holder(t.s, "seer")
+        assert seer is not None  # runs() checked it
         others = [s for s in living(t.s) if s != seer]
         if t.s.day == 1 and option(t.s, "seer_first_night") == "random_not_wolf":
             # 004: one random player who is not a werewolf is shown to her (never the
@@ -85,4 +87,9 @@ ROLE = Role(id="seer", steps=(SeerStep(),), view=view_fields, durations={"seer":
                               "001"),
                       Setting("seer_result", ("role", "wolf_or_not"), "role", "seer", "004"),
                       Setting("seer_first_night", ("normal", "random_not_wolf", "none"),
-                              "normal", "seer", "004")))
+                              "normal", "seer", "004")),
+            events=(
+                EventKind("seer_result", ("seat", "role"), "the Seer", "what her reading shows of a card"),
+                EventKind("talkative_seer", ("role",), EVERYONE,
+                          "the talkative Seer's reading, told to the table (not whose card it was)"),
+            ))

@@ -11,9 +11,11 @@ A Thief who takes nothing keeps a card with no power: a plain villager (O9). The
 change at once and for good: the card is what the Seer, the dead and the end show, and what wins.
 """
 
+from rules.events import EventKind
 from rules.role import CARDS, Role, Setting, Step, living, living_wolves, option, powered_holder
 
 TAKE = ("thief.take_first", "thief.take_second")  # the first or the second card set aside
+KEEP = "thief.keep"  # take neither: offered where he is not forced to take a wolf
 EXTRA = {"two_villagers": ["villager", "villager"],  # 003; 002's default reading (O12)
          "villager_and_werewolf": ["villager", "werewolf"],  # 002: the host's two cards
          "two_werewolves": ["werewolf", "werewolf"]}
@@ -51,7 +53,7 @@ def offered(state) -> list:
 class ThiefStep(Step):
     phase = "night.thief"
     duration = "thief"
-    actions = ("thief.steal", *TAKE)
+    actions = ("thief.steal", *TAKE, KEEP)
     waiting_action = "thief.steal"
     night_order = 5  # before everyone, even Cupid (001, 002, 003)
     names_waiting_seats = False
@@ -74,6 +76,8 @@ class ThiefStep(Step):
         t.emit("thief_cards", [thief], cards=list(memo["aside"]))
         for i in offered(t.s):
             t.open_prompt(thief, TAKE[i], [], 0, 0)
+        if not forced(t.s):
+            t.open_prompt(thief, KEEP, [], 0, 0)
 
     def act(self, t, seat: int, action: str, targets: list) -> None:
         if action == "thief.steal":
@@ -89,7 +93,8 @@ class ThiefStep(Step):
             return
         for other in [p["action"] for p in t.s.prompts if p["seat"] == seat]:
             t.close_prompt(seat, other)
-        self.take(t, seat, TAKE.index(action))
+        if action != KEEP:
+            self.take(t, seat, TAKE.index(action))
 
     def take(self, t, seat: int, i: int) -> None:
         aside = t.s.memo["thief"]["aside"]
@@ -129,4 +134,7 @@ ROLE = Role(
                 "002, 003"),
     ),
     durations={"thief": 30},
+    events=(
+        EventKind("thief_cards", ("cards",), "the Thief", "the cards set aside, to take one"),
+    ),
 )

@@ -3,6 +3,7 @@ villager ("not a werewolf"), the wolves may attack him, and he counts among the 
 parity. With `traitor_knows_pack` he learns the wolves' seats at the deal; they never learn his,
 and he never reads their chat (1.9, O44)."""
 
+from rules.events import EventKind
 from rules.role import CARDS, Role, Setting, holder, option
 
 
@@ -22,4 +23,7 @@ def view_fields(state, seat: int) -> dict:
 
 
 ROLE = Role(id="traitor", team="wolves", seen_as="villager", start=start, view=view_fields,
-            settings=(Setting("traitor_knows_pack", ("no", "yes"), "no", "traitor", "004"),))
+            settings=(Setting("traitor_knows_pack", ("no", "yes"), "no", "traitor", "004"),),
+            events=(
+                EventKind("traitor_pack", ("wolves",), "the Traitor", "the pack's seats"),
+            ))

@@ -2,6 +2,7 @@
 
 from collections import Counter
 
+from rules.events import EventKind
 from rules.role import (CARDS, Dawn, Role, Setting, Step, Win, allegiance, counted, is_wolf,
                         living, living_wolves, option, side, wolves)
 
@@ -138,4 +139,8 @@ ROLE = Role(
         Setting("first_night_kill", ("on", "off"), "on", "werewolf", "004"),
     ),
     durations={"wolves": 60},
+    events=(
+        EventKind("wolves", ("wolves",), "the pack", "the pack's seats, told to the pack (again when it grows)"),
+        EventKind("pointed", ("seat", "target"), "the pack", "a wolf points at a victim"),
+    ),
 )

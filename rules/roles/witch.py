@@ -1,5 +1,6 @@
 """Witch: learns the wolves' victim; a life potion and a death potion, each once per game."""
 
+from rules.events import EventKind
 from rules.role import Dawn, Role, Setting, Step, guarded, living, option, powered_holder
 
 
@@ -53,6 +54,7 @@ class WitchStep(Step):
         t.close_prompt(seat, action)
         if not targets:
             return
+        t.remember(seat, action, targets)
         if action == "witch.save":
             potions["life"] = False
             night["saved"] = targets[0]
@@ -99,4 +101,9 @@ ROLE = Role(
               Setting("witch_told_after_save", ("yes", "no"), "yes", "witch", "001"),
               Setting("witch_told_guarded", ("no", "yes"), "no", "witch", "002")),
     durations={"witch": 45},
+    events=(
+        EventKind("witch_victim", ("victim",), "the Witch",
+                  "tonight's victim, for her potions (null: none, or hidden)",
+                  optional=("guarded",)),
+    ),
 )

@@ -5,7 +5,7 @@ import pytest
 
 from actors.clock import FakeClock
 from actors.store import MemoryStore, connect
-from tests.redis_servers import redis_cluster
+from devstack.redis_servers import redis_cluster
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 

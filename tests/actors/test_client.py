@@ -1,6 +1,7 @@
 """The parts of the client that need only Redis: codes, the pub/sub multiplexer, and requests to a
 RoomHost through its Redis inbox and this process's reply channel."""
 import asyncio
+import contextlib
 
 import orjson
 import pytest
@@ -12,7 +13,7 @@ from actors.clock import FakeClock
 from actors.config import Config
 from actors.host import RoomHost
 from actors.room import RATE_LIMITS, encode_event
-from actors.store import Keys, RedisStore
+from actors.store import Keys, RedisStore, events_message
 from tests.actors.conftest import REDIS_URL
 
 CODE = "ABCDEF"
@@ -91,7 +92,7 @@ async def test_a_lost_message_is_refilled_from_the_log_and_a_repeat_dropped(subs
         await redis.rpush(keys.log(CODE), encode_event(2, {"kind": "chat", "to": None}))
         await write(rstore, 3, 1)
         assert await take(queue, 2) == [2, 3]
-        await redis.spublish(keys.room(CODE), encode_event(3, {"kind": "chat", "to": None}))
+        await redis.spublish(keys.room(CODE), events_message([encode_event(3, {"kind": "chat", "to": None})]))
         await write(rstore, 4, 1)
         assert await take(queue, 1) == [4]
         event = orjson.loads((await rstore.events_after(CODE, 3))[0]["frame"])
@@ -132,8 +133,7 @@ async def lose_on_reconnection(redis, prefix, seqs: range) -> None:
     async with redis.pipeline(transaction=True) as pipe:
         pipe.client_kill_filter(_id=subscriber)
         pipe.rpush(keys.log(CODE), *events)
-        for event in events:
-            pipe.spublish(keys.room(CODE), event)
+        pipe.spublish(keys.room(CODE), events_message(events))
         await pipe.execute()
     await asyncio.wait_for(resubscribed(redis, keys.room(CODE)), 10)
 
@@ -186,26 +186,35 @@ class GatedStore(RedisStore):
         await super().persist(code, **kwargs)
 
 
-@pytest.fixture
-async def wired(redis, prefix):
+@contextlib.asynccontextmanager
+async def wire(redis, prefix, store_class=None):
     """A RoomClient and a RoomHost talking through real Redis (inbox list, reply channel), no
-    Ray: the host's incarnation is handed over, as the client's Ray call would fetch it."""
+    Ray: the host's incarnation is handed over, as the client's Ray call would fetch it. The host
+    holds rooms AAAAAA and BBBBBB; its store is a `store_class` (GatedStore by default)."""
     config = Config(prefix=prefix)
     rc = RoomClient(config)
     rc.redis = redis
     rc.store = RedisStore(redis, prefix, 3600)
     rc.subscriptions = Subscriptions(redis, rc.keys, rc.store.events_after)
     await rc.subscriptions.start(rc.keys.replies(rc.gateway_id), rc._on_replies)
-    store = GatedStore(redis, prefix, 3600)
+    store = (store_class or GatedStore)(redis, prefix, 3600)
     host = RoomHost("h1", config, store, FakeClock())
     await host.start()
     rc._incarnations["h1"] = host.incarnation
-    for code in ("AAAAAA", "BBBBBB"):
-        await redis.hset(rc.keys.room(code), "host", "h1")
-        assert await host.create_room(code, "Host", f"token-{code}") == {"seat": 0}
-    yield rc, host, store
-    await host.stop()
-    await rc.subscriptions.close()
+    try:
+        for code in ("AAAAAA", "BBBBBB"):
+            await redis.hset(rc.keys.room(code), "host", "h1")
+            assert await host.create_room(code, "Host", f"token-{code}") == {"seat": 0}
+        yield rc, host, store
+    finally:
+        await host.stop()
+        await rc.subscriptions.close()
+
+
+@pytest.fixture
+async def wired(redis, prefix):
+    async with wire(redis, prefix) as pair:
+        yield pair
 
 
 async def test_a_command_travels_through_the_inbox_and_its_reply_comes_back(wired):
@@ -259,3 +268,34 @@ async def test_a_request_taken_by_a_process_that_died_is_sent_again(wired, redis
         assert await asyncio.wait_for(reply, 10) == {"type": "ack", "id": 5}
     finally:
         await successor.stop()
+
+
+class SweepHeldStore(GatedStore):
+    """A host's sweep that has read which leases lapsed waits there until the test opens `swept`."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.sweep_read, self.swept = asyncio.Event(), asyncio.Event()
+
+    async def live_gateways(self, ids):
+        live = await super().live_gateways(ids)
+        self.sweep_read.set()
+        await self.swept.wait()
+        return live
+
+
+async def test_seats_announced_again_after_a_lapse_survive_the_sweep_that_read_the_lapse(redis, prefix):
+    async with wire(redis, prefix, SweepHeldStore) as (rc, host, store):
+        assert await rc.renew_lease()  # the first lease: the seats are announced under it
+        await rc.presence("AAAAAA", 0, True)
+        connected = lambda: host.rooms["AAAAAA"].data.players[0].connected  # noqa: E731
+        assert connected()
+        await redis.delete(rc.keys.gateway(rc.presence_id))  # the lease lapses (a starved process)
+        sweep = asyncio.create_task(host.sweep_presence())
+        await asyncio.wait_for(store.sweep_read.wait(), 5)  # the sweep has read the lapse...
+        assert await rc.renew_lease()  # ...the process renews, sees the lapse, announces again
+        await rc.presence("AAAAAA", 0, True)
+        store.swept.set()  # ...and the sweep's removal lands after that
+        await asyncio.wait_for(sweep, 5)
+        assert connected()
+        assert not await rc.renew_lease()  # a lease kept is not announced again

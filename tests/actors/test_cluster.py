@@ -13,15 +13,14 @@ from actors.client import NameTaken, RoomClient, RoomFull, RoomNotFound, RoomSta
 from actors.config import Config
 from actors.room import RATE_LIMITS
 from actors.store import StorageUnavailable
+from devstack.redis_servers import redis_server
+from devstack.stack import drop_actors, durations
 from tests.actors.conftest import REDIS_URL
 from tests.actors.players import act_frames
-from tests.redis_servers import redis_server
-from tests.stack import drop_actors
 
 pytestmark = pytest.mark.e2e
 
-SHORT = {name: 1 for name in ("cupid", "seer", "wolves", "witch", "election", "discussion", "vote",
-                              "tiebreak", "hunter", "successor")}
+SHORT = durations(1)
 
 
 @pytest.fixture

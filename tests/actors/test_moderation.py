@@ -241,6 +241,9 @@ async def test_a_lobby_held_open_closes_at_its_maximum_age(store, clock):
     clock.advance(1)
     await store.wait_for(lambda: room.closed)
     assert store.rooms[CODE]["status"] == "finished"
+    # whoever is connected is told, not left in a lobby that answers room_closed
+    assert frames(store)[-1] == {"type": "event", "seq": room.data.seq, "kind": "closed",
+                                 "reason": "max_age"}
 
 
 async def test_a_game_is_not_held_to_the_lobby_s_age(store, clock):

@@ -1,4 +1,4 @@
-"""A real three-node Ray cluster (tests/netns.py: one network namespace per node): game hosts only
+"""A real three-node Ray cluster (devstack/netns.py: one network namespace per node): game hosts only
 on the two worker nodes (WW_HOST_RESOURCE); kill -9 the worker node holding a room's host mid-game.
 Ray restarts the host on the other worker node, it reloads the room from Redis, every seat can act
 again, and no acknowledged command is lost."""
@@ -13,14 +13,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.gateway.checks import assert_exact_stream, lost_acks, stored_log
-from tests.gateway.players import Bot, connect_all, in_day, seat_table, start
-from tests.gateway.test_failover_e2e import host_pid, play_through_failover
-from tests.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, available, netns_lan,
-                         ray_node, run_in_namespace, stop_node)
-from tests.ray_head import free_port
-from tests.redis_servers import RedisServer, aof_args
-from tests.stack import Stack
+from devstack.checks import assert_exact_stream, lost_acks, stored_log
+from devstack.failover import host_pid, play_through_failover
+from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, available, netns_lan,
+                            ray_node, run_in_namespace, stop_node)
+from devstack.players import Bot, connect_all, in_day, seat_table, start
+from devstack.ray_head import free_port
+from devstack.redis_servers import RedisServer, aof_args
+from devstack.stack import Stack
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(not available(), reason="needs root and iproute2 (network namespaces)")]
@@ -74,7 +74,7 @@ async def play_and_kill_a_node(lan, stack, nodes) -> list[float]:
     gateway = stack.start_gateway(env={"WW_HOST_RESOURCE": HOST_RESOURCE,
                                        "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"})
     tables = []
-    for r in range(2):
+    for _r in range(2):
         room, seats = await seat_table(gateway.url, 8)
         clients = await connect_all(gateway.ws_url, room, seats)
         await start(clients[0])
@@ -101,7 +101,7 @@ async def play_and_kill_a_node(lan, stack, nodes) -> list[float]:
     recovery = await probe_all(clients)
     survivor = lan.namespace_of(await host_pid(stack, doomed_room))
     assert survivor == 3 - doomed, "the room's host did not move to the surviving worker node"
-    for room, room_clients in others:  # rooms elsewhere noticed nothing but answer too
+    for _room, room_clients in others:  # rooms elsewhere noticed nothing but answer too
         await probe_all(room_clients)
     journeys = await asyncio.wait_for(asyncio.gather(*games), 240)
     log = await stored_log(stack.redis_url, stack.prefix, doomed_room)

@@ -8,8 +8,8 @@ import pytest
 
 from actors.client import Subscriptions
 from actors.store import REDIS_DOWN, Keys, RedisStore, connect, patiently
+from devstack.redis_servers import redis_cluster
 from tests.actors.test_client import take, write
-from tests.redis_servers import redis_cluster
 
 CODE = "ABCDEF"
 

@@ -31,6 +31,26 @@ LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 360, "height": 740}
 WAIT_MS = 60_000  # one phase on a loaded two-core machine, with room to spare
 GAME_MS = 600_000  # a whole game on a loaded machine (a seat dead on the first night waits it out)
+# The page wraps every name it puts in a sentence in FSI...PDI (bidi isolation, js/i18n.js): text
+# read off a page is compared without them (tests/client/test_contrast.py checks they are there).
+_ISOLATES = str.maketrans("", "", "\u2068\u2069")
+
+
+def isolated(name: str) -> str:
+    """`name` as the page puts it in a sentence."""
+    return f"\u2068{name}\u2069"
+
+
+def without_isolates(value):
+    """`value` (a page's text, or lists and dicts of them, as `page.evaluate` returns) without the
+    bidi isolation marks."""
+    if isinstance(value, str):
+        return value.translate(_ISOLATES)
+    if isinstance(value, list):
+        return [without_isolates(v) for v in value]
+    if isinstance(value, dict):
+        return {k: without_isolates(v) for k, v in value.items()}
+    return value
 
 
 @dataclass
@@ -166,13 +186,17 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
         # the host's form has taken the server's values again before it is edited
         await host.page.wait_for_function(
             "() => [...document.querySelectorAll('#host-durations input')].every((i) => i.value)")
+    if roles is not None:  # first: the form offers the durations of the roles dealt only
+        for box in await host.page.locator("#host-roles input").all():
+            await box.set_checked(await box.get_attribute("value") in roles)
+        await host.page.wait_for_function(SHOWS_SETTINGS, arg=[{}, roles])
+    # The phases this table times (no other ever runs, tests/rules/test_properties.py)
+    offered = await host.page.eval_on_selector_all("#host-durations input", "els => els.map((e) => e.name)")
+    durations = {name: seconds for name, seconds in durations.items() if name in offered}
     for name, seconds in durations.items():
         await host.page.fill(f"#host-durations input[name={name}]", str(seconds))
     # One change sends every field: one settings command rather than one per field.
     await host.page.dispatch_event(f"#host-durations input[name={name}]", "change")
-    if roles is not None:
-        for box in await host.page.locator("#host-roles input").all():
-            await box.set_checked(await box.get_attribute("value") in roles)
     for p in players:
         try:
             await p.page.wait_for_function(SHOWS_SETTINGS, arg=[durations, roles])
@@ -309,8 +333,10 @@ OPEN_PROMPT = ".prompt:not([data-answered])"
 THE_END = "#screen-end:not([hidden])"
 
 
-async def play(player: Player, wolves: set[int], *, until: str = THE_END, on_prompt=None) -> None:
-    """Answer every prompt this page shows until `until` matches (a selector)."""
+async def play(player: Player, wolves: set[int], *, until: str = THE_END, on_prompt=None,
+               move=None) -> None:
+    """Answer every prompt this page shows until `until` matches (a selector); `move(player, key,
+    action, wolves)` answers one (`answer` unless given)."""
     page = player.page
     while True:
         await shown(page, f"{until}, {OPEN_PROMPT}")
@@ -323,7 +349,7 @@ async def play(player: Player, wolves: set[int], *, until: str = THE_END, on_pro
             continue
         if on_prompt:
             await on_prompt(player, action)
-        await answer(player, key, action, wolves)
+        await (move or answer)(player, key, action, wolves)
 
 
 async def play_all(players: list[Player], *, until: str = THE_END, on_prompt=None) -> None:

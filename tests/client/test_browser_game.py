@@ -10,10 +10,10 @@ import asyncio
 
 import pytest
 
+from devstack.stack import durations, start_gateway
 from tests.client.table import (
     DOCS, LAPTOP, PHONE, THE_END, chatty, chromium, play_all, say, seat_table,
 )
-from tests.stack import start_gateway
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -21,8 +21,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 # the players here act at once, so a game takes about a minute; the limits only have to be long
 # enough for six pages on a busy two-core machine to answer before a phase times out. The Witch's
 # step always lasts its full time (RULES.md D9), and a Witch too slow to pass just passes.
-SHORT = {"cupid": 30, "seer": 30, "wolves": 30, "witch": 10, "election": 30,
-         "discussion": 30, "vote": 30, "tiebreak": 30, "hunter": 30, "successor": 30}
+SHORT = durations(30, witch=10)
 NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom", "Sara"]
 DAY = "body[data-phase='day.discussion']"
 

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from rules.registry import CARDS
+from rules.settings import DEFAULT_RULES
 from tests.client.table import chromium, new_player
 from tests.client.test_catalogues import catalogue
 
@@ -16,6 +17,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 EN = catalogue("en")
 # The help explains every card, in the catalogue's order (a new role's help comes with its keys).
 ROLES = [key.removeprefix("explain.") for key in EN if key.startswith("explain.")]
+
+
+def card_text(role: str) -> str:
+    """The card's words at a table of the default rules: those of its mode where its text
+    depends on one (the Thief's `thief_mode`, js/screens/prompts.js cardText)."""
+    return EN.get(f"explain_as.{role}.{DEFAULT_RULES.get(f'{role}_mode')}", EN[f"explain.{role}"])
 
 
 def test_a_hidden_card_stays_hidden_and_the_help_explains_every_card(stack):
@@ -46,13 +53,13 @@ def test_a_hidden_card_stays_hidden_and_the_help_explains_every_card(stack):
                 await page.reload()
             await page.click("#card-hide")
             await page.wait_for_selector(f'#card-role:text-is("{EN[f"role.{role}"]}")')
-            assert await page.text_content("#card-explain") == EN[f"explain.{role}"]
+            assert await page.text_content("#card-explain") == card_text(role)
 
             await page.click("#help-open")
             await page.wait_for_selector("#help[open]")
             shown = await page.eval_on_selector_all(
                 "#help-roles section", "els => els.map(e => [e.dataset.role, e.querySelector('p').textContent])")
-            assert shown == [[r, EN[f"explain.{r}"]] for r in ROLES]
+            assert shown == [[r, card_text(r)] for r in ROLES]
             assert set(CARDS) <= set(ROLES)
             await page.click("#help button[type=submit]")
             await page.wait_for_selector("#help", state="hidden")

@@ -57,7 +57,7 @@ def test_the_markup_holds_no_text_and_names_only_known_keys():
 def test_every_literal_key_in_the_scripts_exists():
     english = catalogue("en")
     used = set()
-    for script in (STATIC / "js").glob("*.js"):
+    for script in (STATIC / "js").rglob("*.js"):
         used |= set(re.findall(r'\bt\("([a-z_.]+)"', script.read_text(encoding="utf-8")))
     assert used and not used - english.keys()
 
@@ -78,3 +78,20 @@ def test_every_role_rule_preset_action_and_phase_the_rules_declare_has_its_keys(
         needed.add(f"rule.{rule['id']}")
         needed |= {f"rule.{rule['id']}.{v}" for v in rule["values"] if isinstance(v, str)}
     assert sorted(needed - english.keys()) == []
+
+
+def test_every_event_kind_and_win_reason_has_its_words_in_every_catalogue():
+    """Each kind the server declares (`/api/rules` "events": the rules' and the room's) has its
+    line, `event.<kind>` or a variant `event.<kind>.<x>`, and each win reason the rules can
+    produce its `end.reason.<reason>`, in every language; the generic lines exist for the others."""
+    from gateway.app import DECLARATION
+    from rules.registry import WINS
+
+    assert DECLARATION["events"] and WINS
+    for lang in LANGS:
+        keys = catalogue(lang).keys()
+        missing = [kind for kind in DECLARATION["events"]
+                   if f"event.{kind}" not in keys and not any(k.startswith(f"event.{kind}.") for k in keys)]
+        missing += [f"end.reason.{w.reason}" for w in WINS if f"end.reason.{w.reason}" not in keys]
+        missing += [k for k in ("event.unknown", "end.reason.unknown") if k not in keys]
+        assert missing == [], lang

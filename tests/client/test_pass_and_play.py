@@ -1,9 +1,14 @@
-"""One phone passed around (issue 10 part 5) in Debian's headless Chromium against the real stack:
-six players on one page at 360 px, from the names to the end. Each player's screen comes after a
-cover naming them; the test checks every screen shown after a player put the phone down (the
-next cover, or the table's own screen) and every screen shown after a cover against what the
-previous player saw: no card, night result or private line of theirs may be in the page.
-Takes the README's pictures of the cover and of a card shown.
+"""One phone passed around (issue 10 part 5, issue 22 item 1) in Debian's headless Chromium
+against the real stack: six players on one page at 360 px, from the names to the end. Each
+player's screen comes after a cover naming them; the test checks every screen shown after a player
+put the phone down (the next cover, or the table's own screen) and every screen shown after a cover
+against what the previous player saw: no card, night result or private line of theirs may be in
+the page.
+
+The nights go round the table: every living seat, in seat order, once for each night step, whether
+it wakes then or not; so a second table of the same size, with another deal, played at the same
+time, must see the very same covers night by night. The dawn shows only once the phone is down
+again, never over a player's screen. Takes the README's pictures of the cover and of a card shown.
 """
 from __future__ import annotations
 
@@ -18,8 +23,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"]
 # Seed 004 (the pass page's preset): with hidden cards every role's night step runs its full
-# time, so they are kept short; long enough for a cover, a tap and a choice on a loaded machine.
-DURATIONS = {"seer": 10, "guard": 10, "medium": 3, "wolves": 15, "discussion": 60, "vote": 30}
+# time, so they are kept short; long enough for the phone to go round the six on a loaded machine
+# (a turn the step outlasts shows nothing to do, and the covers stay the same).
+# seed 004 at six seats: the form offers only the phases it times (no Medium before 7 seats)
+DURATIONS = {"seer": 10, "guard": 10, "wolves": 15, "discussion": 60, "vote": 30}
 SHOTS = DOCS / "screenshots"
 # The vote's picture: the dawn put away, the table's votes under the pinned phase bar.
 VOTE_IN_VIEW = """() => {
@@ -55,6 +62,9 @@ SCREEN = """(privateFeed) => {
         cardText: document.querySelector("#card-role").textContent,
         art: document.querySelector("#card-art img")?.dataset.role ?? "",
         explain: document.querySelector("#card-explain").textContent,
+        phase: document.body.dataset.phase,
+        idle: !!document.querySelector("#prompts #pass-idle"),
+        alive: document.querySelectorAll("#players li[data-alive='1']").length,
         private: [...texts("#card-facts li, #prompts .info, #prompts .pointing li"),
                   ...[...document.querySelectorAll("#feed li")].filter((li) => privateFeed.includes(li.dataset.kind))
                       .map((li) => li.textContent)],
@@ -64,6 +74,45 @@ SCREEN = """(privateFeed) => {
         page: [...document.querySelectorAll("#main > .screen:not(#screen-lobby)")].map((e) => e.textContent).join(" "),
         shown: document.body.innerText,
     };
+}"""
+
+# The page's own record of the phone, kept across a reload (sessionStorage): each cover tapped
+# (the seat, and the phase its cover showed), each "Done", each dawn shown (on which screen, and
+# whether a player's screen was up), each page load. Written as it happens, in the page.
+LOG_KEY = "ww:test:passlog"
+PHONE_LOG = """(() => {
+    const log = (entry) => {
+        const all = JSON.parse(sessionStorage.getItem("%(key)s") || "[]");
+        all.push(entry);
+        sessionStorage.setItem("%(key)s", JSON.stringify(all));
+    };
+    log({ kind: "load" });
+    document.addEventListener("click", (e) => {
+        const button = e.target.closest?.("#cover-show, #pass-done");
+        if (button?.id === "cover-show") log({ kind: "take", seat: Number(button.dataset.seat), phase: document.body.dataset.phase });
+        else if (button) log({ kind: "done" });
+    }, true);
+    document.addEventListener("DOMContentLoaded", () => {
+        const dawn = document.querySelector("#dawn");
+        let up = !dawn.hidden;
+        new MutationObserver(() => {
+            if (up === !dawn.hidden) return;
+            up = !dawn.hidden;
+            if (up) log({ kind: "dawn", screen: document.querySelector(".screen:not([hidden])")?.id,
+                          holder: !document.querySelector("#pass-bar").hidden && !document.querySelector("#screen-game").hidden });
+        }).observe(dawn, { attributes: true, attributeFilter: ["hidden"] });
+    });
+})()""" % {"key": LOG_KEY}
+READ_LOG = f"() => JSON.parse(sessionStorage.getItem('{LOG_KEY}') || '[]')"
+# Puts the phone down: a turn with nothing to do asks for a pick first (whenever it shows: a prompt
+# may close under the player), then "Done". True once "Done" was tapped.
+PUT_DOWN = """() => {
+    const idle = document.querySelector("#pass-idle:not([data-picked]) button.choice");
+    if (idle) { idle.click(); return false; }
+    const done = document.querySelector("#pass-done");
+    if (done.disabled) return false;
+    done.click();
+    return true;
 }"""
 
 
@@ -77,143 +126,243 @@ def no_trace_of(previous: dict, now: dict, *, same_card: bool = False) -> list[s
     return found
 
 
-async def answer_here(page, scope: str, role: str, wolves: set[int], voter: int, cards: dict[int, str]) -> None:
+def nights_of(log: list[dict]) -> list[list[tuple[int, str]]]:
+    """The night's turns (seat, the phase its cover showed) of each night that dawned, from the
+    page's record. Each dawn must have shown with no player's screen up, right after a "Done" (the
+    phone back on a cover or the table's screen). A reload starts the night's round again."""
+    nights, turns, previous = [], [], None
+    for entry in log:
+        if entry["kind"] == "load":
+            turns = []
+        elif entry["kind"] == "take" and entry["phase"].startswith("night."):
+            turns.append((entry["seat"], entry["phase"]))
+        elif entry["kind"] == "dawn":
+            assert not entry["holder"] and entry["screen"] in ("screen-cover", "screen-game"), entry
+            assert previous is not None and previous["kind"] == "done", (previous, entry)
+            nights.append(turns)
+            turns = []
+        previous = entry
+    return nights
+
+
+def rounds_of(turns: list[tuple[int, str]], living: list[int]) -> list[str]:
+    """The night's rounds: every living seat in seat order, once per step, each round under one
+    step; returns the steps in order."""
+    names = [NAMES[seat] for seat, _ in turns]
+    n = len(living)
+    assert turns and len(turns) % n == 0, names
+    rounds = [turns[i:i + n] for i in range(0, len(turns), n)]
+    for one in rounds:
+        assert [seat for seat, _ in one] == living, names
+        assert len({phase for _, phase in one}) == 1, one
+    steps = [one[0][1] for one in rounds]
+    assert len(set(steps)) == len(steps), steps
+    return steps
+
+
+async def answer_here(page, scope: str, role: str, wolves: set[int], voter: int, abstain: bool) -> None:
     """Answer the first open prompt under `scope`: the night's move from table.pick; by day the
-    village votes out a villager first (the game gets a second night), then the wolf."""
+    village abstains on the first day (nobody leaves: the next night has every seat), then votes
+    out the wolf."""
     prompt = page.locator(f"{scope} {OPEN}").first
     key = await prompt.get_attribute("data-key")
     action = await prompt.get_attribute("data-action")
     options = [int(s) for s in await prompt.locator("button.choice").evaluate_all(
         "els => els.map((e) => e.dataset.seat)")]
-    dead = await page.locator("#table .seat[data-alive='0']").count()
-    if action == "vote" and not dead:
-        villagers = [s for s in options if cards.get(s) == "villager" and s != voter]
-        targets = villagers[:1] or options[:1]
+    if action == "vote" and abstain:
+        targets = []
     else:
         n = max(1, int(await prompt.get_attribute("data-min") or 1))
         targets = pick(action, options, SimpleNamespace(role=role), wolves, n)
     selector = f'{scope} .prompt[data-key="{key}"]'
 
     async def move() -> None:
-        for seat in targets:
-            await page.click(f'{selector} button.choice[data-seat="{seat}"]')
-        await page.click(f"{selector} button.confirm")
+        if not targets:
+            await page.click(f"{selector} button.pass")
+        else:
+            for seat in targets:
+                await page.click(f'{selector} button.choice[data-seat="{seat}"]')
+            await page.click(f"{selector} button.confirm")
         await page.wait_for_selector(f"{selector}[data-answered]")
 
     await unless_closed(page, selector, move)
 
 
+async def play_table(browser, url: str, *, shots: set | None = None, dawns: int | None = None,
+                     dealt=None):
+    """Seat NAMES on one phone (a page of its own) and play: every cover, every seat's turn, the
+    table's votes, until the end or until `dawns` dawns have shown. `shots`: take the README's
+    pictures and reload once at the first turn. `dealt(cards)`, once the first night is over:
+    false gives this table up (returns None)."""
+    phone = await new_player(browser, "Phone", viewport=PHONE)
+    page = phone.page
+    await page.add_init_script(PHONE_LOG)
+    await page.goto(url + "/")
+    await page.click("#pass-open")
+    await page.wait_for_selector("#screen-pass:not([hidden])")
+    assert await page.locator("#pass-names input").count() == len(NAMES)
+    for i, name in enumerate(NAMES):
+        await page.fill(f"#pass-names li:nth-child({i + 1}) input", name)
+    await page.click("#form-pass button[type=submit]")
+
+    # The preparation: seed 004's preset, the players, the rules for all, the durations.
+    await page.wait_for_selector("#screen-lobby:not([hidden]) #lobby-preset[data-preset='seed_004']")
+    assert await page.is_hidden("#lobby-share") and await page.is_hidden("#lobby-watch")
+    assert await page.locator("#lobby-players li").count() == len(NAMES)
+    assert await page.input_value("#host-size") == str(len(NAMES))
+    await page.wait_for_function(
+        "() => [...document.querySelectorAll('#host-durations input')].every((i) => i.value)")
+    for name, seconds in DURATIONS.items():
+        await page.fill(f"#host-durations input[name={name}]", str(seconds))
+    await page.dispatch_event(f"#host-durations input[name={name}]", "change")
+    await page.wait_for_function(
+        """(d) => Object.entries(d).every(([k, v]) =>
+            document.querySelector(`#lobby-durations dt[data-key=${k}]`)?.nextElementSibling.textContent === String(v))""",
+        arg=DURATIONS)
+    await page.click("#start:not([disabled])")
+
+    cards: dict[int, str] = {}  # seat -> card, as each player's own screen showed it
+    seen: dict[str, dict] = {}  # name -> what their last screen held
+    last: dict | None = None  # the screen of the player who put the phone down last
+    covers = checks = idle = 0
+    asked = False  # `dealt` was asked
+    while True:
+        await page.wait_for_function(NEXT, timeout=240_000)
+        dawned = sum(entry["kind"] == "dawn" for entry in await page.evaluate(READ_LOG))
+        if dealt and dawned and not asked:
+            asked = True
+            if not await dealt(dict(cards)):
+                await phone.context.close()
+                return None
+        if dawns is not None and dawned >= dawns:
+            break
+        now = await page.evaluate(SCREEN, PRIVATE_FEED)
+        if now["screen"] == "screen-end":
+            break
+        if last is not None:  # the first screen after a player put the phone down (or a reload)
+            assert now["screen"] in ("screen-cover", "screen-game") and not now["who"], now["screen"]
+            assert not (now["role"] or now["art"] or now["cardText"] or now["explain"]), now
+            assert no_trace_of(last, now) == [], (last["name"], now["screen"])
+            checks += 1
+            last = None
+        if await page.locator(COVER).count():
+            covers += 1
+            name = (await page.text_content("#cover-title")).removeprefix("Pass the phone to ").strip("\u2068\u2069")
+            assert name in NAMES
+            if shots is not None and "cover" not in shots:
+                shots.add("cover")
+                await page.screenshot(path=str(SHOTS / "pass-cover.png"))
+            phase = await page.evaluate("() => document.body.dataset.phase")
+            await page.click("#cover-show")
+            await page.wait_for_selector(HOLDER)
+            mine = await page.evaluate(SCREEN, PRIVATE_FEED)
+            assert mine["name"] == name and name in mine["who"], (name, mine["who"])
+            assert mine["role"] and mine["art"], mine
+            # the turn shows its round's step, whatever the server is at (a lone wolf who pointed
+            # ended his: the seats after him still see the night, and its victim alive); never
+            # under the dawn
+            assert mine["phase"] == phase, (name, phase, mine["phase"])
+            if phase.startswith("night.") and dawned < 2:  # nobody has left before the second dawn
+                assert mine["alive"] == len(NAMES), (name, phase, mine["alive"])
+            assert await page.is_hidden("#dawn"), name
+            cards[mine["seat"]] = mine["role"]
+            if shots is not None and "reload" not in shots:  # a reload puts the phone down: a cover comes back
+                shots.add("reload")
+                await page.reload()
+                last = mine
+                continue
+            for other, theirs in seen.items():  # nobody else's screen comes back with it
+                if other != name:
+                    same = theirs["role"] == mine["role"]
+                    assert no_trace_of(theirs, mine, same_card=same) == [], (other, name)
+                    checks += 1
+            if shots is not None and mine["role"] != "villager" and "card" not in shots:
+                shots.add("card")
+                await page.screenshot(path=str(SHOTS / "pass-card.png"))
+            wolves = {s for s, r in cards.items() if r == "werewolf"}
+            while await page.locator(f"#prompts {OPEN}").count():
+                await answer_here(page, "#prompts", mine["role"], wolves, mine["seat"], dawned < 2)
+            seen[name] = last = await page.evaluate(SCREEN, PRIVATE_FEED)
+            idle += last["idle"]
+            assert await page.is_hidden("#dawn"), name
+            await page.wait_for_function(PUT_DOWN)
+            continue
+        # The table's own screen, by day: the vote, seat by seat, in the open.
+        assert await page.is_hidden("#card") and await page.is_hidden("#act")
+        wolves = {s for s, r in cards.items() if r == "werewolf"}
+        if await page.locator("#pass-vote-now").count():
+            await page.click("#pass-vote-now")
+            await page.wait_for_selector("#pass-vote-now", state="detached")
+            continue
+        if shots is not None and "vote" not in shots:
+            shots.add("vote")
+            await page.evaluate(VOTE_IN_VIEW)
+            await page.screenshot(path=str(SHOTS / "pass-vote.png"))
+        scope = page.locator(f"#pass-prompts .pass-seat:has({OPEN})").first
+        voter = int(await scope.get_attribute("data-seat"))
+        await answer_here(page, f'#pass-prompts .pass-seat[data-seat="{voter}"]', cards[voter],
+                          wolves, voter, dawned < 2)
+    return SimpleNamespace(phone=phone, page=page, cards=cards, seen=seen, covers=covers, checks=checks,
+                           idle=idle, nights=nights_of(await page.evaluate(READ_LOG)))
+
+
 @pytest.mark.timeout(600)
-def test_six_players_on_one_phone_play_to_the_end_and_no_screen_shows_the_last_player_s(stack):
-    gateway = stack.start_gateway()
+def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_the_table_whatever_the_deal(stack):
+    gateway = stack.start_gateway(games_per_actor=4)
     SHOTS.mkdir(exist_ok=True)
 
     async def main():
         async with chromium() as browser:
-            phone = await new_player(browser, "Phone", viewport=PHONE)
-            page = phone.page
-            await page.goto(gateway.url + "/")
-            await page.click("#pass-open")
-            await page.wait_for_selector("#screen-pass:not([hidden])")
-            assert await page.locator("#pass-names input").count() == len(NAMES)
-            for i, name in enumerate(NAMES):
-                await page.fill(f"#pass-names li:nth-child({i + 1}) input", name)
-            await page.click("#form-pass button[type=submit]")
+            first_deal: asyncio.Future = asyncio.get_running_loop().create_future()
 
-            # The preparation: seed 004's preset, the players, the rules for all, the durations.
-            await page.wait_for_selector("#screen-lobby:not([hidden]) #lobby-preset[data-preset='seed_004']")
-            assert await page.is_hidden("#lobby-share") and await page.is_hidden("#lobby-watch")
-            assert await page.locator("#lobby-players li").count() == len(NAMES)
-            assert await page.input_value("#host-size") == str(len(NAMES))
-            await page.wait_for_function(
-                "() => [...document.querySelectorAll('#host-durations input')].every((i) => i.value)")
-            for name, seconds in DURATIONS.items():
-                await page.fill(f"#host-durations input[name={name}]", str(seconds))
-            await page.dispatch_event(f"#host-durations input[name={name}]", "change")
-            await page.wait_for_function(
-                """(d) => Object.entries(d).every(([k, v]) =>
-                    document.querySelector(`#lobby-durations dt[data-key=${k}]`)?.nextElementSibling.textContent === String(v))""",
-                arg=DURATIONS)
-            await page.click("#start:not([disabled])")
+            async def first(cards):
+                first_deal.set_result(cards)
+                return True
 
-            cards: dict[int, str] = {}  # seat -> card, as each player's own screen showed it
-            seen: dict[str, dict] = {}  # name -> what their last screen held
-            last: dict | None = None  # the screen of the player who put the phone down last
-            covers = checks = 0
+            async def other(cards):  # the second table plays on only with another deal
+                return cards != await first_deal
+
+            async def second():
+                for _ in range(3):  # the same deal twice: one in 120
+                    played = await play_table(browser, gateway.url, dawns=2, dealt=other)
+                    if played:
+                        return played
+                raise AssertionError("three tables dealt like the first")
+
             shots = set()  # the README's pictures: the first cover, the first special card, the first vote
-            while True:
-                await page.wait_for_function(NEXT, timeout=240_000)
-                now = await page.evaluate(SCREEN, PRIVATE_FEED)
-                if now["screen"] == "screen-end":
-                    break
-                if last is not None:  # the first screen after a player put the phone down (or a reload)
-                    assert now["screen"] in ("screen-cover", "screen-game") and not now["who"], now["screen"]
-                    assert not (now["role"] or now["art"] or now["cardText"] or now["explain"]), now
-                    assert no_trace_of(last, now) == [], (last["name"], now["screen"])
-                    checks += 1
-                    last = None
-                if await page.locator(COVER).count():
-                    covers += 1
-                    name = (await page.text_content("#cover-title")).removeprefix("Pass the phone to ")
-                    assert name in NAMES
-                    if "cover" not in shots:
-                        shots.add("cover")
-                        await page.screenshot(path=str(SHOTS / "pass-cover.png"))
-                    await page.click("#cover-show")
-                    await page.wait_for_selector(HOLDER)
-                    mine = await page.evaluate(SCREEN, PRIVATE_FEED)
-                    assert mine["name"] == name and name in mine["who"], (name, mine["who"])
-                    assert mine["role"] and mine["art"], mine
-                    cards[mine["seat"]] = mine["role"]
-                    if "reload" not in shots:  # a reload puts the phone down: a cover comes back
-                        shots.add("reload")
-                        await page.reload()
-                        last = mine
-                        continue
-                    for other, theirs in seen.items():  # nobody else's screen comes back with it
-                        if other != name:
-                            same = theirs["role"] == mine["role"]
-                            assert no_trace_of(theirs, mine, same_card=same) == [], (other, name)
-                            checks += 1
-                    if mine["role"] != "villager" and "card" not in shots:
-                        shots.add("card")
-                        await page.screenshot(path=str(SHOTS / "pass-card.png"))
-                    wolves = {s for s, r in cards.items() if r == "werewolf"}
-                    while await page.locator(f"#prompts {OPEN}").count():
-                        await answer_here(page, "#prompts", mine["role"], wolves, mine["seat"], cards)
-                    seen[name] = last = await page.evaluate(SCREEN, PRIVATE_FEED)
-                    await page.click("#pass-done")
-                    continue
-                # The table's own screen, by day: the vote, seat by seat, in the open.
-                assert await page.is_hidden("#card") and await page.is_hidden("#act")
-                wolves = {s for s, r in cards.items() if r == "werewolf"}
-                if await page.locator("#pass-vote-now").count():
-                    await page.click("#pass-vote-now")
-                    await page.wait_for_selector("#pass-vote-now", state="detached")
-                    continue
-                if "vote" not in shots:
-                    shots.add("vote")
-                    await page.evaluate(VOTE_IN_VIEW)
-                    await page.screenshot(path=str(SHOTS / "pass-vote.png"))
-                scope = page.locator(f"#pass-prompts .pass-seat:has({OPEN})").first
-                voter = int(await scope.get_attribute("data-seat"))
-                await answer_here(page, f'#pass-prompts .pass-seat[data-seat="{voter}"]', cards[voter],
-                                  wolves, voter, cards)
+            one, two = await asyncio.gather(play_table(browser, gateway.url, shots=shots, dealt=first), second())
+            page = one.page
 
-            assert sorted(cards) == list(range(len(NAMES)))  # every player saw their card
+            assert sorted(one.cards) == list(range(len(NAMES)))  # every player saw their card
             # the checks had something to find: a reading, the pack, a prompt's facts
-            assert any(screen["private"] for screen in seen.values()), seen
-            assert covers >= len(NAMES) + 2 and checks >= covers, (covers, checks)
+            assert any(screen["private"] for screen in one.seen.values()), one.seen
+            assert one.covers >= 2 * len(NAMES) and one.checks >= one.covers, (one.covers, one.checks)
+            assert one.idle and two.idle  # the villagers' turns: nothing to do, a pick that goes nowhere
             assert shots == {"cover", "reload", "card", "vote"}
             assert await page.locator("#end-cards li").count() == len(NAMES)
             assert (await page.text_content("#end-winners")).strip()
 
+            # Night by night, both tables saw the same covers: every seat (nobody left on night 1
+            # nor on day 1), in seat order, once for each step of the night; the second night has
+            # several steps (the Seer's, the Guard's, the pack's).
+            assert one.cards != two.cards
+            assert len(one.nights) >= 2 and len(two.nights) == 2, (one.nights, two.nights)
+            everyone = list(range(len(NAMES)))
+            steps = [rounds_of(turns, everyone) for turns in one.nights[:2]]
+            assert steps == [rounds_of(turns, everyone) for turns in two.nights], (one.nights, two.nights)
+            assert one.nights[:2] == two.nights
+            assert len(steps[1]) >= 2, steps
+
             # Again at the same table: the same seats on this phone, the next game's cards behind covers.
+            # The same seats land in the next game's lobby; the phone (the host) starts it.
             await page.click("#again")
+            await page.wait_for_selector("#screen-lobby:not([hidden]) #start:not([disabled])")
+            assert await page.locator("#lobby-players li").count() == len(NAMES)
+            await page.click("#start")
             await page.wait_for_selector(COVER)
             room = (await page.evaluate("() => location.hash")).removeprefix("#/p/")
             seats = await page.evaluate(f"() => JSON.parse(localStorage.getItem('ww:pass:{room}'))")
             assert [s["name"] for s in seats] == NAMES and not any("seen" in s for s in seats)
-            assert not phone.errors, phone.errors
+            assert not one.phone.errors and not two.phone.errors, (one.phone.errors, two.phone.errors)
 
     asyncio.run(main())

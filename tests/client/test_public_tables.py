@@ -13,7 +13,7 @@ import re
 import httpx
 import pytest
 
-from tests.client.table import DOCS, PHONE, chromium, new_player, play_all, say, shown
+from tests.client.table import DOCS, PHONE, chromium, isolated, new_player, play_all, say, shown
 from tests.client.test_catalogues import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -227,14 +227,14 @@ def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack):
 
             # Ann and Cyd vote Ben off (most of the other three): Dee, the last seat, takes his.
             await ann.page.click("#lobby-players li[data-seat='1'] button.remove")
-            one_vote = EN["mod.remove_votes"].format(votes=1, needed=2, name="Ben")
+            one_vote = EN["mod.remove_votes"].format(votes=1, needed=2, name=isolated("Ben"))
             await cyd.page.wait_for_selector(f"#lobby-players li[data-seat='1'] .removevotes:text-is('{one_vote}')")
             await cyd.page.locator("#lobby-players").screenshot(path=str(SHOTS / "public-lobby-vote.png"))
             await cyd.page.click("#lobby-players li[data-seat='1'] button.remove")
             await ben.page.wait_for_selector(HOME)
             await toasted(ben, EN["mod.you_removed.vote"])
             assert await ben.page.evaluate(f"() => localStorage.getItem('ww:token:{room}')") is None
-            voted_off = EN["feed.removed.vote"].format(name="Ben")
+            voted_off = EN["event.removed.vote"].format(name=isolated("Ben"))
             for p in (ann, cyd, dee):
                 await p.page.wait_for_selector(f"#lobby-news li:text-is('{voted_off}')")
                 await p.page.wait_for_selector("#lobby-players li:nth-child(3)", state="attached")
@@ -253,7 +253,7 @@ def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack):
             await fay.page.click("#leave")
             await fay.page.wait_for_selector(HOME)
             await toasted(fay, EN["mod.you_left"])
-            await ann.page.wait_for_selector(f"#lobby-news li:text-is('{EN['feed.removed.left'].format(name='Fay')}')")
+            await ann.page.wait_for_selector(f"#lobby-news li:text-is('{EN['event.removed.left'].format(name=isolated('Fay'))}')")
             assert await quick_play(eve, gateway.url, "seed_004") == room  # four again
 
             # Ann makes the table private to start it now: her Remove is a host's, not a vote.

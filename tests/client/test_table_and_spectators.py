@@ -10,14 +10,15 @@ import json
 
 import pytest
 
+from devstack.stack import durations
+from tests.client.recording import Recording, record
 from tests.client.table import DOCS, LAPTOP, PHONE, THE_END, chatty, chromium, new_player, play_all, seat_table
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"]
 # No Witch: hers is the one step that always lasts its full time.
-DURATIONS = {"cupid": 30, "seer": 30, "wolves": 30, "witch": 10, "election": 30,
-             "discussion": 30, "vote": 30, "tiebreak": 30, "hunter": 30, "successor": 30}
+DURATIONS = durations(30, witch=10)
 # What a spectator must never get before the end: cards, prompts, night results, pack news.
 PRIVATE_KINDS = {"role", "wolves", "lovers", "prompt", "prompt_closed", "seer_result", "pointed",
                  "witch_victim", "peeked", "little_girl_caught", "charmed", "cards"}
@@ -26,7 +27,12 @@ SHOTS = DOCS / "screenshots"
 # Screenshots from the top of the page, the dawn put away where it is not the picture's subject.
 TOP = "() => { document.querySelector('#dawn-close')?.click(); window.scrollTo(0, 0); }"
 BUZZ = "() => { window.buzzed = 0; navigator.vibrate = () => { window.buzzed += 1; return true; }; }"
-BACKGROUND = "() => getComputedStyle(document.body).backgroundColor"
+# The page's colour once the palette's fade (motion.css: 1.2 s) has ended: read as the phase
+# changes, it would still be the last palette's.
+BACKGROUND = """() => {
+    document.getAnimations().filter((a) => a.effect?.target === document.body).forEach((a) => a.finish());
+    return getComputedStyle(document.body).backgroundColor;
+}"""
 # The phone's promises: the phase and the timer in view wherever the page is scrolled, and the
 # chat less than two screens down.
 PHONE_LAYOUT = """() => {
@@ -39,6 +45,11 @@ PHONE_LAYOUT = """() => {
     window.scrollTo(0, 0);
     return result;
 }"""
+
+
+def a_night_and_a_day(phases: list[str]) -> bool:
+    """Recorded through a day's vote and out of it (the next night, or the end)."""
+    return any(p.startswith("day.vote") for p in phases) and not phases[-1].startswith("day.")
 
 
 def watch_frames(page, frames: list) -> None:
@@ -58,12 +69,12 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
 
             async def a_spectator_in_the_lobby(players):
                 host = players[0].page
-                assert await host.get_attribute("#sound", "aria-pressed") == "false"  # off by default
+                assert await host.get_attribute("#sound", "aria-pressed") == "true"  # on by default
                 await host.click("#sound")  # one toggle, remembered
-                assert await host.get_attribute("#sound", "aria-pressed") == "true"
-                assert await host.evaluate("() => localStorage.getItem('ww:sound')") == "1"
-                await host.click("#sound")
                 assert await host.get_attribute("#sound", "aria-pressed") == "false"
+                assert await host.evaluate("() => localStorage.getItem('ww:sound')") == "0"
+                await host.click("#sound")
+                assert await host.get_attribute("#sound", "aria-pressed") == "true"
                 watch = await host.input_value("#watch-link")
                 assert "#/w/" in watch
                 await spectator.page.goto(watch)
@@ -79,7 +90,6 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
             for p in players:  # count the page's vibrations from now on
                 await p.page.evaluate(BUZZ)
             wolves = {p.seat for p in players if p.role == "werewolf"}
-            wolf = next(p for p in players if p.role == "werewolf")
             host, phone = players[0], players[1]
             looks, titles = {}, []
 
@@ -136,8 +146,13 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
                     await votes_by_day(player.page)
                 await chatty(player, action)  # a line in each channel it reaches, for the review
 
+            # The README's time-lapse: the spectator's table (nobody's card, never dead) through
+            # the first night and day.
+            recording = Recording()
             watchers = [asyncio.create_task(task()) for task in
                         (the_dawn, the_spectator_by_day, the_phone_by_day)]
+            watchers.append(asyncio.create_task(
+                record(spectator.page, recording, start="night.", stop=a_night_and_a_day, every_s=0.5)))
             await play_all(players, on_prompt=turn_in_the_title)
             await spectator.page.wait_for_selector(THE_END)
             done, pending = await asyncio.wait(watchers, timeout=30)
@@ -176,6 +191,11 @@ def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(stack):
             for p in players:
                 page = p.page
                 assert await page.locator("#end-cards li").count() == 6
+
+            # The time-lapse holds the night, the dawn and the day's vote.
+            kinds = {phase.split(".")[0] for phase in recording.phases}
+            assert {"night", "day"} <= kinds and any(p == "day.vote" for p in recording.phases), recording.phases
+            recording.save(SHOTS / "night-and-day.gif", width=800, frame_ms=400)
 
             # The phone: phase and timer stay in view, the chat is less than two screens down.
             layout = looks["phone"]

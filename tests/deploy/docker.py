@@ -12,6 +12,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from devstack.processes import stop
+
 ROOT = Path(__file__).resolve().parents[2]
 LABEL = "werewolf-deploy-test"
 IMAGE = "werewolf-deploy:test"
@@ -59,12 +61,7 @@ def engine():
             subprocess.run(["iptables", "-P", "FORWARD", policy], check=True)
         yield
     finally:
-        dockerd.terminate()
-        try:
-            dockerd.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            dockerd.kill()
-            dockerd.wait()
+        stop(dockerd, grace=30)
         if policy:
             subprocess.run(["iptables", "-P", "FORWARD", policy], check=False)
         log.close()

@@ -30,10 +30,10 @@ import yaml
 from websockets.exceptions import ConnectionClosed
 
 from actors.store import Keys
+from devstack.checks import assert_exact_stream
+from devstack.players import Bot, connect_all, is_phase, seat_table, start
+from devstack.stack import TEST_DURATIONS, connect
 from tests.deploy.docker import ROOT, Network, build_image, engine, remove_leftovers
-from tests.gateway.checks import assert_exact_stream
-from tests.gateway.players import Bot, connect_all, is_phase, seat_table, start
-from tests.stack import TEST_DURATIONS, connect
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
 
@@ -250,7 +250,7 @@ async def test_a_game_through_the_load_balancer_survives_killing_a_host_node_and
     log = stored(net, room)
     assert orjson.loads(log[-1]["frame"])["kind"] == "game_over"
     resumed = 0
-    for seat, seat_clients in enumerate(journeys):
+    for _seat, seat_clients in enumerate(journeys):
         first = None
         for i, client in enumerate(seat_clients):
             last = client.last_seq if i < len(seat_clients) - 1 else None

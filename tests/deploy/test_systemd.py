@@ -11,10 +11,10 @@ import subprocess
 
 import pytest
 
+from devstack.players import Bot, connect_all, seat_table, start
+from devstack.stack import TEST_DURATIONS
 from tests.deploy.docker import ROOT, Network, build_image, engine, remove_leftovers
 from tests.deploy.test_containers import READY_TIMEOUT, wait_until
-from tests.gateway.players import Bot, connect_all, seat_table, start
-from tests.stack import TEST_DURATIONS
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
 
@@ -56,12 +56,14 @@ def active(net: Network, alias: str, unit: str) -> bool:
     return net.exec(alias, "systemctl", "is-active", unit, check=False) == "active"
 
 
-def alive_nodes(net: Network) -> int:
+def alive_nodes(net: Network) -> set[str]:
+    """The IDs of the nodes the head's GCS counts alive (none while it cannot be asked)."""
     out = net.exec("head", "sh", "-c", f"RAY_AUTH_TOKEN_PATH={TOKEN} RAY_AUTH_MODE=token "
                    "/opt/werewolf/.venv/bin/python -c \"import ray; ray.init(address='auto', "
-                   "log_to_driver=False); print(sum(n['Alive'] for n in ray.nodes()))\"",
-                   check=False)
-    return int(out.split()[-1]) if out and out.split()[-1].isdigit() else 0
+                   "log_to_driver=False); print('nodes', *(n['NodeID'] for n in ray.nodes() "
+                   "if n['Alive']))\"", check=False)
+    line = next((line for line in out.splitlines() if line.startswith("nodes")), "nodes")
+    return set(line.split()[1:])
 
 
 async def play_a_game(url: str) -> None:
@@ -73,6 +75,12 @@ async def play_a_game(url: str) -> None:
     assert all(e["kind"] == "game_over" for e in endings)
     for client in clients:
         await client.close()
+
+
+def print_journals(net: Network) -> None:
+    for alias in UNITS:
+        print(f"--- {alias}\n" + net.exec(alias, "journalctl", "--no-pager", "-n", "120",
+                                          check=False))
 
 
 @pytest.fixture(scope="module")
@@ -93,24 +101,30 @@ def machines():
                 put(net, alias, "/etc/werewolf/env", env_file(), "640")
             yield net
         except BaseException:
-            for alias in UNITS:
-                print(f"--- {alias}\n" + net.exec(alias, "journalctl", "--no-pager", "-n", "80",
-                                                  check=False))
+            print_journals(net)
             raise
         finally:
             net.close()
 
 
 def test_the_units_come_up_a_room_plays_and_a_killed_raylet_rejoins(machines):
-    net = machines
+    try:
+        come_up_play_kill_and_play_again(machines)
+    except BaseException:
+        print_journals(machines)
+        raise
+
+
+def come_up_play_kill_and_play_again(net: Network) -> None:
     net.exec("head", "systemctl", "start", "werewolf-ray-head")
-    wait_until(lambda: alive_nodes(net) == 1, READY_TIMEOUT, "the head is up")
+    wait_until(lambda: len(alive_nodes(net)) == 1, READY_TIMEOUT, "the head is up")
     assert net.exec("head", "stat", "-c", "%a", TOKEN) == "600"
     token = net.exec("head", "cat", TOKEN)
     for alias in ("worker", "gateway"):
         put(net, alias, TOKEN, token, "600")
         net.exec(alias, "systemctl", "start", *UNITS[alias])
-    wait_until(lambda: alive_nodes(net) == 3, READY_TIMEOUT, "the worker and gateway nodes join")
+    wait_until(lambda: len(alive_nodes(net)) == 3, READY_TIMEOUT, "the worker and gateway nodes join")
+    before = alive_nodes(net)
     url = f"http://{net.published('gateway', 8000)}"
     wait_until(lambda: net.exec("gateway", "curl", "-sf", "localhost:8000/readyz", check=False),
                READY_TIMEOUT, "the gateway is ready")
@@ -125,6 +139,10 @@ def test_the_units_come_up_a_room_plays_and_a_killed_raylet_rejoins(machines):
     wait_until(lambda: active(net, "worker", "werewolf-ray-worker")
                and net.exec("worker", "pgrep", "-x", "raylet", check=False) not in ("", raylet),
                READY_TIMEOUT, "a new raylet runs")
-    wait_until(lambda: alive_nodes(net) == 3, READY_TIMEOUT, "the restarted worker rejoins")
+    # Rejoined: the GCS has marked the killed node dead (its health checks take a while to fail,
+    # and until then it still counts three nodes, the dead one's hosts among them) and counts the
+    # restarted raylet as a new node.
+    wait_until(lambda: len(now := alive_nodes(net)) == 3 and now != before, READY_TIMEOUT,
+               "the restarted worker rejoins as a new node")
     # The only node offering werewolf_host is the restarted one: a new room plays on it.
     asyncio.run(play_a_game(url))

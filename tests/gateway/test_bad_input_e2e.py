@@ -8,8 +8,8 @@ import orjson
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from tests.gateway.players import Bot, connect_all, in_day, seat_table
-from tests.stack import HTTP_TIMEOUT, TEST_DURATIONS, connect, create_room, open_socket
+from devstack.players import Bot, connect_all, in_day, seat_table
+from devstack.stack import HTTP_TIMEOUT, TEST_DURATIONS, connect, create_room, open_socket
 
 pytestmark = pytest.mark.e2e
 

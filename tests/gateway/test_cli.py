@@ -4,8 +4,8 @@ import shutil
 
 import pytest
 
+from devstack.redis_servers import redis_server
 from gateway.cli import _answers, _env_from_flags, _private_redis, _warn_if_volatile
-from tests.redis_servers import redis_server
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
 

@@ -11,22 +11,23 @@ import psutil
 import pytest
 import redis
 
+from devstack.ray_head import free_port
+from devstack.stack import ROOT, start_gateway
 from gateway.cli import kill_family
-from tests.ray_head import free_port
-from tests.stack import ROOT, start_gateway
 
 pytestmark = pytest.mark.e2e
 
 
-def test_serve_starts_ray_serves_and_cleans_up_on_ctrl_c():
+def test_serve_starts_ray_serves_and_cleans_up_on_ctrl_c(tmp_path):
     port = free_port()
     prefix = "t" + secrets.token_hex(5)
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    # A state directory of its own: one local stack runs per state directory (serve.lock).
     serve = subprocess.Popen(
         [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port),
          "--prefix", prefix, "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True)
+        cwd=ROOT, env={**env, "XDG_STATE_HOME": str(tmp_path / "first")},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         lines = []
         for line in serve.stdout:  # blocks until the server says where to go
@@ -40,12 +41,14 @@ def test_serve_starts_ray_serves_and_cleans_up_on_ctrl_c():
             assert http.get("/readyz").json() == {"ok": True, "redis": True, "ray": True}
             room = http.post("/api/rooms", json={"name": "Layla"}).json()["room"]
 
-            # A second stack on the same Redis and prefix (as two default `werewolf serve` on one
-            # machine) is refused, naming WW_PREFIX, before it starts a Ray of its own.
+            # A second stack on the same Redis and prefix (another user's, or another checkout's
+            # state directory: on the same one, serve.lock refuses it first) is refused, naming
+            # WW_PREFIX, before it starts a Ray of its own.
             second = subprocess.run(
                 [sys.executable, "-m", "gateway.cli", "serve", "--port", str(free_port()),
                  "--prefix", prefix, "--log-level", "warning"],
-                cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+                cwd=ROOT, env={**env, "XDG_STATE_HOME": str(tmp_path / "second")},
+                capture_output=True, text=True, timeout=120)
             assert second.returncode != 0
             assert "WW_PREFIX" in second.stderr and prefix in second.stderr, second.stderr
             assert "Started a local Ray head" not in second.stdout

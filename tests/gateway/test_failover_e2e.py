@@ -4,33 +4,17 @@ import asyncio
 import os
 import random
 import signal
-import subprocess
-import sys
 
 import httpx
 import orjson
 import pytest
-from websockets.exceptions import ConnectionClosed
 
-from tests.gateway.checks import assert_exact_stream, stored_log
-from tests.gateway.players import (
-    Bot, acked_acts, connect_all, in_day, is_phase, seat_table, start)
-from tests.stack import connect
+from devstack.checks import assert_exact_stream, stored_log
+from devstack.failover import host_pid, play_through_failover
+from devstack.players import Bot, acked_acts, connect_all, in_day, is_phase, seat_table, start
+from devstack.stack import connect
 
 pytestmark = pytest.mark.e2e
-
-
-async def play_through_failover(bot: Bot, room: str, token: str, ws_url: str) -> list:
-    """Play to game_over; if the socket dies, reconnect to `ws_url` with `since` and go on.
-    Returns the clients used, in order."""
-    clients = [bot.client]
-    try:
-        await bot.play()
-    except (ConnectionError, ConnectionClosed):
-        bot.client = await connect(ws_url, room, token, since=clients[0].last_seq)
-        clients.append(bot.client)
-        await bot.play()
-    return clients
 
 
 async def test_players_of_a_killed_gateway_resume_on_the_other_one(stack, redis_url):
@@ -119,21 +103,3 @@ async def test_the_game_survives_the_death_of_its_host_process(stack, redis_url)
 
 def orjson_kind(stored: dict) -> str:
     return orjson.loads(stored["frame"])["kind"]
-
-
-async def host_pid(stack, room: str) -> int:
-    """Ask Ray (from a separate driver process) for the pid of the actor hosting `room`."""
-    script = (
-        "import asyncio, sys, ray\n"
-        "from actors.store import Keys, connect\n"  # a redis+sentinel:// URL too
-        "key = Keys(sys.argv[3]).room(sys.argv[4])\n"
-        "host = asyncio.run(connect(sys.argv[2]).hget(key, 'host')).decode()\n"
-        "ray.init(address=sys.argv[1], namespace='werewolf', log_to_driver=False)\n"
-        "print(ray.get(ray.get_actor(host).stats.remote())['pid'])\n"
-    )
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", script, stack.ray_address, stack.redis_url, stack.prefix, room,
-        stdout=subprocess.PIPE, env={**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
-                                     "RAY_AUTH_MODE": "disabled"})
-    out, _ = await asyncio.wait_for(proc.communicate(), 60)
-    return int(out.decode().split()[-1])

@@ -63,3 +63,16 @@ def test_the_settings_model_takes_every_setting_the_rules_declare():
     from rules import SETTINGS_FIELDS
 
     assert set(Settings.model_fields) - {"type", "id"} == set(SETTINGS_FIELDS)
+
+
+def test_the_event_schema_and_the_rules_declaration_are_made_from_the_declared_events():
+    from actors.room import EVENTS, ROOM_EVENTS
+    from gateway.app import DECLARATION
+    from gateway.frames import EVENT_FIELDS
+    import rules
+
+    assert set(EVENTS) == set(rules.EVENTS) | set(ROOM_EVENTS) == set(EVENT_FIELDS)
+    assert DECLARATION["events"]["seer_result"] == {
+        "fields": ["seat", "role"], "optional": [], "audience": "the Seer",
+        "doc": rules.EVENTS["seer_result"].doc}
+    assert all(EVENT_FIELDS[kind] == k.fields for kind, k in EVENTS.items())

@@ -2,6 +2,7 @@
 once reach the client as the message, at every length of the frame header, and a connection that
 compresses is not offered it."""
 import asyncio
+import socket
 
 import pytest
 import uvicorn
@@ -9,7 +10,7 @@ from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from websockets.asyncio.client import connect
 
-from gateway.framing import FRAMED_SEND, text_frame
+from gateway.framing import FRAMED_SEND, WRITES, text_frame
 from loadtest.stack import free_port
 
 MESSAGES = ["short", "é" * 100, "x" * 70_000]  # 7-bit, 16-bit and 64-bit payload lengths
@@ -54,3 +55,84 @@ async def test_a_connection_that_compresses_is_not_offered_framed_send(server):
         assert await client.recv() == "asgi"
         assert [await client.recv() for _ in MESSAGES] == MESSAGES
         await client.send("bye")
+
+
+STALL_SECONDS = 0.2  # the connection's drain timer, short here: the rule is the same
+TCP_CLOSE = 7  # linux/tcp_states.h
+
+
+async def never_drained(websocket) -> None:
+    """Writes framed bytes until the connection pauses, waits for its stall callback, drops it."""
+    await websocket.accept()
+    extensions = websocket.scope["extensions"]
+    writes, send_framed = extensions[WRITES], extensions[FRAMED_SEND]
+    stalled = asyncio.Event()
+    writes.watch(STALL_SECONDS, stalled.set)
+    frame = text_frame("x" * 10_000)
+    written = 0
+    while writes.unsent() <= 64 << 10:  # until the transport's high-water mark (it pauses)
+        send_framed(frame)
+        written += len(frame)
+        await asyncio.sleep(0)  # the kernel takes what it can; the rest stays unsent
+    await asyncio.wait_for(stalled.wait(), 10)
+    held = writes.unsent()
+    writes.drop(1013, STALL_SECONDS)
+    while not writes.disconnected:  # the peer never answers the close: aborted after the grace
+        await asyncio.sleep(0.05)  # polling the connection's state, within the test's timeout
+    HELD.append((held, written))
+
+
+HELD: list[tuple[int, int]] = []
+
+
+@pytest.fixture
+async def stalling_server():
+    port = free_port()
+    config = uvicorn.Config(Starlette(routes=[WebSocketRoute("/ws", never_drained)]), port=port,
+                            ws="gateway.framing:FramedWebSocketProtocol",
+                            http="gateway.http:TimedHttpProtocol", ws_per_message_deflate=False,
+                            log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)  # polling for the server's start, not waiting blindly
+    yield port
+    server.should_exit = True
+    await asyncio.wait_for(serving, 10)
+
+
+async def test_a_connection_that_never_drains_is_reported_then_aborted_with_its_bytes(
+        stalling_server):
+    loop = asyncio.get_running_loop()
+    peer = socket.socket()
+    peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
+    peer.setblocking(False)
+    await loop.sock_connect(peer, ("127.0.0.1", stalling_server))
+    await loop.sock_sendall(peer, b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                            b"Sec-WebSocket-Version: 13\r\n\r\n")
+    try:
+        async def given_up() -> None:  # the peer reads nothing until the server let it go
+            while not HELD:
+                await asyncio.sleep(0.05)  # polling the app's record of the abort
+        await asyncio.wait_for(given_up(), 10)
+        held, written = HELD[0]
+        assert held > 64 << 10  # past the transport's high-water mark, and no drain came
+        # Reset: the peer's socket is closed before it reads a byte (a plain close would leave it
+        # open behind the kernel's send queue, as long as it does not read).
+        tcp_state = peer.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+        assert tcp_state == TCP_CLOSE
+        received = 0
+
+        async def read_to_the_end() -> None:
+            nonlocal received
+            try:
+                while data := await loop.sock_recv(peer, 1 << 16):
+                    received += len(data)
+            except ConnectionResetError:
+                pass  # aborted: what was never taken is gone
+        await asyncio.wait_for(read_to_the_end(), 10)
+        # What the transport held was freed, never sent (the peer also read the 101 response).
+        assert received < written - held + 1024
+    finally:
+        peer.close()

@@ -9,11 +9,11 @@ import random
 import httpx
 import pytest
 
-from tests.gateway.checks import (
+from devstack.checks import (
     assert_exact_stream, assert_frames_match_schemas, assert_no_leak, assert_spectator_sees_public_only,
     stored_log, validators)
-from tests.gateway.players import Bot, connect_all, is_phase, seat_table, start, watch
-from tests.stack import HTTP_TIMEOUT, Stack, connect
+from devstack.players import Bot, connect_all, is_phase, seat_table, start, watch
+from devstack.stack import HTTP_TIMEOUT, Stack, connect
 
 pytestmark = pytest.mark.e2e
 
@@ -193,11 +193,20 @@ async def test_the_host_of_a_finished_game_plays_again_with_the_same_table(gatew
         schemas["http_room"].validate(old)
         assert old["next"] == following
         new = (await http.get(f"/api/rooms/{following}")).json()
-        assert new["status"] == "running" and new["next"] is None
+        assert new["status"] == "lobby" and new["next"] is None  # the host starts it
         assert [p["name"] for p in new["players"]] == [p["name"] for p in old["players"]]
         assert new["settings"] == old["settings"]
-    # Every seat enters the next game with the token it has, in the seat it had.
+        # retried once the lobby is there: still that room, not a second one, not started
+        assert (await http.post(again, json={"token": seats[0]["token"]})).json()["room"] == following
+        assert (await http.get(f"/api/rooms/{following}")).json()["status"] == "lobby"
+    # Every seat enters the next game's lobby with the token it has, in the seat it had.
+    nexts = []
     for seat, s in enumerate(seats):
         client = await connect(gateway.ws_url, following, s["token"])
-        assert client.welcome["seat"] == seat and client.welcome["view"]["status"] == "running"
+        assert client.welcome["seat"] == seat and client.welcome["view"]["status"] == "lobby"
+        nexts.append(client)
+    assert (await nexts[1].request({"type": "start"}))["code"] == "not_host"
+    await start(nexts[0])
+    assert (await nexts[0].request({"type": "start"}))["type"] == "error"  # started once
+    for client in nexts:
         await client.close()

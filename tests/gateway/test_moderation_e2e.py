@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from actors.store import Keys
-from tests.stack import HTTP_TIMEOUT, connect, create_room, join_room, open_socket
+from devstack.stack import HTTP_TIMEOUT, connect, create_room, join_room, open_socket
 
 pytestmark = pytest.mark.e2e
 
@@ -106,7 +106,7 @@ async def test_a_report_reaches_the_operators_and_no_one_else(gateway, stack):
         assert report["room"] == room and report["reason"] == "abuse"
         assert report["reporter"] == {"seat": 1, "name": "P1"}
         assert report["reported"] == {"seat": 2, "name": "P2"}
-        assert [l["text"] for l in report["lines"]] == ["rude words"]
+        assert [line["text"] for line in report["lines"]] == ["rude words"]
         # nothing of it reaches a player's socket
     await asyncio.sleep(0)
     assert not any(f.get("kind") == "report" or "insults" in orjson.dumps(f).decode()

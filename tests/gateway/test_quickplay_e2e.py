@@ -8,7 +8,7 @@ import secrets
 import httpx
 import pytest
 
-from tests.stack import HTTP_TIMEOUT, Stack, connect
+from devstack.stack import HTTP_TIMEOUT, Stack, connect
 
 pytestmark = pytest.mark.e2e
 
@@ -100,8 +100,8 @@ async def test_a_host_s_public_table_is_listed_and_counts_a_link_join(gateways):
 
 async def test_presses_on_a_redis_cluster_fill_one_table_then_the_next(ray_address, ww_prefix):
     """The index's scripts each touch one slot: on a Redis Cluster quick play works alike."""
-    from tests.redis_servers import redis_cluster
-    from tests.stack import Stack
+    from devstack.redis_servers import redis_cluster
+    from devstack.stack import Stack
     with redis_cluster() as cluster:
         stack = Stack(ray_address=ray_address, redis_url=cluster.url, prefix=ww_prefix)
         try:

@@ -9,11 +9,11 @@ import httpx
 import orjson
 import pytest
 
-from tests.gateway.checks import assert_exact_stream, lost_acks, stored_log
-from tests.gateway.players import Bot, connect_all, is_phase, seat_table, start
-from tests.gateway.test_failover_e2e import play_through_failover
-from tests.redis_servers import redis_server, sentinel_group
-from tests.stack import HTTP_TIMEOUT, Stack
+from devstack.checks import assert_exact_stream, lost_acks, stored_log
+from devstack.failover import play_through_failover
+from devstack.players import Bot, connect_all, is_phase, seat_table, start
+from devstack.redis_servers import redis_server, sentinel_group
+from devstack.stack import HTTP_TIMEOUT, Stack
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +32,7 @@ async def start_games(gateway, rooms: int, players: int):
 
 
 async def finish_and_check(tables, redis_url: str, prefix: str) -> None:
-    for room, clients, games in tables:
+    for room, _clients, games in tables:
         journeys = await asyncio.wait_for(asyncio.gather(*games), 240)
         log = await stored_log(redis_url, prefix, room)
         assert orjson.loads(log[-1]["frame"])["kind"] == "game_over"

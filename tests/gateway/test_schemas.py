@@ -6,9 +6,9 @@ import json
 import pytest
 from jsonschema import Draft202012Validator, ValidationError
 
+from devstack.checks import SCHEMAS, validators
 from gateway.frames import ASYNCAPI_PATH, SCHEMA_DIR, generated_files
 from rules.settings import settings_schema
-from tests.gateway.checks import SCHEMAS, validators
 
 EXAMPLES = {
     "hello": {"type": "hello", "token": "abc", "since": None},

@@ -9,13 +9,17 @@ import orjson
 from starlette.websockets import WebSocketState
 
 from actors.client import Since, Unseated
+from actors.room import WATCHER
 from actors.config import Config
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats, PresenceReports
 from gateway.state import GatewayState
 from gateway import ws
-from gateway.ws import (CLOSE_OVERFLOW, CLOSE_REMOVED, CLOSE_RESEATED, SEND_QUEUE_FRAMES,
-                        Session)
+from gateway.framing import FRAMED_SEND, WRITES
+from gateway.ws import (CLOSE_OVERFLOW, CLOSE_REMOVED, CLOSE_RESEATED, LOCAL_BURST_FACTOR,
+                        SEND_QUEUE_FRAMES, WELCOME_CHAT_LINES, Session, WatchSession,
+                        origin_allowed)
+from actors.room import RATE_LIMITS
 
 
 def stored(seq: int, to=None) -> dict:
@@ -30,6 +34,7 @@ class Room:
         self.lag = lag  # events stored and published that the room's welcome does not show yet
         self.listeners: list[tuple[asyncio.Queue, int]] = []
         self.presence_calls: list[tuple[int, bool]] = []
+        self.commands: list[dict] = []  # what reached the room
         self._presence_changed = asyncio.Condition()
 
     @asynccontextmanager
@@ -52,6 +57,10 @@ class Room:
 
     async def events_after(self, room, since, upto=None):
         return self.log[since:upto]
+
+    async def command(self, room, seat, frame, received=None, proof=None):
+        self.commands.append(frame)
+        return {"type": "ack", "id": frame["id"]}
 
     async def presence(self, room, seat, connected):
         async with self._presence_changed:
@@ -86,8 +95,8 @@ class Socket:
     async def receive(self) -> dict:
         return await self.inbox.get()
 
-    async def close(self, code: int) -> None:
-        self.closed_with = code
+    async def close(self, code: int, reason: str | None = None) -> None:
+        self.closed_with, self.close_reason = code, reason
         self.application_state = WebSocketState.DISCONNECTED
 
     async def until(self, predicate) -> None:
@@ -134,6 +143,41 @@ async def test_what_went_out_past_a_lagging_welcome_before_the_socket_listened_i
     assert [(f["type"], f["seq"]) for f in socket.sent] == [("welcome", 1), ("event", 3), ("event", 4)]
     await socket.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(session, 5)
+
+
+class FramedSocket(Socket):
+    """A socket whose connection takes an event's frame as bytes (gateway.framing.FRAMED_SEND)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scope = {"type": "websocket", "extensions": {FRAMED_SEND: self.send_framed}}
+
+    def send_framed(self, frame: bytes) -> bool:
+        self.sent.append(orjson.loads(frame[2:]))  # a short text frame: two bytes of header
+        self.arrived.set()
+        return True
+
+
+async def test_a_live_event_is_written_as_it_is_published_unless_something_waits_before_it():
+    room = Room([stored(1)])
+    socket = FramedSocket()
+    session = Session(socket, "ROOMAA", 1, gateway(room))
+    running = asyncio.create_task(session.run(since=0))
+    await socket.until(lambda sent: sent and sent[-1].get("seq") == 1)
+    room.publish(stored(2))  # the first live event follows the welcome's marker through the sender
+    await socket.until(lambda sent: sent[-1].get("seq") == 2)
+
+    room.publish(stored(3))
+    room.publish(stored(3))  # published again (a racing subscription): not written twice
+    assert [f.get("seq") for f in socket.sent] == [1, 1, 2, 3]  # written as published: no wait
+    session.queue.put_nowait((orjson.dumps({"type": "ack", "id": "x"}).decode(), 0.0))
+    room.publish(stored(4))  # behind the queued ack
+    assert socket.sent[-1].get("seq") == 3
+    await socket.until(lambda sent: sent[-1].get("seq") == 4)
+    assert [(f["type"], f.get("seq")) for f in socket.sent[-2:]] == [("ack", None), ("event", 4)]
+
+    await socket.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(running, 5)
 
 
 async def test_a_socket_that_stops_reading_is_dropped_and_the_others_keep_up():
@@ -202,3 +246,227 @@ async def test_a_welcome_for_a_seat_that_moved_closes_for_a_reconnect():
     await asyncio.wait_for(Session(socket, "ROOMAA", 2, gateway(Room([])), "moved").run(None), 5)
     assert socket.closed_with == CLOSE_RESEATED
     assert not [f for f in socket.sent if f.get("type") == "welcome"]
+
+
+class Writes:
+    """The connection's side of a framed socket (gateway.framing.FramedWebSocketProtocol): bytes
+    the transport has not written (set by the test), the stall callback, and the drop."""
+
+    def __init__(self, socket: Socket) -> None:
+        self.socket = socket
+        socket.scope = {"type": "websocket", "extensions": {WRITES: self}}
+        self.buffered = 0
+        self.on_stall = None
+        self.dropped: int | None = None
+        self.dropped_event = asyncio.Event()
+
+    def unsent(self) -> int:
+        return self.buffered
+
+    def watch(self, seconds: float, on_stall) -> None:
+        self.on_stall = on_stall
+
+    def drop(self, code: int, grace: float) -> None:
+        self.dropped = code
+        self.dropped_event.set()
+
+
+def config(**changes) -> Config:
+    return Config(**changes)
+
+
+async def test_a_socket_whose_connection_holds_too_many_unsent_bytes_is_dropped_by_the_next_event():
+    room = Room([])
+    gw = gateway(room)
+    gw.config = config(ws_unsent_bytes=10_000)
+    socket, fine = Socket(), Socket()
+    writes = Writes(socket)
+    sessions = [asyncio.create_task(Session(s, "ROOMAA", seat, gw).run(since=None))
+                for seat, s in enumerate((socket, fine))]
+    await socket.until(lambda sent: sent)
+    await fine.until(lambda sent: sent)
+    room.publish(stored(1))
+    await socket.until(lambda sent: sent[-1].get("seq") == 1)
+    writes.buffered = 10_001  # written, never taken by the kernel: the peer stopped reading
+    room.publish(stored(2))
+    await asyncio.wait_for(sessions[0], 5)
+    assert writes.dropped == CLOSE_OVERFLOW and socket.closed_with is None  # not the ASGI close
+    assert [f.get("seq") for f in socket.sent] == [0, 1]
+    await fine.until(lambda sent: sent[-1].get("seq") == 2)  # the other socket is served
+    assert not sessions[1].done()
+    await fine.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(sessions[1], 5)
+
+
+async def test_the_queue_counts_its_bytes_with_the_connections_against_the_bound():
+    class BusyRoom(Room):
+        async def welcome(self, room, seat, proof=None):  # a few big events while it is taken
+            welcome = await super().welcome(room, seat)
+            for seq in range(1, 5):
+                self.publish({**stored(seq), "frame": "x" * 4000})
+            return welcome
+
+    gw = gateway(BusyRoom([]))
+    gw.config = config(ws_unsent_bytes=10_000)
+    socket = Socket()
+    writes = Writes(socket)
+    await asyncio.wait_for(Session(socket, "ROOMAA", 1, gw).run(since=None), 5)
+    # Three events queued (12,000 bytes), the fourth finds them past 10,000: dropped once the
+    # welcome is written, with nothing more sent.
+    assert [f["type"] for f in socket.sent] == ["welcome"]
+    assert writes.dropped == CLOSE_OVERFLOW
+
+
+async def test_a_connection_that_does_not_drain_is_dropped_in_its_welcome_and_after_it():
+    room = Room([stored(seq) for seq in range(1, 50)])
+    gw = gateway(room)
+    stuck = Socket(stuck=True)  # takes the welcome, then no write completes
+    writes = Writes(stuck)
+    dropped = asyncio.create_task(Session(stuck, "ROOMAA", 1, gw).run(since=0))
+    await stuck.until(lambda sent: sent)
+    writes.on_stall()  # the connection's timer: no drain for ws_drain_seconds
+    await asyncio.wait_for(dropped, 5)
+    assert writes.dropped == CLOSE_OVERFLOW and len(stuck.sent) == 1
+
+    idle = Socket()  # past its welcome, nothing to send: the stall alone drops it
+    writes = Writes(idle)
+    served = asyncio.create_task(Session(idle, "ROOMAA", 2, gw).run(since=None))
+    await idle.until(lambda sent: sent)
+    writes.on_stall()
+    await asyncio.wait_for(served, 5)
+    assert writes.dropped == CLOSE_OVERFLOW
+
+
+async def test_a_welcome_carries_the_last_chat_lines_of_each_channel_and_counts_the_others():
+    lines = {"day": [{"channel": "day", "text": f"d{i}"} for i in range(WELCOME_CHAT_LINES + 150)],
+             "wolves": [{"channel": "wolves", "text": f"w{i}"} for i in range(3)]}
+
+    class ChattyRoom(Room):
+        async def welcome(self, room, seat, proof=None):
+            return {"seq": 0, "view": {"room": room, "chat": lines}}
+
+    socket = Socket()
+    session = asyncio.create_task(Session(socket, "ROOMAA", 1, gateway(ChattyRoom([]))).run(None))
+    await socket.until(lambda sent: sent)
+    view = socket.sent[0]["view"]
+    assert [line["text"] for line in view["chat"]["day"]] == [
+        f"d{i}" for i in range(150, WELCOME_CHAT_LINES + 150)]
+    assert view["chat"]["wolves"] == lines["wolves"]
+    assert view["chat_omitted"] == {"day": 150}
+    await socket.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(session, 5)
+
+
+def settings_event(seq: int, spectators: str) -> dict:
+    return {"seq": seq, "to": None, "frame": orjson.dumps(
+        {"type": "event", "seq": seq, "kind": "settings",
+         "settings": {"rules": {"spectators": spectators}}, "roles_in_play": {}}).decode()}
+
+
+async def test_a_spectator_is_closed_by_the_settings_event_that_forbids_spectators():
+    room = Room([stored(1)])
+    socket = Socket()
+    session = asyncio.create_task(WatchSession(socket, "ROOMAA", WATCHER, gateway(room)).run(None))
+    await socket.until(lambda sent: sent)
+    room.publish(settings_event(2, "allowed"))
+    room.publish({**stored(3), "frame": '{"type":"event","seq":3,"kind":"chat","text":"forbidden"}'})
+    await socket.until(lambda sent: sent[-1].get("seq") == 3)
+    assert not session.done()
+    room.publish(settings_event(4, "forbidden"))
+    room.publish(stored(5))
+    await asyncio.wait_for(session, 5)
+    assert (socket.closed_with, socket.close_reason) == (1008, "spectators_forbidden")
+    assert [f.get("seq") for f in socket.sent] == [1, 2, 3, 4]  # the event, then the close
+
+
+async def test_a_spectator_whose_welcome_forbids_spectators_is_refused():
+    class ForbiddingRoom(Room):  # the host forbade them between the hello and the welcome
+        async def welcome(self, room, seat, proof=None):
+            return {"seq": 1, "view": {"settings": {"rules": {"spectators": "forbidden"}}}}
+
+    socket = Socket()
+    await asyncio.wait_for(
+        WatchSession(socket, "ROOMAA", WATCHER, gateway(ForbiddingRoom([]))).run(None), 5)
+    assert socket.sent == [] and (socket.closed_with, socket.close_reason) == (
+        1008, "spectators_forbidden")
+
+
+def test_origin_is_the_served_host_or_an_allowed_one_and_absent_for_non_browsers():
+    assert origin_allowed(None, "game.example", ())  # no Origin: not a browser
+    assert origin_allowed("http://127.0.0.1:8000", "127.0.0.1:8000", ())
+    assert origin_allowed("https://Game.Example", "game.example", ())  # default port, any case
+    assert origin_allowed("https://game.example", "game.example:443", ())
+    assert origin_allowed("http://[::1]:8000", "[::1]:8000", ())
+    assert not origin_allowed("https://evil.example", "game.example", ())
+    assert not origin_allowed("http://game.example:8001", "game.example:8000", ())
+    assert not origin_allowed("https://game.example", "game.example:80", ())  # 443 is not 80
+    assert not origin_allowed("null", "game.example", ())  # a sandboxed frame, a file
+    assert not origin_allowed("http://game.example:x", "game.example", ())
+    assert not origin_allowed("https://game.example", None, ())
+    # Behind a proxy that sends its own Host upstream: the public origin is listed.
+    assert origin_allowed("https://game.example/", "10.0.0.5:8000", ("https://game.example",))
+    assert origin_allowed("https://any.example", "10.0.0.5:8000", ("*",))
+
+
+async def test_sockets_saying_hello_at_once_share_one_welcome_of_their_seat():
+    class SlowRoom(Room):
+        def __init__(self, log) -> None:
+            super().__init__(log)
+            self.asked: list[int] = []
+            self.gate = asyncio.Event()
+
+        async def welcome(self, room, seat, proof=None):
+            self.asked.append(seat)
+            await self.gate.wait()  # every socket has said hello before the room answers
+            return await super().welcome(room, seat, proof)
+
+    room = SlowRoom([stored(1)])
+    gw = gateway(room)
+    sockets = [Socket() for _ in range(6)]
+    kinds = [(Session, 1)] * 3 + [(WatchSession, WATCHER)] * 3
+    sessions = [asyncio.create_task(kind(s, "ROOMAA", seat, gw).run(since=None))
+                for s, (kind, seat) in zip(sockets, kinds)]
+    while len(room.listeners) < len(sockets):
+        await asyncio.sleep(0)  # every socket subscribed (no I/O here: tasks run in turn)
+    for _ in range(3):
+        await asyncio.sleep(0)  # and its welcome task has asked, or joined one in flight
+    room.gate.set()
+    for socket in sockets:
+        await socket.until(lambda sent: sent)
+    assert sorted(room.asked) == [WATCHER, 1]
+    assert [s.sent[0]["seat"] for s in sockets] == [1, 1, 1, None, None, None]
+    room.publish(stored(2))
+    for socket in sockets:
+        await socket.until(lambda sent: sent[-1].get("seq") == 2)
+        await socket.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(asyncio.gather(*sessions), 5)
+
+
+async def test_a_flood_of_commands_is_refused_by_the_socket_past_its_burst_without_reaching_the_room(monkeypatch):
+    now = [1_000_000_000]  # the gateway's read time, ms: frozen, so no token comes back meanwhile
+    monkeypatch.setattr(ws.time, "time_ns", lambda: now[0] * 1_000_000)
+    room = Room([stored(1)])
+    socket = Socket()
+    gw = gateway(room)
+    session = asyncio.create_task(Session(socket, "ROOMAA", 1, gw).run(since=None))
+    await socket.until(lambda sent: sent and sent[0]["type"] == "welcome")
+    sent = 50
+    for i in range(sent):
+        await socket.inbox.put({"type": "websocket.receive",
+                                "text": orjson.dumps({"type": "chat", "id": i, "text": "hi"}).decode()})
+    await socket.inbox.put({"type": "websocket.receive",
+                            "text": orjson.dumps({"type": "act", "id": "a", "action": "vote", "targets": [2]}).decode()})
+    await socket.until(lambda frames: sum(f["type"] in ("ack", "error") for f in frames) == sent + 1)
+
+    burst = RATE_LIMITS["chat"][0] * LOCAL_BURST_FACTOR
+    replies = {f["id"]: f for f in socket.sent if f["type"] in ("ack", "error")}
+    assert [f["id"] for f in room.commands] == list(range(burst)) + ["a"]  # another kind: its own
+    assert all(replies[i]["code"] == "rate_limited" for i in range(burst, sent))
+    assert gw.metrics.refused_here.labels("chat")._value.get() == sent - burst
+    now[0] += 1000 * int(1 / RATE_LIMITS["chat"][1])  # one token back
+    await socket.inbox.put({"type": "websocket.receive",
+                            "text": orjson.dumps({"type": "chat", "id": "later", "text": "hi"}).decode()})
+    await socket.until(lambda frames: frames[-1].get("id") == "later")
+    assert socket.sent[-1]["type"] == "ack" and room.commands[-1]["id"] == "later"
+    await socket.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(session, 5)

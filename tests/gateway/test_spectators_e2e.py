@@ -1,6 +1,6 @@
 """Spectators through the protocol alone: a watch socket (no token, no seat) sees the public table
-and nothing else until `game_over`; it is counted in the lobby, refused where the host forbids
-spectators, and may not act. The review endpoint serves a finished game's whole log.
+and nothing else until `game_over`; it is counted in the lobby, refused (and closed, if it was
+watching) where the host forbids spectators, and may not act. The review endpoint serves a finished game's whole log.
 """
 import asyncio
 import random
@@ -8,10 +8,10 @@ import random
 import httpx
 import pytest
 
-from tests.gateway.checks import (
+from devstack.checks import (
     assert_frames_match_schemas, assert_spectator_sees_public_only, stored_log)
-from tests.gateway.players import Bot, connect_all, seat_table, start, watch
-from tests.stack import HTTP_TIMEOUT, Stack, open_socket
+from devstack.players import Bot, connect_all, seat_table, start, watch
+from devstack.stack import HTTP_TIMEOUT, Stack, open_socket
 
 pytestmark = pytest.mark.e2e
 
@@ -74,12 +74,12 @@ async def test_spectators_leave_the_count_and_are_refused_where_the_host_forbids
     await second.close()
     await host.wait_for(lambda f: f.get("kind") == "spectators" and f["count"] == 1)
     assert (await host.request({"type": "settings", "rules": {"spectators": "forbidden"}}))["type"] == "ack"
+    assert await first.wait_closed() == 1008 and first.ws.close_reason == "spectators_forbidden"
     refused = await open_socket(gateway.ws_url, room)
     await refused.send({"type": "hello", "watch": True, "since": None})
     assert await refused.wait_closed() == 1008 and refused.ws.close_reason == "spectators_forbidden"
     nowhere = await open_socket(gateway.ws_url, "ZZZZZZ")
     await nowhere.send({"type": "hello", "watch": True})
     assert await nowhere.wait_closed() == 1008 and nowhere.ws.close_reason == "room_not_found"
-    await first.close()
     await host.wait_for(lambda f: f.get("kind") == "spectators" and f["count"] == 0)
     await host.close()

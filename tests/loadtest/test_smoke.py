@@ -2,7 +2,7 @@
 
 * the bare baseline server driven by headless Locust (fast, no Ray);
 * the `rush` model: 4 tables of 18 players playing real games to the end through the real stack
-  (tests/stack.py: private Ray head, `werewolf serve`, shared Redis under a random prefix), with
+  (devstack/stack.py: private Ray head, `werewolf serve`, shared Redis under a random prefix), with
   every seat's stream checked (no duplicate, no reorder, every public event at every seat) and
   every seat re-read with hello since=0 after game_over and compared with what it got live;
 * the `human` model: 2 tables for a minute on phases long enough for its think times and chat
@@ -120,7 +120,7 @@ def test_locust_tables_against_the_bare_baseline(tmp_path):
 
 @pytest.mark.e2e
 def test_rush_tables_play_real_games_through_the_real_stack(stack, tmp_path):
-    gateway = stack.start_gateway(games_per_actor=100)    # tests/stack.py: 2 s phases
+    gateway = stack.start_gateway(games_per_actor=100)    # devstack/stack.py: 2 s phases
     res = run_locust(gateway.url, 4, tmp_path, "--ww-model", "rush", "--ww-chat-interval", "3",
                      "--ww-night-chat-interval", "2", "--ww-think", "0.2,1.0",
                      "--ww-verify-seats", "18", limit_s=150)

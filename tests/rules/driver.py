@@ -6,6 +6,8 @@ from rules.registry import CARDS
 from rules.role import living_wolves
 
 T0 = 1_700_000_000_000
+# Seed 000's table of eight: the deal most rules tests play.
+EIGHT_SEATS = ["werewolf", "seer", "witch", "hunter", "cupid", "villager", "werewolf", "villager"]
 NAMES = ["Layla", "Omar", "Nour", "Sami", "Huda", "Karim", "Rana", "Tariq", "Dana", "Ziad",
          "Mona", "Fadi", "Salma", "Yusuf", "Rima", "Adel", "Lina", "Bassam"]
 

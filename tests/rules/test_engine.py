@@ -8,9 +8,9 @@ import pytest
 
 from rules import (BadFrame, IllegalTarget, NotYourTurn, RoomClosed, Settings, act, advance,
                    next_deadline, outcome, roles_in_play, say, start_game)
-from tests.rules.driver import NAMES, T0, Game
+from tests.rules.driver import EIGHT_SEATS, Game, NAMES, T0
 
-DEAL = ["werewolf", "seer", "witch", "hunter", "cupid", "villager", "werewolf", "villager"]
+DEAL = EIGHT_SEATS
 
 
 def test_the_deal_is_random_from_the_seed_and_holds_the_public_roles_in_play():

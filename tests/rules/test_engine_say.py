@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rules import BadFrame, NotYourTurn, text
-from tests.rules.driver import Game
+from tests.rules.driver import EIGHT_SEATS, Game
 
 # seats: 0 wolf, 1 seer, 2 witch, 3 hunter, 4 cupid, 5 villager, 6 wolf, 7 villager
-DEAL = ["werewolf", "seer", "witch", "hunter", "cupid", "villager", "werewolf", "villager"]
+DEAL = EIGHT_SEATS
 
 
 def first_day_with_7_dead() -> Game:

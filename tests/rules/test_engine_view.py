@@ -5,10 +5,10 @@ import json
 import pytest
 
 from rules import BadFrame, prompts_for, view
-from tests.rules.driver import Game
+from tests.rules.driver import EIGHT_SEATS, Game
 
 # seats: 0 wolf, 1 seer, 2 witch, 3 hunter, 4 cupid, 5 villager, 6 wolf, 7 villager
-DEAL = ["werewolf", "seer", "witch", "hunter", "cupid", "villager", "werewolf", "villager"]
+DEAL = EIGHT_SEATS
 
 
 def test_a_seat_sees_its_own_card_and_no_other_hidden_card():

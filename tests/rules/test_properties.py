@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rules import (ACTIONS, SETTINGS, BadSettings, SPECIAL_ROLES, GameState, RulesError,
                    Settings, act, advance, min_players, public_view, say, start_game, view)
 from rules.registry import CARDS, STEPS
-from rules.settings import max_players
+from rules.settings import deal, durations_that_apply, max_players
 
 GAMES = int(os.environ.get("RULES_GAMES", "1000"))
 T0 = 1_700_000_000_000
@@ -31,7 +31,7 @@ PLAIN = {r for r, card in CARDS.items() if card.plain}  # a Thief who took nothi
 PRIVATE_ROLE_FIELDS = {"seer_results": {"seer"},
                        "witch": {"witch"}, "linked": {"cupid"}, "guard": {"guard"},
                        "little_girl": {"little_girl"}, "medium_results": {"medium"},
-                       "pack": {"traitor"}, "lover_pair": {"lover"}}
+                       "pack": {"traitor"}, "lover_pair": {"lover"}, "sisters": {"sisters"}}
 
 
 def play(n: int, table: Settings, seed: int, rng: random.Random):
@@ -43,6 +43,8 @@ def play(n: int, table: Settings, seed: int, rng: random.Random):
     commands, log = [], list(events)
     check_events(state, state, events)
     check_views(state, list(range(n)))
+    # the lobby shows only these durations: no other phase may ever be timed at this table
+    timed = set(durations_that_apply(table, deal(n, table)))
     now = T0
     while state.phase != "over":
         assert len(commands) < MAX_COMMANDS, "the game does not end"
@@ -59,6 +61,7 @@ def play(n: int, table: Settings, seed: int, rng: random.Random):
             assert snapshot is None or orjson.dumps(vars(before)) == snapshot
         commands.append(command)
         log += events
+        assert state.deadline is None or STEPS[state.phase].duration in timed, state.phase
         if command[0] == "advance":  # every running phase has a deadline in the future
             # (004's discussion may have no timer at all)
             assert state.phase == "over" or state.deadline is None or state.deadline > command[1]
@@ -172,6 +175,8 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
             assert roles[to[0]] == "traitor" and set(event["wolves"]) == wolves
         elif kind == "lover_pair":
             assert set(to) == set(event["lovers"]) and all(roles[s] == "lover" for s in to)
+        elif kind == "sisters":
+            assert set(to) == set(event["sisters"]) and all(roles[s] == "sisters" for s in to)
         elif kind == "peeked":  # letters for the wolves, never their seats
             assert roles[to[0]] == "little_girl" and len(to) == 1
             assert all(isinstance(label, str) and label.isalpha() for label in event["pointing"])

@@ -4,13 +4,14 @@ import json
 import pathlib
 import re
 
+import rules
 from rules import view
 from tests.rules.driver import Game
 from tests.rules.test_golden import GOLDEN, TABLES
 
 PROTOCOL = (pathlib.Path(__file__).parents[2] / "docs" / "protocol.md").read_text()
 LOBBY_KINDS = {"joined", "presence", "settings", "spectators", "table", "countdown", "remove_vote",
-               "removed", "away"}  # emitted by the room, not by the rules
+               "removed", "away", "closed"}  # emitted by the room, not by the rules
 
 
 def documented_view_fields() -> set:
@@ -28,8 +29,8 @@ def test_the_view_has_exactly_the_documented_fields():
     assert set(view(game.state, 0)) == documented_view_fields()
 
 
-def test_the_engine_emits_exactly_the_documented_game_event_kinds():
+def test_the_engine_emits_exactly_the_documented_and_declared_game_event_kinds():
     kinds = set()
     for name, *_ in TABLES:
         kinds |= {e["kind"] for e in json.loads((GOLDEN / f"{name}.json").read_text())["events"]}
-    assert kinds == documented_event_kinds() - LOBBY_KINDS
+    assert kinds == documented_event_kinds() - LOBBY_KINDS == set(rules.EVENTS)

@@ -3,9 +3,9 @@
 import json
 
 from rules import GameState
-from tests.rules.driver import Game
+from tests.rules.driver import EIGHT_SEATS, Game
 
-DEAL = ["werewolf", "seer", "witch", "hunter", "cupid", "villager", "werewolf", "villager"]
+DEAL = EIGHT_SEATS
 
 
 def assert_round_trips(state: GameState) -> None:

@@ -4,9 +4,16 @@ const MAX_DELAY_MS = 15000;
 const POLICY_VIOLATION = 1008; // the gateway's answer to a bad token
 const REMOVED = 4003; // this seat left the table or was removed from it: its token is void
 const MOVED = 4004; // this seat's player now sits at another seat: the next welcome names it
-// A phone that changes networks can keep a dead socket open for minutes: probe it.
-const PING_EVERY_MS = 25000;
-const PING_TIMEOUT_MS = 10000;
+// A socket can stay open with nothing coming through it for minutes (a phone that changed
+// networks, a silent drop): once it has been quiet a while the page pings, and a ping that hears
+// nothing back in time means the link is dead. A drop is told within about 5.5 s:
+// QUIET_MS + a tick + PING_TIMEOUT_MS + a tick.
+const QUIET_MS = 2000;
+const PING_TIMEOUT_MS = 2500;
+const TICK_MS = 500;
+const PING_ID = "heartbeat"; // answered by the gateway itself, never a room's command id
+// A connect that hangs (no welcome) is given up on and tried again.
+const WELCOME_TIMEOUT_MS = 15000;
 
 export class Connection {
   constructor({ room, token, since, onWelcome, onEvent, onError, onStatus, onRejected, onRemoved }) {
@@ -23,6 +30,8 @@ export class Connection {
     this.timer = null;
     this.stopped = false;
     window.addEventListener("online", () => this.retryNow());
+    // The browser knows the network is gone: no need to wait for the heartbeat to tell.
+    window.addEventListener("offline", () => this.ws && this.abandon(this.ws));
   }
 
   start() {
@@ -34,6 +43,8 @@ export class Connection {
     this.stopped = true;
     this.failPending();
     clearTimeout(this.timer);
+    clearTimeout(this.welcomeTimer);
+    clearInterval(this.beat);
     if (this.ws) this.ws.close();
   }
 
@@ -42,12 +53,19 @@ export class Connection {
     const ws = new WebSocket(`${scheme}://${location.host}/ws/${encodeURIComponent(this.room)}`);
     this.ws = ws;
     this.welcomed = false;
-    this.onStatus({ state: "connecting" });
+    // After a loss (or a failed try) the page says it is reconnecting, not connecting.
+    this.onStatus(this.attempt ? { state: "offline" } : { state: "connecting" });
+    clearTimeout(this.welcomeTimer);
+    this.welcomeTimer = setTimeout(() => this.abandon(ws), WELCOME_TIMEOUT_MS);
     // No token: a spectator's read-only socket (protocol.md, "Spectators").
     const hello = this.token ? { type: "hello", token: this.token, since: this.lastSeq }
       : { type: "hello", watch: true, since: this.lastSeq };
     ws.onopen = () => ws.send(JSON.stringify(hello));
-    ws.onmessage = (msg) => this.receive(JSON.parse(msg.data));
+    ws.onmessage = (msg) => {
+      if (this.ws !== ws) return; // a socket given up on (abandon) may still deliver
+      this.heardAt = performance.now();
+      this.receive(JSON.parse(msg.data));
+    };
     ws.onclose = (ev) => this.lost(ws, ev.code, ev.reason);
   }
 
@@ -55,7 +73,8 @@ export class Connection {
     if (this.ws !== ws) return;
     this.ws = null;
     this.welcomed = false;
-    clearInterval(this.pinger);
+    clearInterval(this.beat);
+    clearTimeout(this.welcomeTimer);
     // Commands still unanswered stay pending: they are resent, same id, after the next welcome.
     if (code === POLICY_VIOLATION) {
       this.stopped = true;
@@ -90,21 +109,33 @@ export class Connection {
     this.open();
   }
 
-  keepAlive() {
-    clearInterval(this.pinger);
+  // A dead link may never finish the closing handshake: given up on at once.
+  abandon(ws) {
+    ws.close();
+    this.lost(ws, null);
+  }
+
+  // Any frame heard counts as an answer; pings go out only into silence, at most one at a time.
+  heartbeat() {
+    clearInterval(this.beat);
     const ws = this.ws;
-    this.pinger = setInterval(() => {
-      // A dead link may never finish the closing handshake: give up on it at once.
-      const late = setTimeout(() => {
-        ws.close();
-        this.lost(ws, null);
-      }, PING_TIMEOUT_MS);
-      this.send({ type: "ping" }).then(() => clearTimeout(late), () => clearTimeout(late));
-    }, PING_EVERY_MS);
+    this.heardAt = performance.now();
+    let pingAt = null;
+    this.beat = setInterval(() => {
+      const now = performance.now();
+      if (pingAt != null && this.heardAt < pingAt) {
+        if (now - pingAt >= PING_TIMEOUT_MS) this.abandon(ws);
+      } else if (now - this.heardAt >= QUIET_MS) {
+        pingAt = now;
+        ws.send(JSON.stringify({ type: "ping", id: PING_ID }));
+      }
+    }, TICK_MS);
   }
 
   receive(frame) {
+    if (frame.id === PING_ID) return; // the heartbeat's ack (or rate_limited: a ping too many)
     if (frame.type === "welcome") {
+      clearTimeout(this.welcomeTimer);
       this.attempt = 0;
       const replayFrom = this.lastSeq;
       this.lastSeq = frame.seq;
@@ -122,7 +153,7 @@ export class Connection {
           waiter.sent = true;
         }
       }
-      this.keepAlive();
+      this.heartbeat();
       this.onWelcome(frame, replayFrom);
     } else if (frame.type === "event") {
       // Replayed events (seq <= welcome's seq) are already in the view; the app uses them for its feed only.

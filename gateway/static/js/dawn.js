@@ -1,5 +1,8 @@
 // The dawn: when a night ends, a banner names who died in it (with their cards, which death
-// reveals), or says that nobody did. It lets clicks through, and goes by itself.
+// reveals), or says that nobody did. Every tap goes through it to the control under it (it has
+// no button of its own: one would block what lies under it) and puts it away; else it goes by
+// itself, and with the game's end. `held()` true (a phone passed around, still going round the
+// night): it waits, and `release()` shows it.
 import { el, rebuild } from "./dom.js";
 import { rolePicture } from "./art.js";
 import { t, has } from "./i18n.js";
@@ -8,8 +11,11 @@ const SHOWN_MS = 7000;
 const isNight = (phase) => String(phase).startsWith("night.");
 
 export class Dawn {
-  constructor({ nameOf, roleName }) {
-    Object.assign(this, { nameOf, roleName, deaths: [], timer: null });
+  constructor({ nameOf, roleName, held = () => false }) {
+    Object.assign(this, { nameOf, roleName, held, deaths: [], timer: null, waiting: null });
+    // Capture: the tap still reaches its control; the banner only goes.
+    document.addEventListener("pointerdown", () => this.close(), { capture: true, passive: true });
+    document.addEventListener("keydown", (e) => e.key === "Escape" && this.close());
   }
 
   // Every live event, with the phase the view had before it.
@@ -17,12 +23,20 @@ export class Dawn {
     if (ev.kind === "phase") {
       if (isNight(ev.phase) && !isNight(before)) this.deaths = [];
       else if (!isNight(ev.phase) && isNight(before)) this.show(ev.day);
+    } else if (ev.kind === "game_over" || ev.kind === "closed") {
+      this.waiting = null;
+      this.close();
     } else if (ev.kind === "death" && isNight(before)) {
       this.deaths.push(ev);
     }
   }
 
   show(day) {
+    if (this.held()) {
+      this.waiting = day;
+      return;
+    }
+    this.waiting = null;
     const box = document.querySelector("#dawn");
     document.querySelector("#dawn-title").textContent = t("dawn.title", { n: day });
     rebuild(document.querySelector("#dawn-dead"), this.deaths.length
@@ -37,9 +51,15 @@ export class Dawn {
     this.timer = setTimeout(() => this.close(), SHOWN_MS);
   }
 
+  release() {
+    if (this.waiting != null && !this.held()) this.show(this.waiting);
+  }
+
   close() {
     clearTimeout(this.timer);
-    document.querySelector("#dawn").hidden = true;
+    const box = document.querySelector("#dawn");
+    if (box.hidden) return;
+    box.hidden = true;
     document.body.dataset.dawn = "0";
   }
 }

@@ -24,3 +24,15 @@ export async function api(method, path, body, { headers = {} } = {}) {
 export function errorText(err) {
   return has(`error.${err?.code}`) ? t(`error.${err.code}`) : t("error.unknown");
 }
+
+// The rules' declaration (GET /api/rules: roles, house rules, presets, durations, event kinds),
+// fetched once per page; retried until the gateway answers.
+export async function loadDeclaration() {
+  for (let pause = 500; ; pause = Math.min(pause * 2, 8000)) {
+    try {
+      const r = await fetch("/api/rules");
+      if (r.ok) return await r.json();
+    } catch { /* offline for a moment: try again */ }
+    await new Promise((done) => setTimeout(done, pause));
+  }
+}

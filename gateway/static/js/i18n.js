@@ -43,6 +43,11 @@ export function t(key, vars = {}) {
   return text.replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
 }
 
+// A name (or a player's words) inside a sentence: First Strong Isolate ... Pop Directional
+// Isolate, so its own direction does not reorder the words around it (an Arabic name in an
+// English line, a Latin name with digits in an Arabic one).
+export const isolate = (text) => `\u2068${text}\u2069`;
+
 export function has(key) {
   return key in catalogue || key in fallback;
 }

@@ -2,7 +2,7 @@
 // remove it (anyone at a public lobby), the away mark, mute (this browser only) and report (to the
 // operators, with the token this browser holds for the room). Used by the table's page and by the
 // review page of a finished game.
-import { t } from "./i18n.js";
+import { isolate, t } from "./i18n.js";
 import { el } from "./dom.js";
 import { api, errorText } from "./http.js";
 import { toast } from "./toast.js";
@@ -61,13 +61,6 @@ export function rememberSeat(room, seat) {
   if (seat != null) localStorage.setItem(seatKey(room), String(seat));
 }
 
-// ---------- words ----------
-
-export function removedFeedText(ev) {
-  const reason = ["left", "host", "vote", "away"].includes(ev.reason) ? ev.reason : "host";
-  return t(`feed.removed.${reason}`, { name: ev.name });
-}
-
 // What the removed seat's page says as it goes home.
 export function goneText(reason) {
   if (reason === "left") return t("mod.you_left");
@@ -85,7 +78,7 @@ export function playerTools(p, ctx) {
   const votes = ctx.lobby ? ctx.v.remove_votes?.[p.seat] : null;
   if (votes?.votes) {
     nodes.push(el("span", { class: "muted removevotes",
-      text: t("mod.remove_votes", { votes: votes.votes, needed: votes.needed, name: p.name }) }));
+      text: t("mod.remove_votes", { votes: votes.votes, needed: votes.needed, name: isolate(p.name) }) }));
   }
   if (p.seat === ctx.me) return nodes;
   const isMuted = muted(ctx.room).has(p.seat);
@@ -127,7 +120,7 @@ export function openReport({ room, token, seat, name }) {
   const send = el("button", { type: "submit", class: "primary", id: "report-send", text: t("report.send") });
   const dialog = el("dialog", { id: "report", class: "help report", "aria-labelledby": "report-title", "data-seat": seat },
     el("form", { class: "stack" },
-      el("h2", { id: "report-title", text: t("report.title", { name }) }),
+      el("h2", { id: "report-title", text: t("report.title", { name: isolate(name) }) }),
       el("p", { class: "hint", text: t("report.intro") }),
       el("label", {}, el("span", { text: t("report.reason") }), reason),
       el("label", {}, el("span", { text: t("report.text") }), text),

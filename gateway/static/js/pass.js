@@ -1,26 +1,24 @@
 // One phone passed around the table: the page holds every player's seat (a socket and a view
-// each, as online) and decides whose screen may show. It knows no rules: a seat is called when
-// its view has a prompt open at night or it received news meant for it alone.
+// each, as online) and decides whose screen may show. It knows no rules: it goes round the table
+// once for each night step the server opens (and by day once when a seat was told something
+// alone), and in each round every living seat takes the phone in seat order, whatever it has then.
 import { promptKey } from "./state.js";
+import { inFeed, isPublic, isPrivateNews as privateNews } from "./events.js";
 
 export const MAX_PLAYERS = 12; // the seed's limit on one phone
 export const MIN_NAMES = 4;
 
-// What a seat learns alone: it must hold the phone to see it. (A wolf's "pointed" is not: the
-// pack sees it when called for its own prompt.)
-const PRIVATE_NEWS = new Set(["role", "wolves", "lovers", "seer_result", "medium_result", "traitor_pack",
-  "lover_pair", "infected", "thief_cards", "cards", "peeked", "little_girl_caught", "charmed", "witch_victim"]);
-// The feed of the table's own screen: what every seat was told.
-const PUBLIC_FEED = new Set(["game_started", "phase", "death", "mayor", "vote_result", "candidate", "idiot_revealed",
-  "powers_lost", "scapegoat_voters", "talkative_seer", "bread", "game_over"]);
+// The feed of the table's own screen: what every seat was told (the declared audience, events.js).
+const publicNews = (ev) => inFeed(ev.kind) && isPublic(ev);
 // The view's fields every seat has alike (protocol.md "Welcome and view"); all others are a seat's own.
 const PUBLIC_FIELDS = ["room", "status", "host", "players", "settings", "spectators", "roles_in_play",
   "phase", "day", "deadline", "votes", "tally", "waiting", "mayor", "outcome", "final"];
 
 export const isNight = (phase) => String(phase).startsWith("night.");
 
-export function isPrivateNews(kind) {
-  return PRIVATE_NEWS.has(kind);
+// What a seat learns alone: it must hold the phone to see it (events.js).
+export function isPrivateNews(ev) {
+  return privateNews(ev);
 }
 
 // Where the page keeps the seats of a table passed around: [{seat, name, token, seen}], seat order.
@@ -50,21 +48,110 @@ function openPrompts(link) {
   return (v.prompts || []).filter((p) => !(promptKey(p) in link.answered) && !link.dismissed.has(promptKey(p)));
 }
 
-export function needsCall(link) {
-  return link.view?.status === "running" && (link.news > 0 || openPrompts(link).length > 0);
+// The phone's turns (docs/architecture.md, "Pass-and-play"). The server opens the night's steps
+// one after another (a later one may need an earlier one's answer: the Witch sees the pack's
+// victim), so the phone cannot ask each seat once for the whole night: each step is one round,
+// in which every living seat, in seat order, gets a cover and its own screen (its prompt, its
+// news, or nothing to do), whether it wakes in that step or not. The number and the order of the
+// covers follow the night's steps and who is alive, all public, never the cards; how long a step
+// lasts is the server's (with hidden cards its full time, O1).
+// `rounds`: [{night, seats, at, ...its step}], the first one going round; `steps`: the night steps
+// seen; `idle`: the holder's pick on a turn with nothing to do; `answered`: how many prompts the
+// holder had answered when it took the phone; `dealing`: the game started, its first phase not yet.
+export function newPhone(fresh) {
+  return { calling: null, holder: null, fresh, rounds: [], steps: new Set(), idle: null, answered: 0, dealing: false };
 }
 
-// The next player to take the phone: first whoever has a night prompt open (its step's clock is
-// running), then whoever has news, each in seat order; null when the table's screen may show.
-export function nextCall(links) {
-  return links.find((l) => openPrompts(l).length) ?? links.find(needsCall) ?? null;
+const livingSeats = (view) => (view.seats || []).filter((s) => s.alive).map((s) => s.seat).sort((a, b) => a - b);
+
+// One seat's live event (the first seat's: its stream is the table's), its view updated.
+export function noteEvent(phone, view, ev) {
+  if (ev.kind === "game_started") phone.dealing = true; // the cards come before the first phase
+  if (ev.kind !== "phase") return;
+  phone.dealing = false;
+  noteStep(phone, view, ev.seq);
 }
 
-// A seat leaving the phone: its open prompts are put down, its news seen (and kept as seen, so
-// that a reloaded page calls it again only for what came later).
-export function putDown(room, link) {
+// A night step began (a seat's view, after its `phase` event `seq` or its welcome): one round more,
+// of the seats alive now (the night's dead live until dawn), and the step as it showed then.
+export function noteStep(phone, view, seq) {
+  if (view?.status !== "running" || !isNight(view.phase)) return;
+  const key = `${view.day}:${view.phase}`;
+  if (phone.steps.has(key)) return;
+  phone.steps.add(key);
+  phone.rounds.push({ night: true, seats: livingSeats(view), at: 0, phase: view.phase, day: view.day,
+    deadline: view.deadline, waiting: view.waiting ?? null, seq });
+}
+
+// What a seat's turn in a night round shows: null, its view as it is, while the round's step
+// runs; once that step is over on the server (the pack agreed early, a later step began, the
+// night ended), the view as it stood in that step: the step's phase and clock, the seats alive
+// then, none of the later steps' prompts (they wait for the seat's turn in their own round),
+// none of the public news since. Else whoever holds the phone after the step ended would see
+// that it did, and so that whoever ended it held the phone before them.
+export function turnView(link, round) {
+  const v = link.view;
+  if (!round?.night || (v.phase === round.phase && v.day === round.day)) return null;
+  const awake = new Set(round.seats);
+  const seats = (v.seats || []).map((s) => (awake.has(s.seat) && !s.alive
+    ? { ...s, alive: true, role: s.seat === link.seat ? s.role : null } : s));
+  const view = { ...v, phase: round.phase, day: round.day, deadline: round.deadline, waiting: round.waiting,
+    prompts: [], votes: {}, tally: {},
+    requests: null, seats, me: v.me && { ...v.me, alive: awake.has(link.seat) } };
+  return { view, feed: link.feed.filter((ev) => !(ev.seq > round.seq && publicNews(ev))) };
+}
+
+// By day, when nothing goes round and a living seat was told something alone (a card, the pack):
+// one round of every living seat, so that nobody is seen to be called alone.
+export function noteNews(phone, links) {
+  const view = links[0].view;
+  if (phone.rounds.length || phone.dealing || view?.status !== "running" || isNight(view.phase)) return;
+  const living = livingSeats(view);
+  if (links.some((l) => l.news > 0 && living.includes(l.seat))) phone.rounds.push({ night: false, seats: living, at: 0 });
+}
+
+export function currentRound(phone) {
+  turn(phone);
+  return phone.rounds[0] ?? null;
+}
+
+// The seat whose turn it is (its cover shows until it takes the phone), or null: the table's screen.
+export function turn(phone) {
+  while (phone.rounds.length && phone.rounds[0].at >= phone.rounds[0].seats.length) phone.rounds.shift();
+  const round = phone.rounds[0];
+  return round ? round.seats[round.at] : null;
+}
+
+// Rounds of the night still to go round (or going): the dawn waits for them.
+export function nightLeft(phone) {
+  return phone.rounds.some((r) => r.night);
+}
+
+// The player whose turn it is takes the phone.
+export function take(phone) {
+  phone.holder = phone.calling;
+  phone.calling = null;
+  phone.holder.news = 0;
+  phone.idle = null;
+  phone.answered = Object.keys(phone.holder.answered).length; // what it answered before this turn
+}
+
+// A turn with nothing to do at night (no prompt, none answered in this turn): its screen asks for
+// a pick that goes nowhere, so that it takes as long as a real one and looks the same.
+export function idleTurn(phone, link) {
+  const v = link.view;
+  return v?.status === "running" && isNight(v.phase) && !(v.prompts || []).length
+    && Object.keys(link.answered).length === phone.answered;
+}
+
+// A seat leaving the phone: its turn is over, its open prompts are put down, its news seen (and
+// kept as seen, so that a reloaded page calls it again only for what came later).
+export function putDown(room, link, phone) {
+  const round = phone?.rounds[0];
+  if (round && round.seats[round.at] === link.seat) round.at += 1;
   for (const p of openPrompts(link)) link.dismissed.add(promptKey(p));
   link.news = 0;
+  if (phone) phone.idle = null;
   link.seen = link.feedSeq;
   const seats = loadSeats(room);
   if (seats) saveSeats(room, seats.map((s) => (s.seat === link.seat ? { ...s, seen: link.seen } : s)));
@@ -85,5 +172,5 @@ export function publicView(links) {
 }
 
 export function publicFeed(links) {
-  return links[0].feed.filter((ev) => PUBLIC_FEED.has(ev.kind));
+  return links[0].feed.filter(publicNews);
 }

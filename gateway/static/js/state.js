@@ -128,6 +128,9 @@ export function applyEvent(view, ev, mySeat) {
     case "pointed":
       view.pointing = { ...view.pointing, [ev.seat]: ev.target };
       break;
+    case "thief_cards": // the cards his prompts take, named on their buttons
+      view.thief_cards = ev.cards;
+      break;
     case "witch_victim":
       view.witch = { ...(view.witch || {}), victim: ev.victim, guarded: !!ev.guarded };
       break;
@@ -165,6 +168,11 @@ export function applyEvent(view, ev, mySeat) {
         channel: ev.channel, seat: ev.seat, name: ev.name, text: ev.text, ts: ev.ts,
       });
       break;
+    case "closed": // the room closed without a game: the end screen says why
+      view.status = "finished";
+      view.prompts = [];
+      view.outcome = { winners: [], reason: `closed_${ev.reason}` };
+      break;
     case "game_over":
       view.status = "finished";
       view.phase = "over";
@@ -173,7 +181,7 @@ export function applyEvent(view, ev, mySeat) {
       view.channels = [];
       view.waiting = null;
       view.outcome = { winners: ev.winners, reason: ev.reason };
-      view.final = { alive: ev.alive, roles: ev.roles, chat: ev.chat };
+      view.final = { alive: ev.alive, roles: ev.roles, chat: ev.chat, story: ev.story };
       for (const s of view.seats || []) s.role = ev.roles[s.seat] ?? ev.roles[String(s.seat)] ?? s.role;
       break;
   }

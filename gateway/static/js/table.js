@@ -1,8 +1,10 @@
 // The table: every seat around it (an initial in a coloured disc, the name, alive or dead, the
 // mayor, the lovers and the pack as this seat knows them, known cards), the day's votes as arrows
 // from voter to target with each target's count, the pack's pointing at night, and the phase's
-// sun or moon in the middle. It draws only what the view holds: it knows no rules.
+// sun or moon in the middle. It draws only what the view holds: it knows no rules. While a prompt
+// asks for a player, the seats it offers are buttons that choose them (`pick`).
 import { el, rebuild } from "./dom.js";
+import { motionStyle } from "./motion.js";
 import { rolePicture } from "./art.js";
 import { t } from "./i18n.js";
 
@@ -31,8 +33,9 @@ function loversOf(v, me) {
   return [];
 }
 
-// `me`: the seat of this page (null for a spectator); `hideMine`: the card is hidden at a shared table.
-export function renderTable(box, v, { me, hideMine, nameOf, roleName }) {
+// `me`: the seat of this page (null for a spectator); `hideMine`: the card is hidden at a shared table;
+// `pick`: {choices, picked: Sets of seats, choose(seat)} while a prompt asks for a player, else null.
+export function renderTable(box, v, { me, hideMine, nameOf, roleName, pick = null }) {
   const seats = v.seats || [];
   const n = seats.length || 1;
   const online = new Map((v.players || []).map((p) => [p.seat, p.connected]));
@@ -47,8 +50,11 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName }) {
   const lines = Object.entries(arrows).filter(([, target]) => target != null).map(([from, target]) => {
     const a = position(Number(from), n, ARROW_RADIUS);
     const b = position(Number(target), n, ARROW_RADIUS);
+    const drawing = motionStyle(`arrow:${from}`);
     return el("svg:line", { x1: a.x.toFixed(2), y1: a.y.toFixed(2), x2: b.x.toFixed(2), y2: b.y.toFixed(2),
-      class: night ? "arrow point" : "arrow vote", "data-from": from, "data-to": target, "marker-end": "url(#arrowhead)" });
+      class: `arrow ${night ? "point" : "vote"}${drawing ? " drawing" : ""}`, style: drawing,
+      "data-motion": drawing ? `arrow:${from}` : null, pathLength: night ? null : "100",
+      "data-from": from, "data-to": target, "marker-end": "url(#arrowhead)" });
   });
   const overlay = el("svg:svg", { class: "arrows", viewBox: "0 0 100 100", "aria-hidden": "true" },
     el("svg:defs", {}, el("svg:marker", { id: "arrowhead", viewBox: "0 0 10 10", refX: "9", refY: "5",
@@ -68,22 +74,30 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName }) {
       rolePicture("werewolf", { className: "mark-art" })));
     const label = [s.name, s.alive ? t("players.alive") : t("players.dead"), role ? roleName(role) : null,
       votes ? t("players.votes", { n: votes }) : null].filter(Boolean).join(", ");
+    const turning = motionStyle(`seat:${s.seat}`); // a card shown, a death marked, as it happens
+    const choosable = pick?.choices.has(s.seat);
+    const picked = choosable && pick.picked.has(s.seat);
     return el("li", {
-      class: `seat ${s.alive ? "alive" : "dead"}${s.seat === me ? " me" : ""}`,
+      class: `seat ${s.alive ? "alive" : "dead"}${s.seat === me ? " me" : ""}${turning ? " turning" : ""}`
+        + `${choosable ? " choosable" : ""}${picked ? " picked" : ""}`,
       style: `left:${p.x.toFixed(2)}%;top:${p.y.toFixed(2)}%;--hue:${hue(s.name)}`,
       "data-seat": s.seat, "data-alive": s.alive ? "1" : "0", "data-role": role,
       "data-wolf": wolves.has(s.seat) ? "1" : null, "data-lover": lovers.has(s.seat) ? "1" : null,
       "data-mayor": s.mayor || v.mayor === s.seat ? "1" : null, "data-votes": votes || null,
-      "data-away": away.has(s.seat) ? "1" : null,
+      "data-away": away.has(s.seat) ? "1" : null, "data-motion": turning ? `seat:${s.seat}` : null,
       "aria-label": label,
     },
-      el("span", { class: "avatar", "aria-hidden": "true" },
+      el("span", { class: "avatar", "aria-hidden": "true", style: turning },
         role ? rolePicture(role, { className: "mini" }) : el("span", { class: "initial", text: initial(s.name) }),
-        s.alive ? null : el("span", { class: "rip", text: "✝" }),
+        s.alive ? null : el("span", { class: "rip", text: "✝", style: turning }),
         online.get(s.seat) === false ? el("span", { class: "away" }) : null),
       el("span", { class: "seatname", text: s.name }),
       marks.length ? el("span", { class: "marks" }, marks) : null,
-      votes ? el("span", { class: "votes", text: String(votes) }) : null);
+      votes ? el("span", { class: "votes", text: String(votes) }) : null,
+      // For a pointer: a keyboard and a screen reader have the prompt's own buttons, kept in step.
+      choosable ? el("button", { type: "button", class: "seat-pick", tabindex: "-1", "aria-hidden": "true",
+        "aria-pressed": picked ? "true" : "false", "data-seat": s.seat, title: s.name,
+        onclick: () => pick.choose(s.seat) }) : null);
   });
 
   const centre = el("div", { class: "centre", "aria-hidden": "true" },

@@ -4,10 +4,10 @@ name, not role; when one lover dies the other dies of grief at once."""
 import pytest
 
 from rules import IllegalTarget, outcome
-from tests.rules.driver import Game
+from tests.rules.driver import EIGHT_SEATS, Game
 
 # seats: 0 wolf, 1 seer, 2 witch, 3 hunter, 4 cupid, 5 villager, 6 wolf, 7 villager
-DEAL = ["werewolf", "seer", "witch", "hunter", "cupid", "villager", "werewolf", "villager"]
+DEAL = EIGHT_SEATS
 
 
 def test_each_lover_learns_the_other_lover_but_not_the_role():

@@ -4,10 +4,10 @@ who dies with him. Chains resolve completely before the win check."""
 import pytest
 
 from rules import IllegalTarget, NotYourTurn
-from tests.rules.driver import Game
+from tests.rules.driver import EIGHT_SEATS, Game
 
 # seats: 0 wolf, 1 seer, 2 witch, 3 hunter, 4 cupid, 5 villager, 6 wolf, 7 villager
-DEAL = ["werewolf", "seer", "witch", "hunter", "cupid", "villager", "werewolf", "villager"]
+DEAL = EIGHT_SEATS
 
 
 def test_a_hunter_eaten_at_night_shoots_at_dawn_and_his_target_dies_with_him():

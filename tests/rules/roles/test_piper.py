@@ -29,8 +29,8 @@ def test_the_charmed_learn_who_is_charmed_but_not_who_the_piper_is():
     game = Game(DEAL)
     to_piper(game)
     game.act(1, "piper.charm", [3, 4])
-    assert [(e["to"], e["charmed"]) for e in game.events("charmed")] == [([1], [3, 4]),
-                                                                           ([3, 4], [3, 4])]
+    # one event to the Piper and the charmed: told once, at the table as in the review
+    assert [(e["to"], e["charmed"]) for e in game.events("charmed")] == [([1, 3, 4], [3, 4])]
     assert game.view(3)["charmed"] == [3, 4] and game.view(5)["charmed"] is None
     assert game.view(3)["seats"][1]["role"] is None
 

@@ -70,7 +70,7 @@ def test_extra_cards_he_sees_the_two_cards_left_over_and_may_take_one():
     assert game.events("thief_cards") == [{"kind": "thief_cards", "to": [1],
                                            "cards": ["villager", "werewolf"]}]
     assert [(p["action"], p["choices"], p["max"]) for p in game.prompts(1)] == [
-        ("thief.take_first", [], 0), ("thief.take_second", [], 0)]
+        ("thief.take_first", [], 0), ("thief.take_second", [], 0), ("thief.keep", [], 0)]
     assert game.view(1)["thief_cards"] == ["villager", "werewolf"]
     assert game.view(0)["thief_cards"] is None
     game.act(1, "thief.take_second", [])
@@ -86,8 +86,17 @@ def test_extra_cards_a_thief_who_takes_nothing_is_a_plain_villager():
     assert game.state.roles[1] == "thief" and game.phase == "night.cupid"
 
 
+def test_extra_cards_he_may_say_he_takes_nothing_and_keeps_his_card():
+    game = extra(["villager", "werewolf"])
+    game.act(1, "thief.keep", [])
+    assert game.state.roles[1] == "thief" and game.prompts(1) == []
+    assert game.state.memo["thief"]["aside"] == ["villager", "werewolf"]
+    assert game.phase == "night.cupid"
+    assert not [e for e in game.log if e["kind"] == "role" and e["to"] == [1]][1:]
+
+
 def test_thief_forced_wolf_if_both_wolves_he_must_take_one_and_a_timeout_takes_one_by_lot():
-    game = extra(["werewolf", "werewolf"])
+    game = extra(["werewolf", "werewolf"])  # forced: no prompt to take nothing
     assert [p["action"] for p in game.prompts(1)] == ["thief.take_first", "thief.take_second"]
     game.timeout()
     assert game.state.roles[1] == "werewolf" and "thief" in game.state.memo["thief"]["aside"]

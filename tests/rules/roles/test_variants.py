@@ -3,9 +3,9 @@
 import pytest
 
 from rules import outcome
-from tests.rules.driver import Game
+from tests.rules.driver import EIGHT_SEATS, Game
 
-DEAL = ["werewolf", "seer", "witch", "hunter", "cupid", "villager", "werewolf", "villager"]
+DEAL = EIGHT_SEATS
 
 
 @pytest.mark.parametrize("trigger, cause, shoots", [

@@ -4,10 +4,10 @@ each once per game; both in one night allowed."""
 import pytest
 
 from rules import IllegalTarget, NotYourTurn
-from tests.rules.driver import Game
+from tests.rules.driver import EIGHT_SEATS, Game
 
 # seats: 0 wolf, 1 seer, 2 witch, 3 hunter, 4 cupid, 5 villager, 6 wolf, 7 villager
-DEAL = ["werewolf", "seer", "witch", "hunter", "cupid", "villager", "werewolf", "villager"]
+DEAL = EIGHT_SEATS
 
 
 def to_witch(game: Game, victim: int | None) -> None:

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import redis
 
-from tests.ray_head import free_port
+from devstack.processes import stop
+from devstack.ray_head import free_port
 
 SERVICE = "wwtest"
 START_TIMEOUT = 30.0
@@ -64,12 +65,8 @@ class RedisServer:
             self.process.wait(timeout=10)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        if self.process is not None:
+            stop(self.process)
 
     def client(self) -> redis.Redis:
         return redis.Redis(host=self.bind, port=self.port)

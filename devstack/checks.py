@@ -1,4 +1,5 @@
-"""Assertions shared by the end-to-end tests: exact streams, no leaks, frames match the schemas."""
+"""Assertions shared by the end-to-end tests and the load scripts: exact streams, no leaks, no lost
+acks, frames match the schemas."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ from jsonschema import Draft202012Validator
 
 from actors.store import Keys, connect
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schema"
+SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schema"
 ROLE_OF_ACTION = {"seer": "seer", "witch": "witch", "wolves": "werewolf", "cupid": "cupid",
                   "hunter": "hunter"}
 

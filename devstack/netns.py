@@ -65,7 +65,7 @@ class Lan:
     def entered(self, i: int):
         """Move the calling thread into namespace i (a network namespace is per thread)."""
         libc = ctypes.CDLL(None, use_errno=True)
-        own = os.open(f"/proc/thread-self/ns/net", os.O_RDONLY)
+        own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
         target = os.open(f"/run/netns/{self.names[i]}", os.O_RDONLY)
         try:
             if libc.setns(target, CLONE_NEWNET) != 0:
@@ -160,7 +160,7 @@ def _start_node(lan: Lan, i: int, head_ip: str | None, num_cpus: int, resources:
         argv += [f"--address={head_ip}:{RAY_GCS_PORT}"]
     if resources:
         argv.append(f"--resources={json.dumps(resources)}")
-    # Ray refuses workers joining a head started with this 0 (what tests/ray_head.py sets).
+    # Ray refuses workers joining a head started with this 0 (what devstack/ray_head.py sets).
     full_env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1", "RAY_AUTH_MODE": "disabled",
                 **(env or {})}
     with open(log_path, "wb") as log:

@@ -1,19 +1,14 @@
-"""A real stack for end-to-end tests: Ray head, Redis, gateway processes, and a protocol client.
+"""A real stack for end-to-end tests and load scripts: Ray head, Redis, gateway processes, and a
+protocol client.
 
 Nothing here is mocked: gateways are `werewolf serve` subprocesses (uvicorn on a free 127.0.0.1
 port) attached to a private Ray head and to the shared Redis, under a random key prefix.
 
-Fixtures (a plugin of the root conftest, `pytest_plugins = ["tests.stack"]`, so the whole run
-shares one Ray head):
+The pytest fixtures over it (ray_address, redis_url, ww_prefix, stack) are in tests/conftest.py;
+nothing here needs pytest:
 
-    ray_address   session   "127.0.0.1:PORT" of a private Ray head (tests/ray_head.py)
-    redis_url     session   $REDIS_URL or redis://127.0.0.1:6379/0
-    ww_prefix     function  a fresh random WW_PREFIX ("t" + 10 hex digits)
-    stack         function  Stack(ray_address, redis_url, prefix); `stack.start_gateway()` starts
-                            a gateway on that prefix; all gateways are killed at teardown, then
-                            the prefix's actors (drop_actors)
-
-Plain helpers (no pytest needed; the load tests and browser tests use them too):
+    Stack(ray_address, redis_url, prefix): .start_gateway() starts a gateway on that prefix;
+        .close() kills them all, then the prefix's actors (drop_actors)
 
     start_gateway(*, ray_address, redis_url, prefix, durations=TEST_DURATIONS,
                   games_per_actor=1, warm_actors=1, workers=1, port=None, env=None) -> Gateway
@@ -41,7 +36,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -52,19 +46,36 @@ from pathlib import Path
 import httpx
 import orjson
 import psutil
-import pytest
 from websockets.asyncio.client import ClientConnection, connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.ray_head import free_port, ray_head
+from devstack.ray_head import free_port
+from rules import DEFAULT_DURATIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # Short phases so a whole game plays in well under a minute (seconds, WW_DURATION_<PHASE>).
-TEST_DURATIONS = {
-    "cupid": 2, "seer": 2, "wolves": 2, "witch": 2, "election": 2, "discussion": 2, "vote": 2,
-    "tiebreak": 2, "hunter": 2, "successor": 2,
-}
+
+
+def ws_frame(payload: bytes) -> bytes:
+    """A masked client text frame (RFC 6455), for a socket written to by hand (no client library:
+    the abuse probes and tests drive sockets that never read)."""
+    mask = os.urandom(4)
+    n = len(payload)
+    size = bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    return b"\x81" + size + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def durations(seconds: int, **phases: int) -> dict[str, int]:
+    """Every phase duration the rules declare at `seconds`, those in `phases` as given: a copy
+    that names some phases runs the others (a role added later) at their defaults unseen."""
+    unknown = set(phases) - set(DEFAULT_DURATIONS)
+    if unknown:
+        raise ValueError(f"no such phase durations: {sorted(unknown)}")
+    return {name: phases.get(name, seconds) for name in DEFAULT_DURATIONS}
+
+
+TEST_DURATIONS = durations(2)
 TEST_LIMITS = {"WW_JOINS_PER_ADDRESS": "0", "WW_OPEN_LOBBIES_PER_ADDRESS": "0",
                "WW_LOBBY_SEATS_PER_ADDRESS": "0"}
 STARTUP_TIMEOUT = 120.0
@@ -173,7 +184,7 @@ class Stack:
     redis_url: str
     prefix: str
     gateways: list[Gateway] = field(default_factory=list)
-    drops_actors: bool = True  # False for a cluster the test tears down whole (tests/netns.py)
+    drops_actors: bool = True  # False for a cluster the test tears down whole (devstack/netns.py)
 
     def start_gateway(self, *, durations: dict[str, int] | None = None, games_per_actor: int = 1,
                       warm_actors: int = 1, workers: int = 1,
@@ -208,29 +219,6 @@ def drop_actors(ray_address: str, prefix: str) -> None:
                 ray.kill(ray.get_actor(actor["name"], namespace=actor["namespace"]), no_restart=True)
             except ValueError:  # stopped meanwhile (placement retires empty hosts)
                 pass
-
-
-@pytest.fixture(scope="session")
-def ray_address():
-    with ray_head() as address:
-        yield address
-
-
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    return os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-
-
-@pytest.fixture
-def ww_prefix() -> str:
-    return "t" + secrets.token_hex(5)
-
-
-@pytest.fixture
-def stack(ray_address, redis_url, ww_prefix):
-    s = Stack(ray_address=ray_address, redis_url=redis_url, prefix=ww_prefix)
-    yield s
-    s.close()
 
 
 # ---------------------------------------------------------------------------- protocol client

@@ -1,4 +1,5 @@
-"""A private Ray head for tests: every port chosen free, bound to 127.0.0.1, never 6379.
+"""A private Ray head for tests and load scripts: every port chosen free, bound to 127.0.0.1,
+never 6379.
 
 Set RAY_HEAD_KEEP_LOGS=DIR to keep the head's logs (DIR/<temp dir name>/) after it stops.
 

@@ -1,4 +1,4 @@
-"""Test players that know no rules: they answer prompts with random legal-looking choices.
+"""Bot players that know no rules: they answer prompts with random legal-looking choices.
 
 A `Bot` watches its socket: every `prompt` event (and every prompt still open in a `welcome`'s
 view) is answered with between `min` and `max` random seats out of `choices`. A sleepy bot never
@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 
-from tests.stack import Client, connect, create_room, join_room, open_socket
+from devstack.stack import Client, connect, create_room, join_room, open_socket
 
 NAMES = ["Layla", "Omar", "Ines", "Tariq", "Maya", "Bruno", "Sofia", "Yuki", "Amara", "Lars",
          "Chen", "Nadia", "Pablo", "Zoe", "Ravi", "Elif", "Kofi", "Hana"]

@@ -1,0 +1,224 @@
+// The game's screen: the phase and its clock, whom the table waits for, the seat's card, the
+// players, the feed (the table and the prompts, the chat have their own modules), and the help;
+// the table's seats as a prompt's choices, and a new prompt brought into view and announced.
+import { t, has, keys, isolate } from "../i18n.js";
+import { el, rebuild } from "../dom.js";
+import { rolePicture } from "../art.js";
+import { renderTable } from "../table.js";
+import { dayLabel } from "../events.js";
+import { promptKey } from "../state.js";
+import * as motion from "../motion.js";
+import * as mod from "../moderation.js";
+import { $, app, HIDE_CARD_KEY, render, showScreen, nameOf, roleName, cardHidden, connDot, feedText, phaseLabel,
+  roleChips, shownRules, ruleValue, toolsContext } from "../app.js";
+import { renderPrompts, chooseSeat, pickedSeats, actionText, cardText } from "./prompts.js";
+import { renderChat } from "./chat.js";
+import { renderPassTable } from "./pass.js";
+
+// Every card the catalogue explains, in its order: a new role's help comes with its keys.
+export const helpRoles = () => keys("explain.").map((key) => key.slice("explain.".length));
+
+// One section per card, from the catalogue (the basic cards and those in play); opened at
+// `role`'s when given.
+export function openHelp(role) {
+  rebuild($("#help-roles"), helpRoles().map((r) => el("section", { id: `help-${r}`, "data-role": r, class: "helprole" },
+    rolePicture(r, { className: "help-art" }),
+    el("div", {}, el("h3", { text: roleName(r) }), el("p", { text: cardText(r, app.here?.view?.settings?.rules) })))));
+  renderSetupTable();
+  $("#help").showModal();
+  if (role) $(`#help-${role}`)?.scrollIntoView({ block: "start" });
+}
+
+// Seed 004's recommended table, one row per size: the server's `by_size`, made by the code
+// that deals (rules.presets.recommended_setup), never a copy of it.
+export function renderSetupTable() {
+  const preset = (app.declared?.presets || []).find((p) => p.by_size);
+  if (!preset) return;
+  const sizes = Object.keys(preset.by_size).map(Number).sort((a, b) => a - b);
+  const cards = [...new Set(sizes.flatMap((n) => Object.keys(preset.by_size[n])))];
+  rebuild($("#help-004-table"), [
+    el("tr", {}, el("th", { text: t("help.004.players") }), ...cards.map((c) => el("th", { text: roleName(c) }))),
+    ...sizes.map((n) => el("tr", { "data-size": n }, el("td", { text: String(n) }),
+      ...cards.map((c) => el("td", { text: String(preset.by_size[n][c] || 0) }))))]);
+}
+
+export function renderGame(v) {
+  showScreen("screen-game");
+  document.body.dataset.phase = v.phase;
+  $("#phase-name").textContent = phaseLabel(v);
+  $("#phase-day").textContent = dayLabel(v.phase, v.day);
+  tick();
+  renderWaiting(v);
+  // No seat: a spectator, or the table's own screen of a phone passed around (its votes).
+  const seatless = app.here.seat == null;
+  $("#spectating").hidden = !app.watching;
+  $("#card").hidden = seatless;
+  $("#act").hidden = seatless;
+  $("#pass-bar").hidden = !app.pass || seatless;
+  $("#pass-table").hidden = !app.pass || !seatless;
+  renderTable($("#table"), v, { me: app.here.seat, hideMine: cardHidden(), nameOf, roleName,
+    pick: seatless ? null : seatPick(app.here) });
+  if (!seatless) {
+    renderCard(v);
+    renderPrompts(app.here);
+  } else if (app.pass) {
+    renderPassTable(v);
+  }
+  renderPlayers(v);
+  rebuild($("#game-roles"), roleChips(v.roles_in_play));
+  // the rules the table plays, for every seat all game long
+  rebuild($("#game-rules"), shownRules(v).flatMap((r) =>
+    [el("dt", { "data-key": r.id, text: t(`rule.${r.id}`) }), el("dd", { text: ruleValue(r.id, v.settings.rules[r.id]) })]));
+  // One phone passed around has no chat: the players sit at one table.
+  $("#chat-card").hidden = !!app.pass;
+  if (!app.pass) renderChat(v);
+  renderFeed();
+}
+
+// The prompt the table's seats answer: the first that asks for players, unanswered ones first (a
+// vote, answered, stays open to be changed). `choose` finds it again at the tap: a seat's button
+// may outlive the render that drew it (dom.js's rebuild keeps nodes that come out the same).
+function seatPrompt(link) {
+  const asking = (link.view.prompts || []).filter((p) => p.max > 0 && p.choices.length);
+  return asking.find((p) => !link.answered[promptKey(p)]) || asking[0] || null;
+}
+
+function seatPick(link) {
+  const p = seatPrompt(link);
+  return p && { choices: new Set(p.choices), picked: pickedSeats(link, p), choose: (seat) => {
+    const now = seatPrompt(link);
+    if (now?.choices.includes(seat)) chooseSeat(link, now, seat);
+  } };
+}
+
+// A prompt this page has not announced yet (`fresh`: their keys): told to a screen reader, the
+// move's card called out, and scrolled into view under the sticky bars if it is not in view (on a
+// phone it is under the table; the dawn's banner over it goes by itself). Not while the player types.
+export function showTurn(fresh) {
+  const p = (app.here?.view?.prompts || []).find((q) => fresh.includes(promptKey(q)));
+  if (!p || app.pass) return;
+  $("#turn-live").textContent = t("turn.live", { action: actionText(p.action, "title") });
+  const act = $("#act");
+  act.classList.remove("called");
+  void act.offsetWidth; // the call-out starts again for the next prompt
+  act.classList.add("called");
+  const node = $(`#prompts .prompt[data-key="${CSS.escape(promptKey(p))}"]`);
+  if (!node || document.activeElement?.matches("input, textarea")) return;
+  const top = $(".phasebar").getBoundingClientRect().bottom + 8;
+  const box = node.getBoundingClientRect();
+  if (box.top >= top && box.bottom <= innerHeight) return;
+  scrollBy({ top: box.top - top, behavior: motion.reducedMotion() ? "auto" : "smooth" });
+}
+
+export function tick() {
+  const v = app.here?.view;
+  const box = $("#countdown");
+  let text = "";
+  if (v && v.deadline && v.status === "running") {
+    text = t("game.left", { s: Math.max(0, Math.ceil((v.deadline - Date.now()) / 1000)) });
+  }
+  // Four ticks a second: written only when it changes, so an idle page does no layout work.
+  if (box.textContent !== text) box.textContent = text;
+}
+
+// From view.waiting when known, else from the phase and the public votes; never more.
+export function renderWaiting(v) {
+  let who = null;
+  if (v.phase === "day.election" || v.phase === "day.vote") {
+    const votes = v.votes || {};
+    who = (v.seats || []).filter((s) => s.alive && !(s.seat in votes)).map((s) => isolate(s.name)).join(", ");
+  } else if (v.waiting?.seats?.length) {
+    who = v.waiting.seats.map(nameOf).join(", ");
+  } else if (v.waiting?.action && has(`waiting.role.${v.waiting.action}`)) {
+    who = t(`waiting.role.${v.waiting.action}`);
+  } else if (has(`waiting.phase.${v.phase}`)) {
+    who = t(`waiting.phase.${v.phase}`);
+  }
+  $("#waiting").textContent = who ? t("waiting.for", { who }) : "";
+}
+
+export function renderCard(v) {
+  const me = v.me || {};
+  const card = $("#card");
+  card.dataset.role = me.role || "";
+  const hide = cardHidden();
+  const toggle = $("#card-hide");
+  toggle.hidden = !!app.pass; // the covers hide it between players
+  toggle.textContent = t(hide ? "card.show" : "card.hide");
+  toggle.setAttribute("aria-pressed", hide ? "true" : "false");
+  $("#card-role").textContent = hide ? t("card.hidden") : roleName(me.role);
+  const turning = hide ? null : motion.motionStyle("card"); // the card turned over: the deal, a theft
+  const picture = rolePicture(hide ? null : me.role, { className: `card-picture${turning ? " turning" : ""}` });
+  if (turning) {
+    picture.style.cssText = turning;
+    picture.dataset.motion = "card";
+  }
+  rebuild($("#card-art"), [picture]);
+  $("#card-explain").textContent = hide || !me.role ? "" : cardText(me.role, v.settings?.rules);
+  $("#card-help").hidden = hide || !me.role;
+  if (hide) {
+    rebuild($("#card-facts"), []);
+    return;
+  }
+  const facts = [];
+  if (me.alive === false) facts.push(el("li", { class: "warn", text: t("card.dead") }));
+  if (v.mayor === app.here.seat) facts.push(el("li", { text: t("card.mayor") }));
+  if (v.linked) facts.push(el("li", { "data-fact": "linked", text: t("card.linked", { names: v.linked.map(nameOf).join(" ♥ ") }) }));
+  if (v.lover != null) facts.push(el("li", { "data-fact": "lover", text: t("card.lover", { name: nameOf(v.lover) }) }));
+  if (v.wolves) {
+    const others = v.wolves.filter((s) => s !== app.here.seat);
+    facts.push(el("li", { "data-fact": "wolves",
+      text: others.length ? t("card.wolves", { names: others.map(nameOf).join(", ") }) : t("card.lone_wolf") }));
+  }
+  for (const r of v.seer_results || []) {
+    facts.push(el("li", { "data-fact": "seen", text: t("card.seen", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
+  }
+  for (const r of v.medium_results || []) {
+    facts.push(el("li", { "data-fact": "medium", text: t("card.medium", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
+  }
+  if (v.pack) facts.push(el("li", { "data-fact": "pack", text: t("card.pack", { names: v.pack.map(nameOf).join(", ") }) }));
+  if (v.lover_pair) facts.push(el("li", { "data-fact": "lover_pair", text: t("card.lover", { name: nameOf(v.lover_pair.find((s) => s !== app.here.seat)) }) }));
+  rebuild($("#card-facts"), facts);
+}
+
+export function renderPlayers(v) {
+  const online = new Map(v.players.map((p) => [p.seat, p.connected]));
+  const away = new Map(v.players.map((p) => [p.seat, !!p.away]));
+  const tools = toolsContext(v, false);
+  rebuild($("#players"), (v.seats || []).map((s) => {
+    const voted = v.votes?.[s.seat];
+    const points = v.pointing?.[s.seat];
+    const tally = v.tally?.[s.seat];
+    return el("li", {
+      class: `player ${s.alive ? "alive" : "dead"} ${s.seat === app.here.seat ? "me" : ""}`,
+      "data-seat": s.seat, "data-alive": s.alive ? "1" : "0", "data-role": s.role || null,
+    },
+      connDot(online.get(s.seat)),
+      el("span", { class: "name", text: s.name }),
+      s.seat === app.here.seat ? el("span", { class: "muted", text: `(${t("players.you")})` }) : null,
+      s.mayor || v.mayor === s.seat ? el("span", { class: "badge mayor", text: t("players.mayor") }) : null,
+      el("span", { class: "state", text: s.alive ? t("players.alive") : t("players.dead") }),
+      s.role && !(cardHidden() && s.seat === app.here.seat) ? el("span", { class: "chip role", text: roleName(s.role) }) : null,
+      tally ? el("span", { class: "tally", text: t("players.votes", { n: tally }) }) : null,
+      voted !== undefined ? el("span", { class: "muted vote", text: t("players.voted_for", { name: nameOf(voted) }) }) : null,
+      points !== undefined ? el("span", { class: "muted point", text: t("players.points_at", { name: nameOf(points) }) }) : null,
+      tools ? mod.playerTools({ seat: s.seat, name: s.name, away: away.get(s.seat) }, tools) : null);
+  }));
+}
+
+export function renderFeed() {
+  const feed = app.here.feed;
+  rebuild($("#feed"), feed.map((ev, i) =>
+    el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev, feed[i + 1]) })).reverse());
+}
+
+export function bind() {
+  $("#card-hide").addEventListener("click", () => {
+    app.cardHidden = !app.cardHidden;
+    localStorage.setItem(HIDE_CARD_KEY, app.cardHidden ? "1" : "0");
+    if (!app.cardHidden) motion.start("card");
+    render();
+  });
+  $("#help-open").addEventListener("click", () => openHelp(null));
+  $("#card-help").addEventListener("click", () => openHelp(app.here?.view?.me?.role));
+}

@@ -1,0 +1,132 @@
+"""The abuse suite's short probes, run once on the real stack so the suite never rots and what each
+one found stays found (`python -m loadtest.abuse` on its own private stack: Ray head, a gateway,
+the shared Redis under a fresh prefix; its rows with their raw figures in a JSON file).
+
+In a process of its own, as the capacity command's test runs: the suite's driver joins its own Ray
+head, which a test process already joined to the session's head cannot do.
+
+Counts and answers only: refused, not seated, one room, the headers there. No wall-clock
+threshold (the flood's bound is the rate limit applied to the seconds the run measured).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from actors.config import Config
+from actors.room import RATE_LIMITS
+from gateway.headers import SECURITY_HEADERS
+from gateway.limits import SITE_SHARE
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBES = "names,origin,headers500,review,again,flood,lobbies,proxy"
+LOBBY_MAX_AGE = 12  # the stack's: the finished table and the lobbies' close wait for it
+FLOOD = 300
+SHIPPED = Config()
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory) -> dict[str, list[dict]]:
+    """probe name -> its rows (the facts of each), from one run of the short probes."""
+    out = tmp_path_factory.mktemp("abuse") / "abuse.json"
+    subprocess.run([sys.executable, "-m", "loadtest.abuse", "--only", PROBES, "--idle", "1",
+                    "--lobby-max-age", str(LOBBY_MAX_AGE), "--flood", str(FLOOD),
+                    "--flood-seconds", "0.3", "--flood-window", "1", "--json", str(out)],
+                   cwd=ROOT, check=True, timeout=600)
+    found: dict[str, list[dict]] = {}
+    for row in json.loads(out.read_text()):
+        found.setdefault(row.get("name", row["probe"]), []).append(row)
+    return found
+
+
+def facts(rows: dict, probe: str, index: int = 0) -> dict:
+    return rows[probe][index]["facts"]
+
+
+def test_look_alike_and_blank_names_are_not_seated_and_bad_chat_lines_are_refused(rows):
+    names = facts(rows, "names")
+    assert names["first"] == 200 and names["seated"] == 1
+    assert set(names["look_alikes"].values()) <= {409, 422}
+    assert set(names["blanks"].values()) == {422}
+    chat = facts(rows, "names", 1)
+    assert all(reply == ["error", "bad_frame"] for reply in chat["replies"].values())
+    assert chat["plain"] == "ack"
+
+
+def test_a_socket_from_another_site_is_refused(rows):
+    assert rows["origin"][0]["result"] == "1008 bad_origin"
+
+
+def test_every_refusal_carries_the_security_headers_and_metrics_need_their_token(rows):
+    headers = facts(rows, "headers500")
+    wanted = [name.decode() for name, _ in SECURITY_HEADERS]
+    assert headers["wanted"] == wanted
+    assert headers["statuses"]["uvicorn's 400 (a malformed request line)"] == 400
+    assert 500 not in headers["statuses"].values()
+    for label, present in headers["present"].items():
+        assert present == wanted, label
+    scraped = facts(rows, "headers500", 1)
+    assert (scraped["no_token"], scraped["wrong"], scraped["token"]) == (401, 401, 200)
+    assert scraped["metrics"]
+
+
+def test_reviews_of_unknown_codes_are_throttled_and_a_review_is_bounded(rows):
+    limit = SHIPPED.lookup_failures_per_address
+    guesses = facts(rows, "review")
+    assert guesses["statuses"] == [404] * limit + [429] * 5
+    assert guesses["real_from_guesser"] == 429
+    review = facts(rows, "review", 1)
+    assert review["status"] == 200 and review["truncated"] is False and review["events"] > 0
+
+
+def test_again_refuses_a_lone_surrogate_and_concurrent_clicks_open_one_room(rows):
+    again = facts(rows, "again")
+    assert 400 <= again["surrogate"] < 500
+    assert set(again["clicks"]) == {200}
+    assert len(again["rooms"]) == 1 and again["rooms"] == [again["next"]]
+    assert again["stored"] == 1
+
+
+def test_a_flood_of_commands_is_refused_by_the_socket(rows):
+    flood = facts(rows, "flood")
+    assert flood["sent"] == FLOOD
+    assert flood["refused_here"] > 0
+    assert flood["reached"] == flood["read"] - flood["refused_here"]
+    assert flood["reached"] <= flood["allowed_through"] + 1
+    burst, rate = RATE_LIMITS["chat"]
+    assert flood["acked"] <= burst + rate * flood["answered_in"] + 1  # the room's own limit
+    if flood["closed"] is None:  # a socket that keeps up gets every answer
+        assert flood["answered"] == FLOOD
+    else:  # one whose answers pile up past the send queue is dropped, told to come back later
+        assert flood["closed"] == 1013
+
+
+def test_held_lobbies_cannot_fill_the_server(rows):
+    limit = SHIPPED.open_lobbies_per_address
+    one = facts(rows, "lobbies")
+    assert one["statuses"] == [201] * limit + [429] and one["refusal"]["code"] == "rate_limited"
+    assert one["other"] == 201
+    site = facts(rows, "lobbies", 1)
+    assert site["statuses"] == [201] * (SITE_SHARE * limit) + [429] * 4
+    assert site["other_site"] == 201
+    aged = facts(rows, "lobbies", 2)
+    assert aged["closed_after"] >= LOBBY_MAX_AGE
+    assert (aged["holder_again"], aged["other_after"]) == (201, 201)
+
+
+@pytest.mark.skipif(shutil.which("haproxy") is None and not Path("/usr/sbin/haproxy").exists(),
+                    reason="haproxy is not installed")
+def test_behind_haproxy_the_limits_are_per_client(rows):
+    proxy = facts(rows, "proxy")
+    limit = SHIPPED.lookup_failures_per_address
+    assert proxy["a_statuses"] == [404] * limit + [429]
+    assert (proxy["a_forged"], proxy["a_join"]) == (429, 429)
+    assert (proxy["b_room"], proxy["b_join"]) == (200, 200)
+    assert proxy["metrics_via_proxy"] == 404
