@@ -27,10 +27,34 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 
+_HANDED_OUT: set[int] = set()
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port that binds now, below the kernel's ephemeral range: a port the kernel handed out
+    (bind to 0) could be taken again by an outgoing connection before the server binds it, which
+    a busy suite's thousands of connections made happen (a Redis Cluster node exited on start).
+    Never one this process has handed out already (two servers started together)."""
+    high = min(_ephemeral_low(), 65536) - 1
+    for _ in range(1000):
+        port = random.randint(20000, high)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError(f"no free port in 20000-{high}")
 
 
 def _ray_executable() -> str:

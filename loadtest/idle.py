@@ -1,6 +1,7 @@
-"""Server memory per idle 18-seat room (issue 8's memory target): tables seated and left alone in
-their lobby (18 joined over HTTP, 18 sockets welcomed and kept open, nobody starting), the stack's
-memory read before the first table and after each step.
+"""Server memory and CPU per idle 18-seat room (issue 8's memory target, issue 20's idle-CPU target):
+tables seated and left alone in their lobby (18 joined over HTTP, 18 sockets welcomed and kept
+open, nobody starting), the stack's memory read before the first table and after each step, and
+its CPU over `--window` seconds of the empty stack and of each step once settled.
 
     .venv/bin/python -m loadtest.idle --steps 1000,2000 --gateways 4
 
@@ -20,6 +21,7 @@ import sys
 import time
 
 SEATS = 18
+SERVER = ("gateway", "ray-hosts", "ray-system", "redis")  # Redis: the whole process, shared
 
 
 def seat_tables(urls: list[str], tag: str) -> None:
@@ -100,6 +102,46 @@ def unique_memory(components: dict) -> dict:
     return out
 
 
+def cpu_seconds(components: dict) -> dict:
+    """component -> {pid: CPU seconds spent so far (user + system)}."""
+    import psutil
+
+    out: dict = {}
+    for component, processes in components.items():
+        out[component] = {}
+        for process in processes:
+            try:
+                times = process.cpu_times()
+                out[component][process.pid] = times.user + times.system
+            except psutil.Error:
+                pass
+    return out
+
+
+def cores_between(before: dict, after: dict, seconds: float) -> dict:
+    """component -> cores used between two `cpu_seconds` readings (a process started meanwhile
+    counts whole; one that ended meanwhile is not seen)."""
+    return {component: sum(t - before.get(component, {}).get(pid, 0.0) for pid, t in now.items()) / seconds
+            for component, now in after.items()}
+
+
+def cores_over(read_components, seconds: float) -> dict:
+    started, before = time.monotonic(), cpu_seconds(read_components())
+    time.sleep(seconds)
+    return cores_between(before, cpu_seconds(read_components()), time.monotonic() - started)
+
+
+def idle_cpu_row(empty: dict, now: dict, sockets: int, server: tuple[str, ...]) -> dict:
+    """What the seated, silent tables cost: each component's cores less the empty stack's, per
+    socket-second, and that rate at issue 20's 2,000 rooms (36,000 sockets)."""
+    added = {c: now.get(c, 0.0) - empty.get(c, 0.0) for c in now}
+    us = sum(added.get(c, 0.0) for c in server) * 1e6 / max(sockets, 1)
+    return {"cores": {c: round(v, 4) for c, v in now.items()},
+            "cores_added": {c: round(v, 4) for c, v in added.items()},
+            "server_us_per_socket_second": round(us, 3),
+            "server_cores_at_36000_sockets": round(us * 36_000 / 1e6, 4)}
+
+
 def prefix_key_bytes(redis_url: str, prefix: str) -> int:
     import redis
 
@@ -110,6 +152,15 @@ def prefix_key_bytes(redis_url: str, prefix: str) -> int:
     return total
 
 
+def _processes(pid: int) -> list:
+    import psutil
+
+    try:
+        return [psutil.Process(pid)]
+    except psutil.Error:
+        return []
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", default="1000,2000", help="total tables seated at each step")
@@ -118,6 +169,8 @@ def main(argv=None) -> int:
     ap.add_argument("--clients", type=int, default=4, help="processes holding the sockets")
     ap.add_argument("--settle", type=float, default=30.0,
                     help="seconds between the last table seated and the reading")
+    ap.add_argument("--window", type=float, default=60.0,
+                    help="seconds of CPU read for the empty stack and after each step's settle")
     ap.add_argument("--out", help="write the rows as JSON here")
     ap.add_argument("--seat", help=argparse.SUPPRESS)  # child mode: comma-separated gateway URLs
     ap.add_argument("--tag", default="0", help=argparse.SUPPRESS)
@@ -136,6 +189,7 @@ def main(argv=None) -> int:
         time.sleep(args.settle)  # the warm host and the gateways' own start settle
         empty = unique_memory(running.components())
         empty_keys = prefix_key_bytes(redis_url, running.prefix)
+        empty_cores = cores_over(running.components, args.window)
         clients = [subprocess.Popen([sys.executable, "-m", "loadtest.idle", "--seat", ",".join(running.urls),
                                      "--tag", str(i)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     text=True) for i in range(args.clients)]
@@ -169,6 +223,10 @@ def main(argv=None) -> int:
                     row["kb_per_room_since_previous_step"] = {
                         c: round((v - before["added_mb"][c]) * 1024 / (rooms - before["rooms"]), 1)
                         for c, v in row["added_mb"].items()}
+                # The sockets' holders (not the server) are read beside it, to show the box was not saturated.
+                cores = cores_over(lambda: {**running.components(), "load clients": [
+                    p for c in clients for p in _processes(c.pid)]}, args.window)
+                row.update(idle_cpu_row(empty_cores, cores, sockets, SERVER))
                 rows.append(row)
                 print(json.dumps(row), flush=True)
         finally:

@@ -18,7 +18,6 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 import resource  # noqa: E402
 import secrets  # noqa: E402
 import signal  # noqa: E402
-import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -28,6 +27,7 @@ from pathlib import Path  # noqa: E402
 
 import psutil  # noqa: E402
 
+from devstack.ray_head import free_port  # noqa: E402
 from loadtest.core import MODELS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,12 +40,6 @@ def raise_fd_limit(want: int = 200_000) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), max(hard, want)))
     except (ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _family(pid: int) -> list[psutil.Process]:

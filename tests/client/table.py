@@ -138,6 +138,13 @@ PAGE_STATE = """() => ({
 })"""
 
 
+JOIN_STATE = """() => ({
+    screen: document.querySelector(".screen:not([hidden])")?.id,
+    seated: document.querySelector("#join-seated")?.textContent,
+    toast: document.querySelector("#toast:not([hidden])")?.textContent,
+})"""
+
+
 LOBBY_SHOWS = """() => ({
     durations: Object.fromEntries([...document.querySelectorAll("#lobby-durations dt")]
         .map((dt) => [dt.dataset.key, Number(dt.nextElementSibling.textContent)])),
@@ -155,11 +162,12 @@ SHOWS_SETTINGS = f"""([durations, roles]) => {{
 async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dict]],
                      durations: dict[str, int], *, roles: list[str] | None = None,
                      replicas: dict[int, str] | None = None, before_start=None,
-                     preset: str | None = None) -> tuple[str, list[Player]]:
+                     preset: str | None = None, after_join=None) -> tuple[str, list[Player]]:
     """The first spec creates the room through the home page; the others join from the share link,
     or from the same link on another gateway replica (`replicas`: player index -> base URL).
-    The host sets the durations (and the special roles, if given) in the lobby; every page must
-    show them before the host starts. `before_start(players)` may look at the lobby."""
+    `after_join(room)` may seat more (bots over the protocol) once the pages sit, and returns how
+    many. The host sets the durations (and the special roles, if given) in the lobby; every page
+    must show them before the host starts. `before_start(players)` may look at the lobby."""
     players = [await new_player(browser, name, locale=locale, viewport=viewport)
                for name, locale, viewport in specs]
     host = players[0]
@@ -174,11 +182,17 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
         await host.page.wait_for_selector(f"#lobby-preset[data-preset='{preset}']")
     for i, p in enumerate(players[1:], start=1):
         await p.page.goto(link.replace(url, (replicas or {}).get(i, url)))
+        try:  # the form's fields show once the page has read the lobby (main.js showJoin)
+            await p.page.wait_for_selector("#form-join input[name=name]", state="visible")
+        except PlaywrightTimeout:
+            raise AssertionError(f"{p.name}'s join form never showed: {await p.page.evaluate(JOIN_STATE)}, "
+                                 f"errors {p.errors}") from None
         await p.page.fill("#form-join input[name=name]", p.name)
         await p.page.click("#form-join button[type=submit]")
         await p.page.wait_for_selector("#screen-lobby:not([hidden])")
+    seated = len(players) + (await after_join(room) if after_join else 0)
     for p in players:
-        await p.page.wait_for_selector(f"#lobby-players li:nth-child({len(players)})")
+        await p.page.wait_for_selector(f"#lobby-players li:nth-child({seated})")
 
     if preset is not None:  # a preset keeps the durations
         for p in players:
@@ -352,8 +366,10 @@ async def play(player: Player, wolves: set[int], *, until: str = THE_END, on_pro
         await (move or answer)(player, key, action, wolves)
 
 
-async def play_all(players: list[Player], *, until: str = THE_END, on_prompt=None) -> None:
-    wolves = wolves_of(players)
+async def play_all(players: list[Player], *, until: str = THE_END, on_prompt=None,
+                   wolves: set[int] | None = None) -> None:
+    """Every page plays until `until`; `wolves`: the pack, if not all of it sits in `players`."""
+    wolves = wolves_of(players) if wolves is None else wolves
     await asyncio.gather(*(play(p, wolves, until=until, on_prompt=on_prompt) for p in players))
 
 

@@ -29,13 +29,18 @@ SPECS = [("Quill", "en-US", LAPTOP_720), ("سارة", "ar", PHONE), ("Zed 7", "e
 NAMES = [name for name, _, _ in SPECS]
 DURATIONS = durations(30, witch=10)
 MIN_RATIO = 4.5
-# The page at its top, or, when the seat has a move, with the move's top just under the sticky
-# phase bar (what showTurn scrolls to; a smooth scroll may still be on its way there).
+WHERE = """() => ({scrollY, foot: document.documentElement.scrollHeight - innerHeight,
+    move: document.querySelector("#prompts .prompt")?.getBoundingClientRect().toJSON()})"""
+# The page at its top, or, when the seat has a move, with the move in view under the sticky phase
+# bar as showTurn scrolls it (or as far as the page scrolls: a move near the foot cannot reach the
+# bar), once a smooth scroll there is over. Which seats hold a move is the deal's.
 AT_TOP_OR_AT_THE_MOVE = """() => {
     const move = document.querySelector("#prompts .prompt");
     if (!move) return scrollY === 0;
+    const box = move.getBoundingClientRect();
     const under = document.querySelector(".phasebar").getBoundingClientRect().bottom + 8;
-    return Math.abs(move.getBoundingClientRect().top - under) < 2 || (scrollY === 0 && move.getBoundingClientRect().top >= under);
+    const atFoot = scrollY + innerHeight >= document.documentElement.scrollHeight - 1;
+    return box.bottom <= innerHeight + 1 && (box.top >= under - 1 || atFoot);
 }"""
 EN = json.loads((ROOT / "gateway/static/i18n/en.json").read_text(encoding="utf-8"))
 AR = json.loads((ROOT / "gateway/static/i18n/ar.json").read_text(encoding="utf-8"))
@@ -302,7 +307,7 @@ def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_and_th
                     try:
                         await p.page.wait_for_function(AT_TOP_OR_AT_THE_MOVE, timeout=10_000)
                     except PlaywrightTimeout:
-                        raise AssertionError((p.name, scrolled[p.name], await p.page.evaluate("() => scrollY"))) from None
+                        raise AssertionError((p.name, scrolled[p.name], await p.page.evaluate(WHERE))) from None
             wolves = {p.seat for p in players if p.role == "werewolf"}
             for p in players:  # the first night, for every seat (most have nothing to do in it)
                 await looks.look(p.page, p.name, "table", toast=error_text(p))

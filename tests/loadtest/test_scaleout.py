@@ -54,6 +54,7 @@ def test_the_report_sets_each_k_against_k_times_rooms_of_one(tmp_path):
 def test_one_capped_node_holds_a_few_rooms_through_haproxy(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "loadtest.scaleout", "--nodes", "1", "--steps-per-node", "2",
+         "--node-cpu", "1", "--redis-cpu", "1",  # caps still set, a core each: the starts are quick
          "--hold", "10", "--settle", "2", "--spawn-rate", "1", "--workers", "1", "--no-churn",
          "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

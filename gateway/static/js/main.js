@@ -149,17 +149,25 @@ async function showJoin(room) {
   $("#join-title").textContent = t("join.title", { room });
   $("#join-seated").textContent = "";
   offerJoin(false); // until the lobby says seats are still free
-  try {
-    const lobby = await api("GET", `/api/rooms/${room}`);
-    if (lobby.status !== "lobby") {
-      $("#join-seated").textContent = t(lobby.status === "running" ? "error.room_started" : "error.room_closed");
+  // A gateway that could not answer (the network, a 5xx: a busy or restarting server) is asked
+  // again while this screen shows; a refusal (no such room, rate limited) is final.
+  for (let pause = 500; ; pause = Math.min(pause * 2, 8000)) {
+    try {
+      const lobby = await api("GET", `/api/rooms/${room}`);
+      if (lobby.status !== "lobby") {
+        $("#join-seated").textContent = t(lobby.status === "running" ? "error.room_started" : "error.room_closed");
+        return;
+      }
+      const names = lobby.players.map((p) => isolate(p.name)).join(", ");
+      if (names) $("#join-seated").textContent = t("join.seated", { names });
+      offerJoin(true);
       return;
+    } catch (err) {
+      $("#join-seated").textContent = errorText(err);
+      if (!(err.code === "network" || err.status >= 500)) return;
     }
-    const names = lobby.players.map((p) => isolate(p.name)).join(", ");
-    if (names) $("#join-seated").textContent = t("join.seated", { names });
-    offerJoin(true);
-  } catch (err) {
-    $("#join-seated").textContent = errorText(err);
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    if (document.body.dataset.screen !== "screen-join" || roomFromUrl() !== room) return;
   }
 }
 
