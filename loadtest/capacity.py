@@ -29,10 +29,9 @@ import time
 from dataclasses import dataclass, field
 
 import httpx
-import psutil
 import redis
 
-from loadtest.idle import unique_memory
+from loadtest.idle import cpu_seconds, unique_memory
 from loadtest.stack import ROOT, real_stack, redis_processes
 
 sys.path.insert(0, str(ROOT))
@@ -77,15 +76,7 @@ class Meter:
         return found
 
     def read(self) -> Reading:
-        cpu = {}
-        for component, processes in self._components().items():
-            cpu[component] = {}
-            for p in processes:
-                try:
-                    t = p.cpu_times()
-                    cpu[component][p.pid] = t.user + t.system
-                except psutil.Error:
-                    pass
+        cpu = cpu_seconds(self._components())
         with redis.Redis(port=self.redis_port) as r:
             stats = r.info("commandstats")
             calls = sum(v["calls"] for v in stats.values())

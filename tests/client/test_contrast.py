@@ -16,7 +16,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from devstack.stack import durations
 from tests.client.table import (
-    GAME_MS, OPEN_PROMPT, PHONE, ROOT, THE_END, Player, answer, chromium, new_player, seat_table, shown,
+    GAME_MS, PHONE, ROOT, THE_END, Player, answer, chromium, new_player, play, seat_table, shown,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -318,23 +318,19 @@ def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_and_th
                 if await p.page.locator(THE_END).count() == 0:
                     await looks.look(p.page, p.name, "table", toast=error_text(p))
 
-            async def plays(p: Player) -> None:  # the prompts, and "Sent" once answered
+            async def looked_at(p: Player, key: str, action: str, wolves: set[int]) -> None:
+                """The prompt looked at, answered, and "Sent" looked at once answered."""
                 page = p.page
-                while True:
-                    await shown(page, f"{THE_END}, {OPEN_PROMPT}")
-                    if await page.locator(THE_END).count():
-                        break
-                    prompt = page.locator(OPEN_PROMPT).first
-                    key = await prompt.get_attribute("data-key")
-                    action = await prompt.get_attribute("data-action")
-                    if key is None:
-                        continue
-                    await looks.dawn(page, p.name)
-                    kind = await looks.look(page, p.name, "prompt", toast=error_text(p))
-                    await answer(p, key, action, wolves)
-                    if f"sent:{kind}" not in looks.seen[p.name] and await page.locator(
-                            f'.prompt[data-key="{key}"][data-answered] .ok').count():
-                        await looks.look(page, p.name, "sent")
+                await looks.dawn(page, p.name)
+                kind = await looks.look(page, p.name, "prompt", toast=error_text(p))
+                await answer(p, key, action, wolves)
+                if f"sent:{kind}" not in looks.seen[p.name] and await page.locator(
+                        f'.prompt[data-key="{key}"][data-answered] .ok').count():
+                    await looks.look(page, p.name, "sent")
+
+            async def plays(p: Player) -> None:
+                page = p.page
+                await play(p, wolves, move=looked_at)
                 # The end screen: at its top, no dawn over it.
                 assert await page.evaluate("() => scrollY") == 0, p.name
                 assert not await page.evaluate("() => document.querySelector('#dawn').checkVisibility()"), p.name
