@@ -29,7 +29,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 360, "height": 740}
-WAIT_MS = 60_000  # one phase on a loaded two-core machine, with room to spare
+WAIT_MS = 120_000  # one phase on a two-core machine running the other tests beside the pages
 GAME_MS = 600_000  # a whole game on a loaded machine (a seat dead on the first night waits it out)
 # The page wraps every name it puts in a sentence in FSI...PDI (bidi isolation, js/i18n.js): text
 # read off a page is compared without them (tests/client/test_contrast.py checks they are there).
