@@ -312,7 +312,15 @@ async def answer(player: Player, key: str, action: str, wolves: set[int]) -> Non
                 await prompt.locator(f'button.choice[data-seat="{seat}"]').click()
             await prompt.locator("button.confirm").click()
         # The client marks the prompt answered once the server has acked.
-        await page.wait_for_selector(f"{selector}[data-answered]")
+        try:
+            await page.wait_for_selector(f"{selector}[data-answered]")
+        except PlaywrightTimeout:
+            acts = [i for i, kind in player.sent.items() if kind == "act"]
+            raise AssertionError(
+                f"{player.name}'s {action} ({key}) was never marked answered: {await page.evaluate(PAGE_STATE)}, "
+                f"acts sent {acts[-3:]}, their replies {[player.replies.get(i) for i in acts[-3:]]}, "
+                f"refused {player.refused[-3:]}, errors {player.errors[-3:]}, "
+                f"prompt {await page.evaluate('(s) => document.querySelector(s)?.outerHTML', selector)!r:.600}") from None
 
     await unless_closed(page, selector, move)
 
