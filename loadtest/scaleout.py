@@ -122,13 +122,13 @@ def cpu_caps():
             cap.close()
 
 
-def haproxy_config(port: int, servers: list[tuple[str, str]]) -> str:
+def haproxy_config(port: int, servers: list[tuple[str, str]], server_port: int = GATEWAY_PORT) -> str:
     """The shipped config with this run's bind and servers (by address: no resolver here)."""
     text = (ROOT / "deploy/haproxy/haproxy.cfg").read_text()
     text = text.replace("bind :80", f"bind 127.0.0.1:{port}")
     text = text.replace(" resolvers docker", "")
     text = re.sub(r"\nresolvers docker\n(?:[ \t].*\n?)*", "\n", text)
-    lines = "".join(f"    server {name} {ip}:{GATEWAY_PORT}\n" for name, ip in servers)
+    lines = "".join(f"    server {name} {ip}:{server_port}\n" for name, ip in servers)
     return re.sub(r"(?:    server .*\n)+", lambda _m: lines, text)
 
 
