@@ -218,9 +218,13 @@ class Cluster:
         config = Path(self.head.temp_dir) / "haproxy.cfg"
         config.write_text(haproxy_config(port, [(f"node{i}", lan.ips[i])
                                                 for i in range(1, len(lan.ips))]))
-        self.haproxy = subprocess.Popen(["haproxy", "-W", "-db", "-f", str(config)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        start_new_session=True)
+        # Its alerts (a server marked DOWN by its health check, and why) are counted per step.
+        self.balancer_log = Path(args.out) / f"haproxy-{self.prefix}.log"
+        self.balancer_log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.balancer_log, "wb") as log:
+            self.haproxy = subprocess.Popen(["haproxy", "-W", "-db", "-f", str(config)],
+                                            stdout=subprocess.DEVNULL, stderr=log,
+                                            start_new_session=True)
         stack.callback(self._stop_haproxy)
 
     def add_node(self, index: int) -> Node:
@@ -235,6 +239,10 @@ class Cluster:
             if time.monotonic() > deadline:
                 raise RuntimeError("HAProxy serves no gateway")
             time.sleep(0.5)  # its checks run every second
+
+    def servers_marked_down(self) -> int:
+        """How many times HAProxy's health checks took a gateway out of a backend so far."""
+        return self.balancer_log.read_text(errors="replace").count(" is DOWN")
 
     def kill_node(self, index: int) -> None:
         self.nodes[index].kill()
@@ -324,6 +332,7 @@ def idle_cores(cluster: Cluster, seconds: float) -> tuple[dict[int, float], dict
 def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, shards: list[CpuCap],
               args) -> dict:
     t_step = time.monotonic()
+    downs = cluster.servers_marked_down()
     lc.reset()
     lc.swarm(rooms, args.spawn_rate * k, cluster.url)
     need = 18 * (rooms - previous)
@@ -358,6 +367,8 @@ def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, shards: l
     hosts = cluster.hosts_by_node()
     row["hosts_per_node"] = {i: sum(1 for v in hosts.values() if v == i) for i in cluster.nodes}
     row["sockets_per_node"] = {i: n.open_sockets() for i, n in cluster.nodes.items()}
+    # A gateway taken out of rotation sends its rooms' new sockets to another: uneven nodes.
+    row["balancer_downs"] = cluster.servers_marked_down() - downs
     return row
 
 
@@ -367,7 +378,7 @@ def format_row(r: dict) -> str:
             f"{ramp.fmt(r['ack_chat_p99'])} | {ramp.fmt(r['bcast_p50'])}/{ramp.fmt(r['bcast_p99'])} | "
             f"{r['frames_s']} | {r['commands_s']} | {ramp.fmt(r['node_ms_per_command'], 2)} | "
             f"{sum(r['checks'].values())} | {r['failures']} | {nodes} | "
-            f"{r['hosts_per_node']} | {r['sockets_per_node']} | "
+            f"{r['hosts_per_node']} | {r['sockets_per_node']} | {r.get('balancer_downs', '')} | "
             f"{', '.join(f'{c:.2f}' for c in r['redis_shard_cores'])} | {r['cpu'].get('haproxy', 0):.0f} | "
             f"{r['cpu'].get('locust', 0):.0f} | "
             f"{r['broke'] or 'held'} |")
@@ -376,8 +387,8 @@ def format_row(r: dict) -> str:
 HEADER = ("| k | rooms | sockets | ack chat p50/p99 ms | broadcast p50/p99 ms | frames/s | "
           "commands/s | node CPU ms per command | lost, dup, "
           "reordered | failures | cores used per node | game hosts per node | sockets per node | "
-          "cores per Redis shard | HAProxy CPU % | Locust CPU % | |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "gateways marked down | cores per Redis shard | HAProxy CPU % | Locust CPU % | |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 # Node churn --------------------------------------------------------------------------------------
