@@ -200,7 +200,12 @@ class Placement:
         async with self._cap_lock:
             if self._host_cap is not None:
                 cap = self._host_cap()
-                if await self._redis.zcard(self._keys.hosts()) + self._growing >= cap:
+                # Starts in progress read before the hosts: a start that ends while ZCARD is in
+                # flight is then counted in one or both, never in neither (read after, a ZCARD
+                # answered before its ZADD and a count decremented after it let a third host
+                # past a cap of two).
+                growing = self._growing
+                if await self._redis.zcard(self._keys.hosts()) + growing >= cap:
                     log.warning("not starting a host: %d hosts is the cap (WW_MAX_HOSTS)", cap)
                     raise AtCapacity
             self._growing += 1

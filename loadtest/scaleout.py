@@ -10,7 +10,10 @@ three replicas (devstack/redis_servers.py; each primary with its replica under a
 rewritten) and the Locust load generator (loadtest/locustfile.py, `human` tables), none of them
 capped. Node i (namespaces 1..k) is a Ray worker node offering the game-host resource and one
 `werewolf serve` gateway process, together under one cgroup v1 CPU quota of --node-cpu cores
-(children inherit it; cpuacct counts what the node spent).
+per --cpu-period-ms (children inherit it; cpuacct counts what the node spent). The period is
+10 ms, not the kernel's 100 ms: a node models a slower machine, and a quota spent early in a
+100 ms period stalls the node for the rest of it (85 ms at 0.15 core), which swung a step's p99
+by 7x between runs at the same CPU use.
 
 For each k of --nodes: a fresh Ray head, k nodes, a new key prefix; Locust swarms to k x each
 of --steps-per-node tables through HAProxy, waits until each new table has connected, holds
@@ -69,15 +72,17 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 class CpuCap:
-    """A cgroup v1 CPU quota of `cores` (and a cpuacct group beside it to read what it spent).
-    `enter` is a preexec_fn: the child joins before it execs, and all it forks inherits."""
+    """A cgroup v1 CPU quota of `cores` per period of `period_us` (and a cpuacct group beside it to
+    read what it spent). `enter` is a preexec_fn: the child joins before it execs, and all it
+    forks inherits. A group that spent its quota early in a period waits out the rest of it: at
+    0.15 core of a 100 ms period that is a stall of up to 85 ms, at 10 ms up to 8.5 ms."""
 
-    def __init__(self, name: str, cores: float) -> None:
+    def __init__(self, name: str, cores: float, period_us: int = 100_000) -> None:
         self.dirs = [CGROUP_ROOT / "cpu" / name, CGROUP_ROOT / "cpuacct" / name]
         for d in self.dirs:
             d.mkdir()
-        (self.dirs[0] / "cpu.cfs_period_us").write_text("100000")
-        (self.dirs[0] / "cpu.cfs_quota_us").write_text(str(int(cores * 100000)))
+        (self.dirs[0] / "cpu.cfs_period_us").write_text(str(period_us))
+        (self.dirs[0] / "cpu.cfs_quota_us").write_text(str(int(cores * period_us)))
 
     def enter(self) -> None:
         self.add(os.getpid())
@@ -106,13 +111,14 @@ class CpuCap:
 
 
 @contextmanager
-def cpu_caps():
-    """Make CpuCaps through the yielded function; every one is removed on exit."""
+def cpu_caps(period_us: int = 100_000):
+    """Make CpuCaps (each of `period_us`) through the yielded function; every one is removed on
+    exit."""
     made: list[CpuCap] = []
     tag = secrets.token_hex(3)
 
     def make(name: str, cores: float) -> CpuCap:
-        made.append(CpuCap(f"ww{tag}-{name}", cores))
+        made.append(CpuCap(f"ww{tag}-{name}", cores, period_us))
         return made[-1]
 
     try:
@@ -499,7 +505,8 @@ def write_report(points: dict, churn_result: dict | None, args, out: Path) -> No
     held = {k: max((r["rooms"] for r in rows if not r["broke"]), default=0)
             for k, rows in points.items()}
     one = held.get(1) or 0
-    lines = [f"Nodes capped at {args.node_cpu} core each, Redis shards at {args.redis_cpu}, "
+    lines = [f"Nodes capped at {args.node_cpu} core each, Redis shards at {args.redis_cpu} "
+             f"(quotas per {args.cpu_period_ms:g} ms), "
              f"hold {args.hold:.0f} s, break at p99 broadcast > {args.break_p99:.0f} ms.", "",
              "| k | rooms(k) held | k x rooms(1) | rooms(k) / (k x rooms(1)) |", "|---|---|---|---|"]
     for k, rooms in held.items():
@@ -536,6 +543,8 @@ def main(argv=None) -> int:
     ap.add_argument("--nodes", default="1,2,3", help="the k to measure")
     ap.add_argument("--node-cpu", type=float, default=0.25, help="cores per node")
     ap.add_argument("--redis-cpu", type=float, default=0.25, help="cores per Redis shard")
+    ap.add_argument("--cpu-period-ms", type=float, default=10,
+                    help="the CPU quotas' period (the kernel's default is 100)")
     ap.add_argument("--steps-per-node", default="60,80", help="rooms per node of each step")
     ap.add_argument("--hold", type=float, default=300)
     ap.add_argument("--settle", type=float, default=5)
@@ -565,7 +574,7 @@ def main(argv=None) -> int:
     size = max(max(args.nodes), args.churn_nodes + 1)
     points: dict[int, list] = {}
     churn_result = None
-    with netns_lan(1 + size) as lan, cpu_caps() as caps, lan.entered(0):
+    with netns_lan(1 + size) as lan, cpu_caps(int(args.cpu_period_ms * 1000)) as caps, lan.entered(0):
         with redis_cluster(bind=lan.ips[0]) as group:
             shards = []
             for n, primary in enumerate(group.primaries()):

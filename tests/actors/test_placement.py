@@ -200,3 +200,35 @@ async def test_a_node_that_joins_takes_the_next_room_on_a_host_of_its_own(redis,
     # with no second start there, even while the count of hosts per node still says none.
     assert [await p.place() for _ in range(3)] == [f"{prefix}-host-000001", joined, joined]
     assert list(nodes.values()).count("node-c") == 1
+
+
+async def test_a_start_that_ends_while_the_hosts_are_counted_still_counts(redis, prefix, monkeypatch):
+    started: list[str] = []
+    spare_starting, release = asyncio.Event(), asyncio.Event()
+
+    async def start_host(name: str, node: str | None) -> None:
+        started.append(name)
+        if len(started) == 2:  # the spare after the first room: still starting when a room asks
+            spare_starting.set()
+            await release.wait()
+
+    async def stop_host(name: str) -> None:
+        pass
+
+    config = Config(prefix=prefix, games_per_actor=1, warm_actors=1)
+    p = Placement(config, redis, start_host, stop_host, host_cap=lambda: 2)
+    await p.restore()
+    await p.place()  # fills the first host; the top-up starts the second
+    await asyncio.wait_for(spare_starting.wait(), 5)
+    count_hosts = redis.zcard
+
+    async def count_then_let_the_spare_finish(key):
+        hosts = await count_hosts(key)  # answered before the spare's ZADD
+        release.set()
+        await asyncio.wait_for(p.settled(), 5)  # its ZADD done, its start no longer in progress
+        return hosts
+
+    monkeypatch.setattr(redis, "zcard", count_then_let_the_spare_finish)
+    await p.place()
+    await p.settled()
+    assert started == [f"{prefix}-host-000001", f"{prefix}-host-000002"]  # the cap is two

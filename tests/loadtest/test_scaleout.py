@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from loadtest.scaleout import haproxy_config, write_report
+from loadtest.scaleout import CGROUP_ROOT, cpu_caps, haproxy_config, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,6 +25,16 @@ def test_the_balancer_is_the_shipped_config_with_this_runs_bind_and_servers():
     servers = [line.split() for line in text.splitlines() if line.strip().startswith("server ")]
     assert servers == [["server", "node1", "10.1.2.1:8000"], ["server", "node2", "10.1.2.2:8000"]] * 2
     assert "balance hash var(txn.room)" in text  # the room affinity under test is the shipped one
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not (CGROUP_ROOT / "cpu").is_dir(),
+                    reason="cgroup v1's cpu controller, writable by root")
+def test_a_cap_is_its_cores_per_period():
+    with cpu_caps(10_000) as make:
+        cap = make("period-test", 0.15)
+        assert (cap.dirs[0] / "cpu.cfs_period_us").read_text().strip() == "10000"
+        assert (cap.dirs[0] / "cpu.cfs_quota_us").read_text().strip() == "1500"
+    assert not cap.dirs[0].exists()
 
 
 def row(k: int, rooms: int, broke: str = "") -> dict:
@@ -39,7 +49,7 @@ def row(k: int, rooms: int, broke: str = "") -> dict:
 def test_the_report_sets_each_k_against_k_times_rooms_of_one(tmp_path):
     points = {1: [row(1, 50), row(1, 100, "p99 broadcast 900 ms > 500 ms")],
               2: [row(2, 100), row(2, 150)], 3: [row(3, 120), row(3, 200, "failures")]}
-    args = Namespace(node_cpu=0.25, redis_cpu=0.25, hold=300, break_p99=500)
+    args = Namespace(node_cpu=0.25, redis_cpu=0.25, cpu_period_ms=10, hold=300, break_p99=500)
     write_report(points, None, args, tmp_path)
     table = (tmp_path / "scaleout.md").read_text()
     assert "| 1 | 50 | 50 | 1.00 |" in table
