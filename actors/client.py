@@ -163,7 +163,8 @@ class RoomClient:
                 "restart the whole cluster to change them.")
         self.subscriptions = Subscriptions(self.redis, self.keys, self.store.events_after,
                                            catch_up=not self.config.redis_wait)
-        await self.subscriptions.start(self.keys.replies(self.gateway_id), self._on_replies)
+        await self.subscriptions.start(self.keys.replies(self.gateway_id), self._on_replies,
+                                       me=self.gateway_id)
         await self.renew_lease()  # before any presence names this process
 
     async def close(self) -> None:
@@ -503,9 +504,12 @@ class RoomClient:
         the client's frame was read (wall clock ms), for the room's rate limit; `proof`: the
         start of the seat's token hash, so a seat that moved meanwhile is refused."""
         code = normal_code(room)
+        # Listening to the room (a seat's socket is, for as long as its commands run), this
+        # process reads the room's events anyway: the reply may come with them.
+        listening = self.subscriptions.listening(code)
         try:
             return await self._send(await self._host_of(code),
-                                    ("command", code, seat, (frame, received, proof)))
+                                    ("command", code, seat, (frame, received, proof, listening)))
         except HostRetired:
             return error_frame(frame.get("id") if isinstance(frame, dict) else None, "room_closed",
                                "the room is closed")
@@ -666,9 +670,10 @@ class RoomClient:
                     if future is not None and not future.done():
                         future.set_exception(e)
 
-    def _on_replies(self, message: bytes) -> None:
-        """A host's replies to this process's requests (see RoomHost._flush)."""
-        for number, status, value in orjson.loads(message)["replies"]:
+    def _on_replies(self, replies: list) -> None:
+        """A host's replies to this process's requests, `[number, status, value]` each (from its
+        reply message, RoomHost._flush, or riding a room's events, Room.command)."""
+        for number, status, value in replies:
             future = self._waiting.get(number)
             if future is None or future.done():  # answered twice (a resend), or given up on
                 continue
@@ -739,6 +744,7 @@ class Subscriptions:
 
     def __init__(self, redis: aioredis.Redis, keys: Keys, events_after, catch_up: bool = True) -> None:
         self._pubsub = shard_pubsub(redis)
+        self._me: str | None = None  # this process's gateway id: the replies riding events for it
         self._keys = keys
         self._events_after = events_after
         # Read the log's tail when a room is subscribed again: not under WAIT, where the log runs
@@ -747,17 +753,18 @@ class Subscriptions:
         self._channels: dict[str, _Channel] = {}
         self._reader: asyncio.Task | None = None
         self._direct: bytes | None = None  # this process's reply channel
-        self._on_direct: Callable[[bytes], None] | None = None
+        self._on_replies: Callable[[list], None] | None = None
         # Told how many room events this process read from Redis (messages and refills): with
         # room affinity one read per event a process serves, whatever its sockets in the room.
         self.observe_read: Callable[[int], None] | None = None
         self._direct_ready: asyncio.Future | None = None
 
-    async def start(self, direct: str, on_direct) -> None:
+    async def start(self, direct: str, on_replies, me: str | None = None) -> None:
         """Subscribe to `direct` (this process's reply channel, which also keeps the connection
-        subscribed while no room is) and hand its messages to `on_direct`; returns once live,
-        so no reply sent after it is missed."""
-        self._direct, self._on_direct = direct.encode(), on_direct
+        subscribed while no room is) and hand the replies of its messages, and those riding a
+        room's events for gateway `me`, to `on_replies`; returns once live, so no reply sent
+        after it is missed."""
+        self._direct, self._on_replies, self._me = direct.encode(), on_replies, me
         self._direct_ready = asyncio.get_running_loop().create_future()
         await self._pubsub.ssubscribe(direct)
         self._reader = asyncio.create_task(self._read(), name="pubsub reader")
@@ -767,6 +774,11 @@ class Subscriptions:
         if self._reader is not None:
             self._reader.cancel()
         await self._pubsub.aclose()
+
+    def listening(self, code: str) -> bool:
+        """Subscribed to the room's channel now (a reply riding its events would arrive)."""
+        channel = self._channels.get(code)
+        return channel is not None and channel.subscribed.done()
 
     @asynccontextmanager
     async def listen(self, code: str, seat: int | None = None,
@@ -804,7 +816,7 @@ class Subscriptions:
     async def _handle(self, message: dict) -> None:
         if message["channel"] == self._direct:
             if message["type"] == "smessage":
-                self._on_direct(message["data"])
+                self._on_replies(orjson.loads(message["data"])["replies"])
             elif not self._direct_ready.done():
                 self._direct_ready.set_result(None)
             return
@@ -821,7 +833,11 @@ class Subscriptions:
                 # meanwhile is in the log (else only the room's next message would show the gap).
                 await self._deliver_all(code, channel, await self._events_after(code, channel.last))
         elif message["type"] == "smessage":  # a write's events, in order (store.events_message)
-            await self._deliver_all(code, channel, orjson.loads(message["data"]))
+            events = orjson.loads(message["data"])
+            riders = events.pop()["replies"] if events and "replies" in events[-1] else {}
+            await self._deliver_all(code, channel, events)
+            if self._me in riders:  # after the events: an ack never overtakes what it caused
+                self._on_replies(riders[self._me])
 
     async def _deliver_all(self, code: str, channel: _Channel, events: list[dict]) -> None:
         """Events read from Redis (a message, or the log after a resubscription), in order."""

@@ -60,6 +60,10 @@ WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it 
 # A public game's seat that lets AWAY_AFTER prompts in a row pass is shown away; past GONE_AFTER its
 # votes pass at once where every living seat votes alike (RULES.md, "Away seats").
 AWAY_AFTER, GONE_AFTER = 2, 4
+REPLY_OK = 0  # a reply's status in a gateway's reply message (actors.host has the others)
+# What `Room.command` returns when its reply rode the write's events message to the gateway
+# (`rider`): the host has nothing left to send.
+RODE = object()
 PROOF_CHARS = 16  # of a seat's token hash, sent with each request: a seat that moved is refused
 
 
@@ -826,16 +830,18 @@ class Room:
                                   lambda code, message: {"error": code, "message": message})
 
     async def command(self, seat: int, frame: dict, received: int | None = None,
-                      proof: str | None = None) -> dict:
+                      proof: str | None = None, rider: tuple[str, int] | None = None):
         """The ack or error frame answering `frame` (act, chat, settings, start, table, leave,
         remove); `received`: when a gateway read it (wall clock ms), for the rate limit; `proof`:
-        the start of the seat's token hash (refused if the seat is another player's now)."""
+        the start of the seat's token hash (refused if the seat is another player's now).
+        `rider`: (gateway, request number) of a gateway that listens to this room: if the write
+        publishes events, the reply goes out in their message and this returns RODE."""
         if not isinstance(frame, dict):
             return error_frame(None, "bad_frame", "a command is a JSON object")
         frame_id = frame.get("id")
         return await self._submit(_command, (seat, frame, received, self._take_token,
                                              self._timing, proof),
-                                  lambda code, message: error_frame(frame_id, code, message))
+                                  lambda code, message: error_frame(frame_id, code, message), rider)
 
     def _take_token(self, seat: int, kind: str, now: int) -> bool:
         """The rate limit of a seat's commands of one kind, whichever gateways its sockets use."""
@@ -878,7 +884,7 @@ class Room:
         if asyncio.current_task() is not self._worker:
             self._worker.cancel()
         while not self._mailbox.empty():
-            _, _, on_error, future = self._mailbox.get_nowait()
+            _, _, on_error, future, _ = self._mailbox.get_nowait()
             if not future.done():
                 future.set_result(on_error("room_closed", "the room is closed"))
         if self._on_close is not None:
@@ -886,12 +892,13 @@ class Room:
 
     # -- the single writer -----------------------------------------------------------------
 
-    def _submit(self, handler, args: tuple, on_error) -> asyncio.Future:
+    def _submit(self, handler, args: tuple, on_error,
+                rider: tuple[str, int] | None = None) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         if self._closed:
             future.set_result(on_error("room_closed", "the room is closed"))
         else:
-            self._mailbox.put_nowait((handler, args, on_error, future))
+            self._mailbox.put_nowait((handler, args, on_error, future, rider))
         return future
 
     async def _run(self) -> None:
@@ -902,7 +909,7 @@ class Room:
             try:
                 replies = await self._apply_group(group)
             except asyncio.CancelledError:  # closed mid-command
-                for _, _, on_error, future in group:
+                for _, _, on_error, future, _ in group:
                     if not future.done():
                         future.set_result(on_error("room_closed", "the room is closed"))
                 raise
@@ -910,8 +917,8 @@ class Room:
                 log.exception("room %s broke in its mailbox", self.code)
                 await self._break()
                 replies = [on_error("internal", "this room hit an internal error and is closed")
-                           for _, _, on_error, _ in group]
-            for (_, _, _, future), reply in zip(group, replies):
+                           for _, _, on_error, _, _ in group]
+            for (_, _, _, future, _), reply in zip(group, replies):
                 if not future.done():
                     future.set_result(reply)
             if self.data.status in FINAL:
@@ -924,13 +931,13 @@ class Room:
         a room pays one snapshot write per mailbox drain instead of one per command."""
         if self._resync and not await self._reload():
             self._retry_later()
-            return [on_error("internal", "storage unavailable, retry") for _, _, on_error, _ in group]
+            return [on_error("internal", "storage unavailable, retry") for _, _, on_error, _, _ in group]
         committed = data = self.data
         events: list[bytes] = []
         replies: list = []
         broken = False
         seated = 0
-        for handler, args, on_error, _ in group:
+        for handler, args, on_error, _, _ in group:
             if broken:
                 replies.append(on_error("internal", "this room hit an internal error and is closed"))
                 continue
@@ -956,16 +963,27 @@ class Room:
                 reply = on_error("internal", "this room hit an internal error and is closed")
             replies.append(reply)
         if data is not committed:
-            failure = await self._persist(committed, data, events, len(group))
+            riders: dict[str, list] = {}
+            if events:
+                for (_, _, _, _, rider), reply in zip(group, replies):
+                    if rider is not None:
+                        gateway, number = rider
+                        riders.setdefault(gateway, []).append([number, REPLY_OK, reply])
+            failure = await self._persist(committed, data, events, len(group), riders)
             if failure is not None:
-                return [failure(on_error) for _, _, on_error, _ in group]
+                return [failure(on_error) for _, _, on_error, _, _ in group]
             await self._reindex(committed, data, seated)
+            if riders:
+                replies = [RODE if rider is not None else reply
+                           for (_, _, _, _, rider), reply in zip(group, replies)]
         if broken:
             await self._break()
         return replies
 
-    async def _persist(self, old: RoomData, new: RoomData, events: list[bytes], requests: int):
-        """Store `new`; None once durable, else how to answer every request of the group."""
+    async def _persist(self, old: RoomData, new: RoomData, events: list[bytes], requests: int,
+                       riders: dict[str, list] | None = None):
+        """Store `new`; None once durable, else how to answer every request of the group.
+        `riders`: replies that go out with the events (`Store.persist`)."""
         started = time.perf_counter()
         lines = [] if new.game is None else new.game.chat
         game = _game_id(new)
@@ -977,7 +995,7 @@ class Room:
                                       snapshot=new.to_json(), status=new.status,
                                       first_seq=old.seq + 1, events=events,
                                       tokens=_new_tokens(old, new), untokens=_gone_tokens(old, new),
-                                      chat_from=chat_from,
+                                      chat_from=chat_from, riders=riders,
                                       chat=[orjson.dumps(line) for line in lines[chat_from or 0:]])
         except StaleEpoch:
             log.warning("room %s: epoch %d fenced by a newer owner; stopping", old.code, self.epoch)

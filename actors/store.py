@@ -2,7 +2,8 @@
 
 One `persist` is atomic (one Lua script on the room's slot): check the writer's epoch is still the
 room's, check the log (and the chat list) is exactly as long as the writer thinks, SET the
-snapshot, RPUSH the new chat lines and the events, SPUBLISH each event, and, when the room reaches
+snapshot, RPUSH the new chat lines and the events, SPUBLISH the events (and the replies riding
+them: acks to the gateways that listen to the room) as one message, and, when the room reaches
 a final status, give its keys a TTL; its release from its host follows (another slot). A room acknowledges a command only after
 `persist` returned; with `wait_replicas`, only after `WAIT` saw that many replicas take the write
 (and only then are its events published, so no socket sees an event that a failover could still
@@ -210,8 +211,12 @@ class Store(Protocol):
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = ()) -> None:
-        """`tokens`: token hashes seated (or moved) -> seat; `untokens`: those of removed seats."""
+                      chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
+                      riders: dict[str, list] | None = None) -> None:
+        """`tokens`: token hashes seated (or moved) -> seat; `untokens`: those of removed seats;
+        `riders`: replies (gateway -> [[request number, status, value]]) that go out in the
+        events' message, so a gateway listening to the room needs no message of its own for
+        them (only with events: a write without events publishes nothing)."""
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """The requests waiting in the host's inbox, in order (waits up to `wait` s for one)."""
@@ -322,12 +327,13 @@ return epoch
 
 # KEYS: room, state, log, tokens, chat (one slot: the room's)
 # ARGV: epoch, snapshot, status, first_seq, channel, ttl, chat_from, nchat, ntokens, nuntokens,
-#       (hash, seat)*, removed seats' hashes*, chat lines*, events*
+#       riders, (hash, seat)*, removed seats' hashes*, chat lines*, events*
 # chat_from: the chat lines already stored ('': none, the chat list starts again, e.g. a new game).
 # Each call inside counts as a Redis command. The lists are appended first and checked by the
 # lengths RPUSH returns: a writer that is out of step with them (a failover lost its last writes)
 # takes its lines back and changes nothing (-2); a write without events measures the log instead.
-# The events go out as one message (a JSON array, `events_message`) whatever their number. The
+# The events go out as one message (a JSON array, `events_message`) whatever their number, the
+# riders (replies, `{"replies": {gateway: [...]}}`, or '') as its last element. The
 # status is written, and the code made the room's, only when the status changes. A final status
 # releases the room from its host after the script (`RedisStore.release`).
 _PERSIST = """
@@ -335,7 +341,7 @@ local room = redis.call('HMGET', KEYS[1], 'epoch', 'status')
 if room[1] ~= ARGV[1] then return -1 end
 local first, nchat = tonumber(ARGV[4]), tonumber(ARGV[8])
 local ntokens, nuntokens = tonumber(ARGV[9]), tonumber(ARGV[10])
-local i = 11 + 2 * ntokens + nuntokens  -- the first chat line
+local i = 12 + 2 * ntokens + nuntokens  -- the first chat line
 local e = i + nchat  -- the first event
 local nevents = #ARGV - e + 1
 if nevents > 0 then
@@ -358,10 +364,11 @@ elseif nchat > 0 then
   end
 end
 redis.call('SET', KEYS[2], ARGV[2])
-if ntokens > 0 then redis.call('HSET', KEYS[4], unpack(ARGV, 11, 10 + 2 * ntokens)) end
-if nuntokens > 0 then redis.call('HDEL', KEYS[4], unpack(ARGV, 11 + 2 * ntokens, i - 1)) end
+if ntokens > 0 then redis.call('HSET', KEYS[4], unpack(ARGV, 12, 11 + 2 * ntokens)) end
+if nuntokens > 0 then redis.call('HDEL', KEYS[4], unpack(ARGV, 12 + 2 * ntokens, i - 1)) end
 if nevents > 0 and ARGV[5] ~= '' then
-  redis.call('SPUBLISH', ARGV[5], '[' .. table.concat(ARGV, ',', e, #ARGV) .. ']')
+  local riders = ARGV[11] == '' and '' or (',' .. ARGV[11])
+  redis.call('SPUBLISH', ARGV[5], '[' .. table.concat(ARGV, ',', e, #ARGV) .. riders .. ']')
 end
 local changed = room[2] ~= ARGV[3]
 if changed then redis.call('HSET', KEYS[1], 'status', ARGV[3]) end
@@ -374,9 +381,15 @@ return 1
 """
 
 
-def events_message(events: list[bytes]) -> bytes:
-    """Stored events as one message of a room's channel: a JSON array (as `_PERSIST` sends)."""
-    return b"[" + b",".join(events) + b"]"
+def riders_item(riders: dict[str, list] | None) -> bytes:
+    """The replies riding an events message (its last element), b"" for none."""
+    return orjson.dumps({"replies": riders}) if riders else b""
+
+
+def events_message(events: list[bytes], riders: dict[str, list] | None = None) -> bytes:
+    """Stored events as one message of a room's channel: a JSON array, the replies riding them
+    last (as `_PERSIST` sends)."""
+    return b"[" + b",".join([*events, riders_item(riders)] if riders else events) + b"]"
 
 
 class Coalescer:
@@ -514,10 +527,12 @@ class RedisStore:
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = ()) -> None:
+                      chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
+                      riders: dict[str, list] | None = None) -> None:
         k = self.keys
         args: list = [epoch, snapshot, status, first_seq, k.room(code), self.finished_ttl,
-                      "" if chat_from is None else chat_from, len(chat), len(tokens), len(untokens)]
+                      "" if chat_from is None else chat_from, len(chat), len(tokens), len(untokens),
+                      riders_item(riders)]
         for token_hash, seat in tokens.items():
             args += [token_hash, seat]
         args += untokens
@@ -539,17 +554,17 @@ class RedisStore:
                 keys[0], lambda pipe: pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args), durable=durable)
         _check(result)
         if durable and events:
-            await self._publish(code, events)
+            await self._publish(code, events, riders)
         if status in FINAL:
             try:
                 await self.release(host, code)
             except REDIS_DOWN as e:  # stored all the same; the host's next start releases it
                 log.warning("room %s: release from %s failed (%r)", code, host, e)
 
-    async def _publish(self, code: str, events: list[bytes]) -> None:
+    async def _publish(self, code: str, events: list[bytes], riders: dict[str, list] | None = None) -> None:
         if not events:
             return
-        channel, message = self.keys.room(code), events_message(events)
+        channel, message = self.keys.room(code), events_message(events, riders)
         await self._writes.submit(channel, lambda pipe: pipe.spublish(channel, message))
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
@@ -661,7 +676,8 @@ class MemoryStore:
 
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = ()) -> None:
+                      chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
+                      riders: dict[str, list] | None = None) -> None:
         if self.gate is not None:
             self.held.set()
             await self.gate.wait()
@@ -683,6 +699,8 @@ class MemoryStore:
         log.extend(events)
         if status in FINAL:
             self.hosted.get(host, set()).discard(code)
+        for gateway, replies in (riders or {}).items() if events else ():  # as if on the room's channel
+            self.replies.setdefault(gateway, []).append(orjson.dumps({"host": host, "replies": replies}))
         async with self._changed:
             self._changed.notify_all()
 

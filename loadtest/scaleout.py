@@ -10,10 +10,9 @@ three replicas (devstack/redis_servers.py; each primary with its replica under a
 rewritten) and the Locust load generator (loadtest/locustfile.py, `human` tables), none of them
 capped. Node i (namespaces 1..k) is a Ray worker node offering the game-host resource and one
 `werewolf serve` gateway process, together under one cgroup v1 CPU quota of --node-cpu cores
-per --cpu-period-ms (children inherit it; cpuacct counts what the node spent). The period is
-10 ms, not the kernel's 100 ms: a node models a slower machine, and a quota spent early in a
-100 ms period stalls the node for the rest of it (85 ms at 0.15 core), which swung a step's p99
-by 7x between runs at the same CPU use.
+per --cpu-period-ms (children inherit it; cpuacct counts what the node spent). The curve's nodes
+boot at a whole core and are capped once they serve (at 0.15 core a node's starting processes
+could miss Ray's deadlines); a node added by the churn phase boots capped.
 
 For each k of --nodes: a fresh Ray head, k nodes, a new key prefix; Locust swarms to k x each
 of --steps-per-node tables through HAProxy, waits until each new table has connected, holds
@@ -81,8 +80,12 @@ class CpuCap:
         self.dirs = [CGROUP_ROOT / "cpu" / name, CGROUP_ROOT / "cpuacct" / name]
         for d in self.dirs:
             d.mkdir()
+        self.period_us = period_us
         (self.dirs[0] / "cpu.cfs_period_us").write_text(str(period_us))
-        (self.dirs[0] / "cpu.cfs_quota_us").write_text(str(int(cores * period_us)))
+        self.limit(cores)
+
+    def limit(self, cores: float) -> None:
+        (self.dirs[0] / "cpu.cfs_quota_us").write_text(str(int(cores * self.period_us)))
 
     def enter(self) -> None:
         self.add(os.getpid())
@@ -233,9 +236,13 @@ class Cluster:
                                             start_new_session=True)
         stack.callback(self._stop_haproxy)
 
-    def add_node(self, index: int) -> Node:
-        cap = self.caps(f"node{index}-{self.prefix}", self.args.node_cpu)
+    def add_node(self, index: int, boot_cores: float | None = None) -> Node:
+        """Node `index`, capped at --node-cpu; at `boot_cores` until it serves, if given (a
+        curve's nodes: at 0.15 core of a 10 ms period a Ray node's starting processes missed
+        the raylet's 30 s deadline to register; the curve measures nodes running, not booting)."""
+        cap = self.caps(f"node{index}-{self.prefix}", boot_cores or self.args.node_cpu)
         self.nodes[index] = Node(self.lan, index, cap, self.redis_url, self.prefix, self.args)
+        cap.limit(self.args.node_cpu)
         return self.nodes[index]
 
     def wait_balanced(self, timeout: float = 60) -> None:
@@ -286,7 +293,7 @@ def loaded_cluster(stack: ExitStack, lan, caps, redis_url: str, nodes: int, args
     ray.init(address=f"{lan.ips[0]}:{RAY_GCS_PORT}", log_to_driver=False)
     stack.callback(ray.shutdown)
     for i in range(1, nodes + 1):
-        cluster.add_node(i)
+        cluster.add_node(i, boot_cores=1.0)
     cluster.wait_balanced()
     env = {**LOCUST_ENV, "WW_LT_GATEWAYS": cluster.url}
     return cluster, stack.enter_context(locust_cluster(args.workers, env, log_dir, cluster.url))
@@ -543,8 +550,9 @@ def main(argv=None) -> int:
     ap.add_argument("--nodes", default="1,2,3", help="the k to measure")
     ap.add_argument("--node-cpu", type=float, default=0.25, help="cores per node")
     ap.add_argument("--redis-cpu", type=float, default=0.25, help="cores per Redis shard")
-    ap.add_argument("--cpu-period-ms", type=float, default=10,
-                    help="the CPU quotas' period (the kernel's default is 100)")
+    ap.add_argument("--cpu-period-ms", type=float, default=100,
+                    help="the CPU quotas' period (a shorter one makes shorter stalls: at 10 ms "
+                         "and 0.15 core one node saturated at 60 rooms, loadtest/README.md)")
     ap.add_argument("--steps-per-node", default="60,80", help="rooms per node of each step")
     ap.add_argument("--hold", type=float, default=300)
     ap.add_argument("--settle", type=float, default=5)

@@ -13,6 +13,7 @@ from actors.clock import FakeClock
 from actors.config import Config
 from actors.host import RoomHost
 from actors.room import RATE_LIMITS, encode_event
+from actors.pubsub import shard_pubsub
 from actors.store import Keys, RedisStore, events_message
 from tests.actors.conftest import REDIS_URL
 
@@ -196,7 +197,7 @@ async def wire(redis, prefix, store_class=None):
     rc.redis = redis
     rc.store = RedisStore(redis, prefix, 3600)
     rc.subscriptions = Subscriptions(redis, rc.keys, rc.store.events_after)
-    await rc.subscriptions.start(rc.keys.replies(rc.gateway_id), rc._on_replies)
+    await rc.subscriptions.start(rc.keys.replies(rc.gateway_id), rc._on_replies, me=rc.gateway_id)
     store = (store_class or GatedStore)(redis, prefix, 3600)
     host = RoomHost("h1", config, store, FakeClock())
     await host.start()
@@ -223,6 +224,39 @@ async def test_a_command_travels_through_the_inbox_and_its_reply_comes_back(wire
         {"type": "ack", "id": 1}
     assert (await rc.welcome("BBBBBB", 0))["view"]["settings"]["roles"] == ["seer"]
     assert rc.pending_requests() == 0
+
+
+async def test_a_listening_gateway_s_ack_rides_the_events_it_caused(wired, redis):
+    rc, _, _ = wired
+    replies = shard_pubsub(redis)  # what the host sends this process on its own channel
+    await replies.ssubscribe(rc.keys.replies(rc.gateway_id))
+    assert (await replies.get_message(timeout=5))["type"] == "ssubscribe"
+    async with rc.listen("BBBBBB", 0) as events:
+        assert await rc.command("BBBBBB", 0, {"type": "settings", "id": 1, "roles": ["seer"]}) == \
+            {"type": "ack", "id": 1}
+        since = events.get_nowait()
+        settings = events.get_nowait()  # queued before the ack was handed over
+        assert orjson.loads(settings["frame"])["kind"] == "settings"
+        assert settings["seq"] == since.seq + 1
+        refused = await rc.command("BBBBBB", 0, {"type": "chat", "id": 2, "text": "hi"})
+        assert refused["code"] == "not_your_turn"  # a lobby has no chat
+    # the refusal wrote nothing, so it came on the reply channel; the ack did not
+    message = await replies.get_message(timeout=5)
+    assert [number for number, _, _ in orjson.loads(message["data"])["replies"]] == [2]
+    assert await replies.get_message(timeout=0.2) is None
+    await replies.aclose()
+
+
+async def test_a_gateway_not_listening_gets_its_ack_on_its_own_channel(wired, redis):
+    rc, _, _ = wired
+    replies = shard_pubsub(redis)
+    await replies.ssubscribe(rc.keys.replies(rc.gateway_id))
+    assert (await replies.get_message(timeout=5))["type"] == "ssubscribe"
+    assert await rc.command("BBBBBB", 0, {"type": "settings", "id": 1, "roles": ["seer"]}) == \
+        {"type": "ack", "id": 1}
+    message = await replies.get_message(timeout=5)
+    assert orjson.loads(message["data"])["replies"][0][2] == {"type": "ack", "id": 1}
+    await replies.aclose()
 
 
 async def test_a_slow_room_never_delays_an_unrelated_one(wired):

@@ -86,6 +86,21 @@ async def test_inbox_requests_are_each_answered_on_their_own(store, clock):
     assert replies[2][1]["code"] == "not_your_turn"
 
 
+async def test_a_listening_gateway_s_reply_rides_the_write_once_and_only_with_events(store, clock):
+    h = host(store, clock)
+    await h.start()
+    await h.create_room("AAAAAA", "Host", "t0")
+    replies = await ask(h, store, [
+        ("command", "AAAAAA", 0, ({"type": "settings", "id": 1, "roles": ["seer"]}, None, None, True)),
+        ("command", "AAAAAA", 0, ({"type": "chat", "id": 2, "text": "hi"}, None, None, True)),
+    ])
+    assert replies == [(REPLY_OK, {"type": "ack", "id": 1}), (REPLY_OK, replies[1][1])]
+    assert replies[1][1]["code"] == "not_your_turn"  # refused: nothing written, nothing to ride
+    sent = [number for message in store.replies["gw1"]
+            for number, _, _ in orjson.loads(message)["replies"]]
+    assert sorted(sent) == [1, 2]  # each answered once: the rider is not sent again
+
+
 async def test_joins_and_lobby_reads_come_through_the_inbox(store, clock):
     h = host(store, clock)
     await h.start()

@@ -87,6 +87,25 @@ async def test_a_write_s_events_are_published_on_the_room_channel_as_one_message
     await pubsub.aclose()
 
 
+async def test_replies_ride_a_write_s_events_message_and_not_a_write_without_events(rstore, redis, prefix):
+    pubsub = shard_pubsub(redis)
+    await pubsub.ssubscribe(Keys(prefix).room(CODE))
+    await pubsub.get_message(timeout=5)  # the subscribe confirmation
+    await rstore.claim(CODE, "h1")
+    riders = {"gw1": [[7, 0, {"type": "ack", "id": 3}]], "gw2": [[1, 0, {"type": "ack", "id": 1}]]}
+    await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="running", first_seq=1,
+                         events=[event(1, "a")], tokens={"abc": 0}, chat_from=None, chat=[],
+                         riders=riders)
+    await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="running", first_seq=2,
+                         events=[], tokens={}, chat_from=None, chat=[], riders=riders)
+    message = orjson.loads((await pubsub.get_message(timeout=5))["data"])
+    assert [item["seq"] for item in message[:-1]] == [1] and message[-1] == {"replies": riders}
+    assert await pubsub.get_message(timeout=0.2) is None  # the second write published nothing
+    assert await redis.hget(Keys(prefix).tokens(CODE), "abc") == b"0"  # the arguments after it
+    assert [e["seq"] for e in await rstore.events_after(CODE, 0)] == [1]  # the log has no riders
+    await pubsub.aclose()
+
+
 async def test_tokens_are_stored_by_hash(rstore, redis, prefix):
     await rstore.claim(CODE, "h1")
     await write(rstore, epoch=1, first_seq=1, texts=["a"], tokens={"abc": 0})
