@@ -91,7 +91,7 @@ async def bench(config: Config, rooms: int, commands: int) -> None:
         snapshot = await rc.redis.get(rc.keys.state(room))
         chat = await rc.redis.lrange(rc.keys.chat(room), 0, -1)
         print(f"a room after {200 + commands} chat commands: snapshot {len(snapshot)} bytes "
-              f"(rewritten by each command), chat list {len(chat)} lines {sum(map(len, chat))} bytes")
+              f"(rewritten by a write that changes more than the log and the chat), chat list {len(chat)} lines {sum(map(len, chat))} bytes")
 
         pid = (await rc.host_stats(room))["pid"]
         os.kill(pid, signal.SIGKILL)

@@ -204,7 +204,7 @@ class RoomData:
         game = d["game"]
         if game is not None and type(game["chat"]) is int:  # else a snapshot that held its chat
             game["chat"] = [orjson.loads(line) for line in stored.chat]
-        return cls(
+        return with_logged(cls(
             code=d["code"],
             status=d["status"],
             seq=d["seq"],
@@ -219,7 +219,7 @@ class RoomData:
             starts_at=d.get("starts_at"),
             acted=frozenset(d.get("acted", ())),
             opened_at=d.get("opened_at"),  # a room stored before lobbies aged: no limit
-        )
+        ), [orjson.loads(item) for item in stored.tail])
 
     def lobby(self) -> dict:
         """The public lobby facts (also the lobby part of every view)."""
@@ -259,6 +259,7 @@ class Change:
     data: RoomData
     events: list[dict]
     seated: int = 0  # seats of a public lobby the index has not counted (a join by link: +1)
+    ack: tuple[int, str] | None = None  # (seat, frame key) the command added to `data.acked`
 
 
 class Refused(Exception):
@@ -298,8 +299,10 @@ assert not ROOM_EVENTS.keys() & rules.EVENTS.keys(), "an event kind is the rules
 EVENTS = {**rules.EVENTS, **ROOM_EVENTS}  # every kind an event frame may carry
 
 
-def encode_event(seq: int, event: dict) -> bytes:
-    """A stored event: who may see it, and the client frame built once as JSON text."""
+def encode_event(seq: int, event: dict, ack: tuple[int, str] | None = None) -> bytes:
+    """A stored event: who may see it, and the client frame built once as JSON text; `ack`: the
+    (seat, frame key) of the command that caused it, so a room loaded from an older snapshot
+    still knows the command was applied (`with_logged`). Only `frame` ever reaches a client."""
     payload = {k: v for k, v in event.items() if k not in ROUTING}
     frame = orjson.dumps({"type": "event", "seq": seq, "kind": event["kind"], **payload},
                          option=orjson.OPT_NON_STR_KEYS)
@@ -307,7 +310,26 @@ def encode_event(seq: int, event: dict) -> bytes:
     item = {"seq": seq, "to": None if to is None else sorted(to), "frame": frame.decode()}
     if "unseat" in event:  # the seats whose sockets must go (actors.client.Subscriptions)
         item["unseat"] = event["unseat"]
+    if ack is not None:
+        item["ack"] = ack
     return orjson.dumps(item)
+
+
+def with_logged(data: RoomData, items: list[dict]) -> RoomData:
+    """`data` with the log items after it applied: their last seq, and the acks they carry. A
+    write whose new state is exactly this (and the chat list) stores no snapshot (`Room._persist`),
+    and `RoomData.from_stored` rebuilds it the same way."""
+    if not items:
+        return data
+    return replace(data, seq=items[-1]["seq"], acked=_with_acks(data.acked, items))
+
+
+def _with_acks(acked: dict[int, tuple], items: list[dict]) -> dict[int, tuple]:
+    for item in items:
+        if "ack" in item:
+            seat, key = item["ack"]
+            acked = {**acked, seat: (acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]}
+    return acked
 
 
 # Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the rate limits
@@ -650,6 +672,7 @@ def _command(data: RoomData, now: int, seat: int, frame: dict, received: int | N
     if key is not None:
         keys = (data.acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]
         change.data = replace(change.data, acked={**change.data.acked, seat: keys})
+        change.ack = (seat, key)
     return {"type": "ack", "id": frame_id}, change
 
 
@@ -934,6 +957,7 @@ class Room:
             return [on_error("internal", "storage unavailable, retry") for _, _, on_error, _, _ in group]
         committed = data = self.data
         events: list[bytes] = []
+        logged: list[dict] = []  # what `with_logged` reads of each event: its seq, its ack
         replies: list = []
         broken = False
         seated = 0
@@ -948,10 +972,12 @@ class Room:
                 reply, change = handler(data, self._clock.now(), *args)
                 if change is not None:
                     seq = data.seq
-                    encoded = [encode_event(seq + i, event)
-                               for i, event in enumerate(check_events(EVENTS, change.events), 1)]
-                    data = replace(change.data, seq=seq + len(encoded))
-                    events += encoded
+                    checked = check_events(EVENTS, change.events)
+                    for i, event in enumerate(checked, 1):
+                        ack = change.ack if i == 1 else None  # carried by its first event
+                        events.append(encode_event(seq + i, event, ack))
+                        logged.append({"seq": seq + i} if ack is None else {"seq": seq + i, "ack": ack})
+                    data = replace(change.data, seq=seq + len(checked))
                     seated += change.seated
             except Refused as e:
                 reply = on_error(e.code, str(e))
@@ -969,7 +995,7 @@ class Room:
                     if rider is not None:
                         gateway, number = rider
                         riders.setdefault(gateway, []).append([number, REPLY_OK, reply])
-            failure = await self._persist(committed, data, events, len(group), riders)
+            failure = await self._persist(committed, data, events, len(group), riders, logged)
             if failure is not None:
                 return [failure(on_error) for _, _, on_error, _, _ in group]
             await self._reindex(committed, data, seated)
@@ -981,9 +1007,11 @@ class Room:
         return replies
 
     async def _persist(self, old: RoomData, new: RoomData, events: list[bytes], requests: int,
-                       riders: dict[str, list] | None = None):
+                       riders: dict[str, list] | None = None, logged: list[dict] = ()):
         """Store `new`; None once durable, else how to answer every request of the group.
-        `riders`: replies that go out with the events (`Store.persist`)."""
+        `riders`: replies that go out with the events (`Store.persist`); `logged`: the events'
+        seqs and acks: when they and the new chat lines are all that changed (chat lines, mostly),
+        the snapshot stays as it was and a load rebuilds `new` from it and the log's tail."""
         started = time.perf_counter()
         lines = [] if new.game is None else new.game.chat
         game = _game_id(new)
@@ -992,7 +1020,8 @@ class Room:
             chat_from = None
         try:
             await self._store.persist(old.code, epoch=self.epoch, host=self.host,
-                                      snapshot=new.to_json(), status=new.status,
+                                      snapshot=None if _only_logged(old, new, logged) else new.to_json(),
+                                      status=new.status,
                                       first_seq=old.seq + 1, events=events,
                                       tokens=_new_tokens(old, new), untokens=_gone_tokens(old, new),
                                       chat_from=chat_from, riders=riders,
@@ -1099,6 +1128,23 @@ class Room:
         self._timer = None
         self._submit(_tick, (self._idle_close, self._lobby_idle_close, self._timing),
                      lambda code, message: None)
+
+
+def _only_logged(old: RoomData, new: RoomData, logged: list[dict]) -> bool:
+    """`new` is `with_logged(old, logged)` with the game's new chat lines, and nothing else
+    (attribute by attribute, most of them the same objects: a third of the snapshot's encoding,
+    which it saves for a chat line; building that data and comparing it whole cost as much)."""
+    if not logged or old.game is None or new.game is None:
+        return False
+    return (new.seq == logged[-1]["seq"] and _same_but(old, new, ("seq", "acked", "game"))
+            and _same_but(old.game, new.game, ("chat",))
+            and new.acked == _with_acks(old.acked, logged))
+
+
+def _same_but(old, new, but: tuple[str, ...]) -> bool:
+    theirs = vars(new)
+    return all(value is theirs[name] or value == theirs[name]
+               for name, value in vars(old).items() if name not in but)
 
 
 def _game_id(data: RoomData) -> int | None:

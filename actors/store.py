@@ -2,9 +2,10 @@
 
 One `persist` is atomic (one Lua script on the room's slot): check the writer's epoch is still the
 room's, check the log (and the chat list) is exactly as long as the writer thinks, SET the
-snapshot, RPUSH the new chat lines and the events, SPUBLISH the events (and the replies riding
-them: acks to the gateways that listen to the room) as one message, and, when the room reaches
-a final status, give its keys a TTL; its release from its host follows (another slot). A room acknowledges a command only after
+snapshot (unless the write changed nothing the log and the chat list do not carry), RPUSH the new
+chat lines and the events, SPUBLISH the events (and the replies riding them: acks to the gateways
+that listen to the room) as one message, and, when the room reaches a final status, give its
+keys a TTL; its release from its host follows (another slot). A room acknowledges a command only after
 `persist` returned; with `wait_replicas`, only after `WAIT` saw that many replicas take the write
 (and only then are its events published, so no socket sees an event that a failover could still
 take back).
@@ -176,10 +177,13 @@ async def patiently(op: Callable[[], Awaitable[T]], what: str, until: float | No
 
 class Stored(NamedTuple):
     """A room as stored: its snapshot, and its game's chat lines, kept apart because they are
-    the one part that grows all game long: a snapshot written after every command stays a few KB
-    instead of carrying every line so far (87 KB at 600 lines)."""
+    the one part that grows all game long: a snapshot stays a few KB instead of carrying every
+    line so far (87 KB at 600 lines). `tail`: the log's events after the snapshot's seq, stored
+    by writes that changed nothing but the log, the chat and the acks the events carry (a chat
+    line's write: `Room` leaves the snapshot as it was)."""
     snapshot: bytes
     chat: list[bytes]
+    tail: Sequence[bytes] = ()
 
 
 class StaleEpoch(Exception):
@@ -209,11 +213,12 @@ class Store(Protocol):
 
     async def live_gateways(self, ids: list[str]) -> set[str]: ...
 
-    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
+    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
                       chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
                       riders: dict[str, list] | None = None) -> None:
-        """`tokens`: token hashes seated (or moved) -> seat; `untokens`: those of removed seats;
+        """`snapshot`: None keeps the stored one (`Stored.tail` brings it up to date);
+        `tokens`: token hashes seated (or moved) -> seat; `untokens`: those of removed seats;
         `riders`: replies (gateway -> [[request number, status, value]]) that go out in the
         events' message, so a gateway listening to the room needs no message of its own for
         them (only with events: a write without events publishes nothing)."""
@@ -326,7 +331,7 @@ return epoch
 """
 
 # KEYS: room, state, log, tokens, chat (one slot: the room's)
-# ARGV: epoch, snapshot, status, first_seq, channel, ttl, chat_from, nchat, ntokens, nuntokens,
+# ARGV: epoch, snapshot ('': unchanged), status, first_seq, channel, ttl, chat_from, nchat, ntokens, nuntokens,
 #       riders, (hash, seat)*, removed seats' hashes*, chat lines*, events*
 # chat_from: the chat lines already stored ('': none, the chat list starts again, e.g. a new game).
 # Each call inside counts as a Redis command. The lists are appended first and checked by the
@@ -363,7 +368,7 @@ elseif nchat > 0 then
     return -2
   end
 end
-redis.call('SET', KEYS[2], ARGV[2])
+if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2]) end  -- '': the log carries the change
 if ntokens > 0 then redis.call('HSET', KEYS[4], unpack(ARGV, 12, 11 + 2 * ntokens)) end
 if nuntokens > 0 then redis.call('HDEL', KEYS[4], unpack(ARGV, 12 + 2 * ntokens, i - 1)) end
 if nevents > 0 and ARGV[5] ~= '' then
@@ -497,11 +502,18 @@ class RedisStore:
             await self.redis.zincrby(self.keys.hosts(), -1, host)
 
     async def load(self, code: str) -> Stored | None:
-        pipe = self.redis.pipeline(transaction=True)  # both as of one moment (one slot)
+        pipe = self.redis.pipeline(transaction=True)  # all as of one moment (one slot)
         pipe.get(self.keys.state(code))
         pipe.lrange(self.keys.chat(code), 0, -1)
-        snapshot, chat = await pipe.execute()
-        return None if snapshot is None else Stored(snapshot, chat)
+        pipe.llen(self.keys.log(code))
+        snapshot, chat, logged = await pipe.execute()
+        if snapshot is None:
+            return None
+        seq = snapshot_seq(snapshot)
+        # A write landing between the two reads makes the tail longer than the chat list read:
+        # the room's next write then finds the chat list out of step (OutOfSync) and reloads.
+        tail = await self.redis.lrange(self.keys.log(code), seq, -1) if logged > seq else []
+        return Stored(snapshot, chat, tail)
 
     async def status(self, code: str) -> dict[str, str]:
         raw = await self.redis.hgetall(self.keys.room(code))
@@ -525,12 +537,12 @@ class RedisStore:
         raw = await self.redis.lrange(self.keys.log(code), max(since, 0), -1 if upto is None else upto - 1)
         return [orjson.loads(item) for item in raw]
 
-    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
+    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
                       chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
                       riders: dict[str, list] | None = None) -> None:
         k = self.keys
-        args: list = [epoch, snapshot, status, first_seq, k.room(code), self.finished_ttl,
+        args: list = [epoch, snapshot or b"", status, first_seq, k.room(code), self.finished_ttl,
                       "" if chat_from is None else chat_from, len(chat), len(tokens), len(untokens),
                       riders_item(riders)]
         for token_hash, seat in tokens.items():
@@ -592,6 +604,11 @@ class RedisStore:
         room = self.keys.room(code)
         await self._writes.submit(room, lambda pipe: pipe.hincrby(room, "confirmed", 0), durable=True)
         await self._publish(code, await self.redis.lrange(self.keys.log(code), after_seq, -1))
+
+
+def snapshot_seq(snapshot: bytes) -> int:
+    """The last event's seq a snapshot includes (0 if it names none)."""
+    return orjson.loads(snapshot).get("seq") or 0
 
 
 def _check(result: int) -> None:
@@ -660,7 +677,10 @@ class MemoryStore:
 
     async def load(self, code: str) -> Stored | None:
         snapshot = self.snapshots.get(code)
-        return None if snapshot is None else Stored(snapshot, list(self.chats.get(code, ())))
+        if snapshot is None:
+            return None
+        return Stored(snapshot, list(self.chats.get(code, ())),
+                      self.logs.get(code, [])[snapshot_seq(snapshot):])
 
     async def status(self, code: str) -> dict[str, str]:
         return dict(self.rooms.get(code, {}))
@@ -674,7 +694,7 @@ class MemoryStore:
     async def live_gateways(self, ids: list[str]) -> set[str]:
         return self.gateways.intersection(ids)
 
-    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes, status: str,
+    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
                       chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
                       riders: dict[str, list] | None = None) -> None:
@@ -691,7 +711,8 @@ class MemoryStore:
                                          and len(self.chats.get(code, ())) != chat_from):
             raise OutOfSync()
         self.chats[code] = self.chats.get(code, [])[:chat_from or 0] + list(chat)
-        self.snapshots[code] = snapshot
+        if snapshot is not None:
+            self.snapshots[code] = snapshot
         room["status"] = status
         self.tokens.setdefault(code, {}).update(tokens)
         for token_hash in untokens:

@@ -539,7 +539,7 @@ async def test_each_persist_stores_only_the_new_chat_lines_and_a_reload_has_them
     for i in range(3):
         assert (await room.command(wolf, {"type": "chat", "id": i, "text": f"line {i}"}))["type"] == "ack"
     assert [orjson.loads(line)["text"] for line in store.chats[CODE]] == ["line 0", "line 1", "line 2"]
-    assert orjson.loads(store.snapshots[CODE])["game"]["chat"] == 3  # the lines are not in it
+    assert orjson.loads(store.snapshots[CODE])["game"]["chat"] == 0  # the lines are not in it
     written = []
     store.persist = lambda code, _persist=store.persist, **kw: written.append(kw["chat"]) or _persist(code, **kw)
     reloaded = await Room.load(CODE, host="h1", store=store, clock=clock)
@@ -547,6 +547,26 @@ async def test_each_persist_stores_only_the_new_chat_lines_and_a_reload_has_them
     await reloaded.command(wolf, {"type": "chat", "id": 3, "text": "line 3"})
     assert [[orjson.loads(line)["text"] for line in chat] for chat in written] == [["line 3"]]
     assert len(store.chats[CODE]) == 4
+
+
+async def test_a_chat_line_s_write_keeps_the_snapshot_and_a_reload_still_knows_its_ack(store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 8)
+    await room.command(0, {"type": "start", "id": 0})
+    wolf = room.data.game.roles.index("werewolf")
+    snapshot = store.snapshots[CODE]
+    line = {"type": "chat", "id": 7, "text": "who first?"}
+    assert (await room.command(wolf, line))["type"] == "ack"
+    assert store.snapshots[CODE] is snapshot  # the log and the chat list carry the change
+    reloaded = await Room.load(CODE, host="h1", store=store, clock=clock)
+    assert reloaded.data == room.data  # seq, ack and chat line rebuilt from the log's tail
+    logged = len(store.logs[CODE])
+    assert await reloaded.command(wolf, line) == {"type": "ack", "id": 7}  # a retry, recognised
+    assert len(store.logs[CODE]) == logged and len(store.chats[CODE]) == 1
+    clock.advance(rules.next_deadline(reloaded.data.game) - clock.now())  # the night ends
+    await store.wait_for(lambda: reloaded.data.game.phase != room.data.game.phase)
+    assert store.snapshots[CODE] is not snapshot  # a change the log does not carry: written
+    assert orjson.loads(store.snapshots[CODE])["seq"] == reloaded.data.seq
 
 
 def presence_frames(store: MemoryStore) -> list[tuple[int, bool]]:

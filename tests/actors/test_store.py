@@ -134,25 +134,41 @@ async def test_chat_lines_are_appended_apart_from_the_snapshot(rstore, redis, pr
     assert (await rstore.load(CODE)).chat == []
 
 
-async def test_a_chat_command_persisted_alone_costs_six_redis_commands(prefix):
+@pytest.mark.parametrize("snapshot", [b"{}", None])
+async def test_a_chat_command_persisted_alone_costs_five_redis_commands_and_a_snapshot(prefix, snapshot):
     """What commandstats counts for one command's write at human pace (one command per persist):
-    the EVALSHA and the five commands it runs (the epoch and status read, the event, the chat line
-    and the snapshot, the SPUBLISH of the event); the lists are checked by the lengths their
-    RPUSH returns. A status that does not change is not written again."""
+    the EVALSHA and the four commands it runs (the epoch and status read, the event, the chat
+    line, the SPUBLISH of the event), and a SET when the snapshot changed (a chat line's write
+    leaves it: None); the lists are checked by the lengths their RPUSH returns. A status that
+    does not change is not written again."""
     with redis_server(appendonly=False) as server:
         client = connect(server.url)
         store = RedisStore(client, prefix, finished_ttl=3600)
         await store.claim(CODE, "h1")
         for seq, lines in ((1, None), (2, 1)):
             await client.config_resetstat()
-            await store.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="running",
-                                first_seq=seq, events=[event(seq, "hi")], tokens={},
-                                chat_from=lines, chat=[b"hi"])
+            await store.persist(CODE, epoch=1, host="h1", snapshot=snapshot if seq > 1 else b"{}",
+                                status="running", first_seq=seq, events=[event(seq, "hi")],
+                                tokens={}, chat_from=lines, chat=[b"hi"])
             stats = await client.info("commandstats")
         await client.aclose()
     calls = {name.removeprefix("cmdstat_"): v["calls"] for name, v in stats.items()
              if name != "cmdstat_config|resetstat"}
-    assert calls == {"evalsha": 1, "hmget": 1, "set": 1, "rpush": 2, "spublish": 1}
+    assert calls == {"evalsha": 1, "hmget": 1, "rpush": 2, "spublish": 1,
+                     **({"set": 1} if snapshot else {})}
+
+
+async def test_a_load_brings_the_log_s_tail_after_the_snapshot(rstore):
+    await rstore.claim(CODE, "h1")
+    await rstore.persist(CODE, epoch=1, host="h1", snapshot=orjson.dumps({"seq": 1}), status="running",
+                         first_seq=1, events=[event(1, "a")], tokens={}, chat_from=None, chat=[b"a"])
+    for seq in (2, 3):  # writes that leave the snapshot as it was
+        await rstore.persist(CODE, epoch=1, host="h1", snapshot=None, status="running",
+                             first_seq=seq, events=[event(seq, "b")], tokens={}, chat_from=seq - 1,
+                             chat=[b"b"])
+    stored = await rstore.load(CODE)
+    assert orjson.loads(stored.snapshot) == {"seq": 1} and stored.chat == [b"a", b"b", b"b"]
+    assert [orjson.loads(item)["seq"] for item in stored.tail] == [2, 3]
 
 
 async def test_a_final_status_releases_the_room_and_sets_a_ttl(rstore, redis, prefix):
