@@ -1132,8 +1132,8 @@ class Room:
 
 def _only_logged(old: RoomData, new: RoomData, logged: list[dict]) -> bool:
     """`new` is `with_logged(old, logged)` with the game's new chat lines, and nothing else
-    (attribute by attribute, most of them the same objects: a third of the snapshot's encoding,
-    which it saves for a chat line; building that data and comparing it whole cost as much)."""
+    (attribute by attribute, most of them the same objects: cheaper than the snapshot's
+    encoding it saves; building that data and comparing it whole cost as much as the encoding)."""
     if not logged or old.game is None or new.game is None:
         return False
     return (new.seq == logged[-1]["seq"] and _same_but(old, new, ("seq", "acked", "game"))
