@@ -30,7 +30,7 @@ import logging
 import secrets
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -315,7 +315,7 @@ def encode_event(seq: int, event: dict, ack: tuple[int, str] | None = None) -> b
     return orjson.dumps(item)
 
 
-def with_logged(data: RoomData, items: list[dict]) -> RoomData:
+def with_logged(data: RoomData, items: Sequence[dict]) -> RoomData:
     """`data` with the log items after it applied: their last seq, and the acks they carry. A
     write whose new state is exactly this (and the chat list) stores no snapshot (`Room._persist`),
     and `RoomData.from_stored` rebuilds it the same way."""
@@ -324,7 +324,7 @@ def with_logged(data: RoomData, items: list[dict]) -> RoomData:
     return replace(data, seq=items[-1]["seq"], acked=_with_acks(data.acked, items))
 
 
-def _with_acks(acked: dict[int, tuple], items: list[dict]) -> dict[int, tuple]:
+def _with_acks(acked: dict[int, tuple], items: Sequence[dict]) -> dict[int, tuple]:
     for item in items:
         if "ack" in item:
             seat, key = item["ack"]
@@ -1007,7 +1007,7 @@ class Room:
         return replies
 
     async def _persist(self, old: RoomData, new: RoomData, events: list[bytes], requests: int,
-                       riders: dict[str, list] | None = None, logged: list[dict] = ()):
+                       riders: dict[str, list] | None = None, logged: Sequence[dict] = ()):
         """Store `new`; None once durable, else how to answer every request of the group.
         `riders`: replies that go out with the events (`Store.persist`); `logged`: the events'
         seqs and acks: when they and the new chat lines are all that changed (chat lines, mostly),
@@ -1130,7 +1130,7 @@ class Room:
                      lambda code, message: None)
 
 
-def _only_logged(old: RoomData, new: RoomData, logged: list[dict]) -> bool:
+def _only_logged(old: RoomData, new: RoomData, logged: Sequence[dict]) -> bool:
     """`new` is `with_logged(old, logged)` with the game's new chat lines, and nothing else
     (attribute by attribute, most of them the same objects: cheaper than the snapshot's
     encoding it saves; building that data and comparing it whole cost as much as the encoding)."""
