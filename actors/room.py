@@ -990,7 +990,9 @@ class Room:
             replies.append(reply)
         if data is not committed:
             riders: dict[str, list] = {}
-            if events:
+            # Not the last write: its store also releases the room's host slot, after the
+            # script, and an ack still means all of that is done.
+            if events and data.status not in FINAL:
                 for (_, _, _, _, rider), reply in zip(group, replies):
                     if rider is not None:
                         gateway, number = rider
