@@ -327,9 +327,13 @@ def with_logged(data: RoomData, items: Sequence[dict]) -> RoomData:
 def _with_acks(acked: dict[int, tuple], items: Sequence[dict]) -> dict[int, tuple]:
     for item in items:
         if "ack" in item:
-            seat, key = item["ack"]
-            acked = {**acked, seat: (acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]}
+            acked = _with_ack(acked, *item["ack"])
     return acked
+
+
+def _with_ack(acked: dict[int, tuple], seat: int, key: str) -> dict[int, tuple]:
+    """`acked` with `key` the seat's latest (its last ACKED_PER_SEAT kept)."""
+    return {**acked, seat: (acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]}
 
 
 # Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the rate limits
@@ -670,8 +674,7 @@ def _command(data: RoomData, now: int, seat: int, frame: dict, received: int | N
         raise Refused("rate_limited", f"too many {kind} commands, slow down")
     change = handler(data, now, seat, frame, *((timing,) if kind in _TAKES_TIMING else ()))
     if key is not None:
-        keys = (data.acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]
-        change.data = replace(change.data, acked={**change.data.acked, seat: keys})
+        change.data = replace(change.data, acked=_with_ack(change.data.acked, seat, key))
         change.ack = (seat, key)
     return {"type": "ack", "id": frame_id}, change
 
