@@ -235,6 +235,8 @@ async def test_hosts_emptied_by_ended_games_are_stopped_and_their_rooms_still_re
         await rc.command(ended, 0, {"type": "start", "id": "go"})
         await play(rc, ended, 6, queue)
     ended_host = (await rc.host_stats(ended))["name"]
+    # The store releases the host slot after the script that published game_over.
+    await until(lambda: rc.redis.zscore(rc.keys.hosts(), ended_host), lambda rooms: rooms == 0)
     placement = ray.get_actor(f"{rc.config.prefix}-placement", namespace=rc.config.namespace)
     gone = await placement.maintain.remote()
     assert ended_host in gone
