@@ -79,7 +79,7 @@ from gateway.app import REVIEW_EVENTS  # noqa: E402
 from gateway.headers import SECURITY_HEADERS  # noqa: E402
 from gateway.limits import SITE_SHARE  # noqa: E402
 from gateway.ws import LOCAL_BURST_FACTOR  # noqa: E402
-from loadtest.stack import LOAD_LIMITS, free_port, real_stack  # noqa: E402
+from loadtest.stack import LOAD_LIMITS, free_port, real_stack, tear_down_on_signals  # noqa: E402
 
 # Night and the election pass in a second each; the day's discussion lasts (the chat is by day).
 DURATIONS = {"cupid": 1, "seer": 1, "wolves": 1, "witch": 1, "election": 1, "discussion": 900,
@@ -1023,6 +1023,7 @@ def main(argv=None) -> int:
                              f"{REVIEW_EVENTS:,}, its review is truncated)")
     parser.add_argument("--json", type=Path, help="also write the rows, with their raw figures")
     args = parser.parse_args(argv)
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     unknown = set(args.only.split(",")) - set(PROBES)
     if unknown:
         parser.error(f"unknown probes {', '.join(sorted(unknown))}; known: {', '.join(PROBES)}")

@@ -32,7 +32,7 @@ import httpx
 import redis
 
 from loadtest.idle import cpu_seconds, unique_memory
-from loadtest.stack import ROOT, real_stack, redis_processes
+from loadtest.stack import ROOT, real_stack, redis_processes, tear_down_on_signals
 
 sys.path.insert(0, str(ROOT))
 from devstack.redis_servers import redis_server  # noqa: E402
@@ -416,6 +416,7 @@ def main(argv=None) -> int:
     ap.add_argument("--commands-per-room", type=float, default=HUMAN_COMMANDS_PER_ROOM)
     ap.add_argument("--out", help="write the measured units, memory and model as JSON here")
     args = ap.parse_args(argv)
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     measured = asyncio.run(measure(args))
     rows = model(measured, args)
     print(render(measured, rows, args))

@@ -43,7 +43,7 @@ from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, net
 from devstack.players import Bot, connect_all, seat_table, start  # noqa: E402
 from devstack.redis_servers import sentinel_group  # noqa: E402
 from devstack.stack import Stack, connect  # noqa: E402
-from loadtest.stack import LOAD_LIMITS, _interrupt  # noqa: E402
+from loadtest.stack import LOAD_LIMITS, tear_down_on_signals  # noqa: E402
 
 KINDS = ("gateway", "host", "node", "redis")
 # Every table plays game after game from one address: the per-address limits are off (LOAD_LIMITS).
@@ -211,7 +211,7 @@ def main(argv=None) -> int:
     parser.add_argument("--stuck-after", type=float, default=300.0)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` still tears everything down
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     prefix = "ch" + secrets.token_hex(5)
     with netns_lan(3) as lan, ExitStack() as stack:
         nodes: list = []

@@ -30,7 +30,7 @@ import rules
 from actors.store import RedisStore, connect
 from devstack.redis_servers import aof_args, redis_server, sentinel_group
 from loadtest.core import percentile
-from loadtest.stack import _interrupt
+from loadtest.stack import tear_down_on_signals
 
 SETUPS = {
     "none": ["--appendonly", "no"],
@@ -157,7 +157,7 @@ def main() -> None:
     parser.add_argument("--lags", default="0,0.5",
                         help="seconds the replica is stopped (behind) before the primary is killed")
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` still tears everything down
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     print(f"persist of an 18-seat snapshot + 1 event, {args.writes} writes; ms")
     print(f"{'setup':<16}{'alone p50':>10}{'p99':>8}{f'{args.rooms} rooms p50':>16}{'p99':>8}")
     rows = []

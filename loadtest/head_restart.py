@@ -17,7 +17,6 @@ import asyncio
 import random
 import secrets
 import sys
-import signal
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -32,7 +31,7 @@ from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, ali
 from devstack.players import Bot, connect_all, is_phase, seat_table, start  # noqa: E402
 from devstack.redis_servers import redis_server  # noqa: E402
 from devstack.stack import Stack  # noqa: E402
-from loadtest.stack import _interrupt  # noqa: E402
+from loadtest.stack import tear_down_on_signals  # noqa: E402
 
 HEAD, WORKER, GATEWAY = 0, 1, 2
 
@@ -86,7 +85,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rooms", type=int, default=2)
     parser.add_argument("--down", type=float, default=8.0, help="seconds the head stays dead")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` still tears everything down
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     with netns_lan(3) as lan, ExitStack() as stack:
         nodes: dict = {}
         stack.callback(lambda: [stop_node(n) for n in nodes.values()])

@@ -179,8 +179,9 @@ def main(argv=None) -> int:
         seat_tables(args.seat.split(","), args.tag)
         return 0
 
-    from loadtest.stack import real_stack
+    from loadtest.stack import real_stack, tear_down_on_signals
 
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
     steps = [int(s) for s in args.steps.split(",")]
     rows = []

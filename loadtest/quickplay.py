@@ -44,7 +44,7 @@ import psutil
 from loadtest.core import MODELS, RUSH_DURATIONS, percentile
 from loadtest.ramp import cpu_delta, cpu_snapshot, memory
 from loadtest.runner import count, locust_cluster, pct
-from loadtest.stack import ROOT, raise_fd_limit, real_stack
+from loadtest.stack import ROOT, raise_fd_limit, real_stack, tear_down_on_signals
 
 CHECK_NAMES = ("lost", "duplicated", "reordered", "replay_mismatch", "double_seated")
 PLAY_ROWS = ("connect", "ack:chat", "ack:act", "broadcast", "completed", "replay")
@@ -413,6 +413,7 @@ def main(argv=None) -> int:
                     help="seats of a table (on average) re-read with since=0 after its game")
     ap.add_argument("--out", default=str(ROOT / "loadtest" / "results" / "quickplay"))
     args = ap.parse_args(argv)
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     raise_fd_limit()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

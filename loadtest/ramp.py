@@ -33,7 +33,7 @@ import redis
 from loadtest import stages
 from loadtest.core import MODELS, TABLE_MODELS
 from loadtest.runner import count, locust_cluster, pct
-from loadtest.stack import ROOT, baseline_stack, real_stack
+from loadtest.stack import ROOT, baseline_stack, real_stack, tear_down_on_signals
 
 CHECK_NAMES = ("lost", "duplicated", "reordered", "replay_mismatch")
 
@@ -479,6 +479,7 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", type=int, default=0, help="py-spy the N busiest processes per step")
     ap.add_argument("--out", default=str(ROOT / "loadtest" / "results"))
     ARGS = args = ap.parse_args(argv)
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"ramp started {time.strftime('%H:%M:%S', time.gmtime())} UTC, load {os.getloadavg()}",

@@ -64,7 +64,7 @@ from devstack.redis_servers import redis_cluster  # noqa: E402
 from devstack.stack import connect as ws_connect  # noqa: E402
 from loadtest import ramp  # noqa: E402
 from loadtest.runner import count, locust_cluster  # noqa: E402
-from loadtest.stack import LOAD_LIMITS, _family, _interrupt, raise_fd_limit  # noqa: E402
+from loadtest.stack import LOAD_LIMITS, _family, tear_down_on_signals, raise_fd_limit  # noqa: E402
 
 GATEWAY_PORT = 8000
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -575,7 +575,7 @@ def main(argv=None) -> int:
     if os.geteuid() != 0 or not shutil.which("haproxy"):
         print("needs root (network namespaces, cgroups) and haproxy (apt-get install haproxy)")
         return 2
-    signal.signal(signal.SIGTERM, _interrupt)
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     raise_fd_limit()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import time
 from collections import defaultdict
 from contextlib import ExitStack
@@ -42,7 +41,7 @@ from loadtest.capacity import Meter, gateway_sums
 from loadtest.core import MODELS, RUSH_DURATIONS
 from loadtest.runner import count, locust_cluster
 from loadtest.stack import real_stack
-from loadtest.stack import _interrupt
+from loadtest.stack import tear_down_on_signals
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -146,7 +145,7 @@ def main(argv=None) -> int:
                              "(default: the second half)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/ww-soak"))
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _interrupt)  # a `timeout` still tears everything down
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ["WW_FINISHED_TTL"] = str(args.finished_ttl)  # the gateways pass it to the hosts
     durations = RUSH_DURATIONS if args.short_phases else (MODELS["human"].durations or {})

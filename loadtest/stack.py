@@ -184,10 +184,24 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
     raise TimeoutError(url)
 
 
-def _interrupt(signum, frame) -> None:
+def tear_down_on_signals() -> None:
     """SIGTERM tears the stack down as Ctrl-C does (its Ray head and gateways run in sessions of
-    their own: nothing else would stop them)."""
+    their own: nothing else would stop them). Once: a second SIGTERM or Ctrl-C while it tears down
+    is ignored, or it would cut the teardown short and leave processes, network namespaces and
+    cgroups behind."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
+
+
+def _interrupt(signum, frame) -> None:
+    # a handler, not SIG_IGN: an ignored signal stays ignored in the processes the teardown starts
+    signal.signal(signal.SIGTERM, _during_teardown)
+    signal.signal(signal.SIGINT, _during_teardown)
     raise KeyboardInterrupt
+
+
+def _during_teardown(signum, frame) -> None:
+    print(f"signal {signum} ignored: tearing down (kill -9 stops at once)", file=sys.stderr, flush=True)
 
 
 def main(argv=None) -> int:
@@ -210,7 +224,7 @@ def main(argv=None) -> int:
     ctx = (baseline_stack(args.gateways, ws=args.ws) if args.layout == "baseline"
            else real_stack(args.gateways, games_per_actor=int(args.layout), durations=durations,
                            ws=args.ws))
-    signal.signal(signal.SIGTERM, _interrupt)
+    tear_down_on_signals()
     with ctx as running:
         print("gateways: " + ",".join(running.urls), flush=True)
         try:
