@@ -64,7 +64,7 @@ from devstack.redis_servers import redis_cluster  # noqa: E402
 from devstack.stack import connect as ws_connect  # noqa: E402
 from loadtest import ramp  # noqa: E402
 from loadtest.runner import count, locust_cluster  # noqa: E402
-from loadtest.stack import LOAD_LIMITS, _family, tear_down_on_signals, raise_fd_limit  # noqa: E402
+from loadtest.stack import LOAD_LIMITS, _family, raise_fd_limit, ray_driver, tear_down_on_signals  # noqa: E402
 
 GATEWAY_PORT = 8000
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -290,7 +290,7 @@ def loaded_cluster(stack: ExitStack, lan, caps, redis_url: str, nodes: int, args
     """A fresh cluster of `nodes` nodes, this process a Ray driver of it (to find its actors),
     and Locust aimed at its HAProxy: (cluster, Locust), both closed with `stack`."""
     cluster = Cluster(stack, lan, caps, redis_url, args)
-    ray.init(address=f"{lan.ips[0]}:{RAY_GCS_PORT}", log_to_driver=False)
+    ray_driver(address=f"{lan.ips[0]}:{RAY_GCS_PORT}", log_to_driver=False)
     stack.callback(ray.shutdown)
     for i in range(1, nodes + 1):
         cluster.add_node(i, boot_cores=1.0)

@@ -193,6 +193,20 @@ def tear_down_on_signals() -> None:
     signal.signal(signal.SIGINT, _interrupt)
 
 
+def ray_driver(**init) -> None:
+    """`ray.init(**init)`, keeping this process's SIGTERM and SIGINT handlers: a Ray driver installs
+    its own, which ends the process at once, with no teardown."""
+    import threading
+
+    import ray
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    ray.init(**init)
+    if threading.current_thread() is threading.main_thread():  # the only one that may set them
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+
+
 def _interrupt(signum, frame) -> None:
     # a handler, not SIG_IGN: an ignored signal stays ignored in the processes the teardown starts
     signal.signal(signal.SIGTERM, _during_teardown)

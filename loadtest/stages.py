@@ -99,8 +99,10 @@ def host_handles(ray_address: str | None, prefix: str, namespace: str = "werewol
         return []
     import ray
 
+    from loadtest.stack import ray_driver
+
     if not ray.is_initialized():
-        ray.init(address=ray_address, namespace=namespace, log_to_driver=False)
+        ray_driver(address=ray_address, namespace=namespace, log_to_driver=False)
     names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
              if a["namespace"] == namespace and a["name"].startswith(f"{prefix}-host-")]
     return [ray.get_actor(name, namespace=namespace) for name in names]

@@ -41,3 +41,31 @@ def test_a_signal_during_the_teardown_does_not_cut_it_short(name):
     assert out.splitlines() == ["tearing down", "torn down"], err
     assert "KeyboardInterrupt" in err  # the first signal stopped the run, as Ctrl-C does
     assert "ignored: tearing down" in err
+
+
+# A run that is a Ray driver: ray.init installs Ray's own SIGTERM handler, which ended the process
+# at once (a scale-out run left its namespaces, cgroups, Redis Cluster and Ray nodes behind).
+DRIVER = """
+import sys
+from loadtest.stack import ray_driver, tear_down_on_signals
+tear_down_on_signals()
+ray_driver(address=sys.argv[1], log_to_driver=False)
+try:
+    print("up", flush=True)
+    sys.stdin.readline()
+finally:
+    print("torn down", flush=True)
+"""
+
+
+def test_a_ray_driver_still_tears_down_on_sigterm(ray_address):
+    run = subprocess.Popen([sys.executable, "-c", DRIVER, ray_address], cwd=ROOT, text=True,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert run.stdout.readline() == "up\n"
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert out.splitlines() == ["torn down"], err
+    assert "KeyboardInterrupt" in err
