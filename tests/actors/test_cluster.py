@@ -237,7 +237,13 @@ async def test_hosts_emptied_by_ended_games_are_stopped_and_their_rooms_still_re
     ended_host = (await rc.host_stats(ended))["name"]
     # The store releases the host slot after the script that published game_over; the
     # placement's own maintenance (every MAINTAIN_EVERY s) may retire the emptied host first (None).
-    await until(lambda: rc.redis.zscore(rc.keys.hosts(), ended_host), lambda rooms: rooms in (0, None))
+    seen = []  # the slot counts read, for the failure's message
+    try:
+        await until(lambda: rc.redis.zscore(rc.keys.hosts(), ended_host),
+                    lambda rooms: seen.append(rooms) or rooms in (0, None), timeout=60)
+    except TimeoutError:
+        pytest.fail(f"{ended_host}'s slot count stayed {sorted(set(seen))}; its rooms: "
+                    f"{await rc.redis.smembers(rc.keys.host_rooms(ended_host))}, ended: {ended}")
     placement = ray.get_actor(f"{rc.config.prefix}-placement", namespace=rc.config.namespace)
     await placement.maintain.remote()
     assert await rc.redis.zscore(rc.keys.hosts(), ended_host) is None
