@@ -28,16 +28,21 @@ finally:
 """
 
 
-@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
-def test_a_signal_during_the_teardown_does_not_cut_it_short(name):
-    run = subprocess.Popen([sys.executable, "-c", RUN.format(name=name)], cwd=ROOT, text=True,
+def interrupted(script: str, signum: int, *args: str) -> tuple[str, str]:
+    """Run `script` until it prints "up", send it `signum`: what it printed then (stdout, stderr)."""
+    run = subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, text=True,
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert run.stdout.readline() == "up\n"
-        run.send_signal(getattr(signal, name))
-        out, err = run.communicate(timeout=60)
+        run.send_signal(signum)
+        return run.communicate(timeout=60)
     finally:
         run.kill()
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+def test_a_signal_during_the_teardown_does_not_cut_it_short(name):
+    out, err = interrupted(RUN.format(name=name), getattr(signal, name))
     assert out.splitlines() == ["tearing down", "torn down"], err
     assert "KeyboardInterrupt" in err  # the first signal stopped the run, as Ctrl-C does
     assert "ignored: tearing down" in err
@@ -59,13 +64,6 @@ finally:
 
 
 def test_a_ray_driver_still_tears_down_on_sigterm(ray_address):
-    run = subprocess.Popen([sys.executable, "-c", DRIVER, ray_address], cwd=ROOT, text=True,
-                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert run.stdout.readline() == "up\n"
-        run.send_signal(signal.SIGTERM)
-        out, err = run.communicate(timeout=60)
-    finally:
-        run.kill()
+    out, err = interrupted(DRIVER, signal.SIGTERM, ray_address)
     assert out.splitlines() == ["torn down"], err
     assert "KeyboardInterrupt" in err
