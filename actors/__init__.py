@@ -1,6 +1,8 @@
 """Game rooms on Ray, persisted in Redis.
 
-- `room`: one room (lobby, then the `rules` game) behind a single-writer mailbox, with its timer.
+- `room`: one room (lobby, then the `rules` game) behind a single-writer mailbox, with its timer;
+  what it is made of: `room_data` (its data, changes and events), `lobby`, `moderation`, `names`.
+- `inbox`: a request to a host and its reply, both ends (the gateway's, the host's).
 - `store`: the Redis layout and its atomic, epoch-fenced persist (plus an in-memory twin for tests).
 - `host`: `RoomHost` holds up to `games_per_actor` rooms; `GameHost` is its Ray actor shell.
 - `placement`: picks or starts the host for a new room, keeping warm hosts ready.
@@ -34,7 +36,9 @@ __all__ = [
     "Config",  # config
     "Clock", "RealClock",  # clock
     "TokenBucket",  # ratelimit
-    "EVENTS", "PROOF_CHARS", "RATE_LIMITS", "WATCHER", "clean_name",  # room
+    "PROOF_CHARS", "RATE_LIMITS",  # room
+    "EVENTS", "WATCHER",  # room_data
+    "clean_name",  # names
     "Kind", "LANGUAGES", "QUICK_PRESETS", "kinds",  # tables
     "Keys", "StorageUnavailable", "connect", "patiently", "persistence",  # store
     "PrefixTaken", "release",  # ownership
@@ -48,7 +52,9 @@ _FACE = {
     "config": ("Config",),
     "clock": ("Clock", "RealClock"),
     "ratelimit": ("TokenBucket",),
-    "room": ("EVENTS", "PROOF_CHARS", "RATE_LIMITS", "WATCHER", "clean_name"),
+    "room": ("PROOF_CHARS", "RATE_LIMITS"),
+    "room_data": ("EVENTS", "WATCHER"),
+    "names": ("clean_name",),
     "tables": ("Kind", "LANGUAGES", "QUICK_PRESETS", "kinds"),
     "store": ("Keys", "StorageUnavailable", "connect", "patiently", "persistence"),
     "ownership": ("PrefixTaken", "release"),
@@ -81,6 +87,8 @@ if TYPE_CHECKING:
     from actors.metrics import GROUP_BUCKETS, LATENCY_BUCKETS, watch_loop_lag
     from actors.ownership import PrefixTaken, release
     from actors.ratelimit import TokenBucket
-    from actors.room import EVENTS, PROOF_CHARS, RATE_LIMITS, WATCHER, clean_name
+    from actors.names import clean_name
+    from actors.room import PROOF_CHARS, RATE_LIMITS
+    from actors.room_data import EVENTS, WATCHER
     from actors.store import Keys, StorageUnavailable, connect, patiently, persistence
     from actors.tables import LANGUAGES, QUICK_PRESETS, Kind, kinds

@@ -26,10 +26,11 @@ from ray.exceptions import ActorUnavailableError, RayActorError
 
 from actors import ownership
 from actors.config import Config
-from actors.host import REPLY_UNAVAILABLE, RoomUnavailable
+from actors.inbox import RoomUnavailable, events_and_replies, replies_in, settle, write_request
 from actors.placement import PlacementActor
 from actors.pubsub import shard_pubsub
-from actors.room import BadName, RoomData, clean_name, error_frame
+from actors.names import BadName, clean_name
+from actors.room_data import RoomData, error_frame
 from actors.store import REDIS_DOWN, Keys, RedisStore, StorageUnavailable, connect, patiently
 from actors.tables import Kind
 
@@ -611,7 +612,7 @@ class RoomClient:
         changed) or it is very late, send it again (the room dedupes what already landed)."""
         incarnation = await self._incarnation(host)
         number = next(self._numbers)
-        raw = orjson.dumps([self.gateway_id, number, *request])
+        raw = write_request(self.gateway_id, number, *request)
         future = asyncio.get_running_loop().create_future()
         self._waiting[number] = future
         try:
@@ -671,16 +672,9 @@ class RoomClient:
                         future.set_exception(e)
 
     def _on_replies(self, replies: list) -> None:
-        """A host's replies to this process's requests, `[number, status, value]` each (from its
-        reply message, RoomHost._flush, or riding a room's events, Room.command)."""
-        for number, status, value in replies:
-            future = self._waiting.get(number)
-            if future is None or future.done():  # answered twice (a resend), or given up on
-                continue
-            if status == REPLY_UNAVAILABLE:
-                future.set_exception(RoomUnavailable(value))
-            else:
-                future.set_result(value)
+        """A host's replies to this process's requests (actors.inbox: from its reply message,
+        or riding a room's events)."""
+        settle(self._waiting, replies)
 
     async def _call(self, actor: str, method: str, *args):
         """Call a named actor; while it restarts, retry (the callee dedupes what already landed)."""
@@ -816,7 +810,7 @@ class Subscriptions:
     async def _handle(self, message: dict) -> None:
         if message["channel"] == self._direct:
             if message["type"] == "smessage":
-                self._on_replies(orjson.loads(message["data"])["replies"])
+                self._on_replies(replies_in(message["data"]))
             elif not self._direct_ready.done():
                 self._direct_ready.set_result(None)
             return
@@ -832,12 +826,11 @@ class Subscriptions:
                 # another node), without a word: what went out
                 # meanwhile is in the log (else only the room's next message would show the gap).
                 await self._deliver_all(code, channel, await self._events_after(code, channel.last))
-        elif message["type"] == "smessage":  # a write's events, in order (store.events_message)
-            events = orjson.loads(message["data"])
-            riders = events.pop()["replies"] if events and "replies" in events[-1] else {}
+        elif message["type"] == "smessage":  # a write's events, in order (inbox.events_message)
+            events, replies = events_and_replies(message["data"], self._me)
             await self._deliver_all(code, channel, events)
-            if self._me in riders:  # after the events: an ack never overtakes what it caused
-                self._on_replies(riders[self._me])
+            if replies:  # after the events: an ack never overtakes what it caused
+                self._on_replies(replies)
 
     async def _deliver_all(self, code: str, channel: _Channel, events: list[dict]) -> None:
         """Events read from Redis (a message, or the log after a resubscription), in order."""

@@ -13,7 +13,8 @@ holds, answers each request as soon as it is done (never waiting for its neighbo
 publishes the replies to each gateway's reply channel, the replies completed in one turn of the
 loop in one message. A command from a gateway that listens to the room (its request says so) is
 answered in the message that carries the write's events instead, when the write has events: one
-SPUBLISH fewer per command, and one message fewer for the gateway to read.
+SPUBLISH fewer per command, and one message fewer for the gateway to read. The request and its
+reply, both ends, are `actors.inbox`'s.
 """
 from __future__ import annotations
 
@@ -23,25 +24,22 @@ import logging
 import os
 import secrets
 
-import orjson
 import ray
 
 from actors.clock import Clock, RealClock
 from actors.config import Config
 from actors.metrics import HostMetrics, export_gauges, watch_loop_lag
-from actors.room import REPLY_OK, RODE, BadName, LobbyTiming, Room, RoomData, clean_name, error_frame
+from actors.inbox import Outbox, Request, Rider, RoomUnavailable, read_request
+from actors.lobby import LobbyTiming
+from actors.names import BadName, clean_name
+from actors.room import Room
+from actors.room_data import RoomData, error_frame
 from actors.store import RedisStore, Store, connect, patiently
 from actors.tables import Kind, NoSuchKind
 
 INBOX_WAIT = 1.0  # seconds one inbox read blocks (a Redis blocking pop) before trying again
-# A reply's status: the value (REPLY_OK), or "the room is unavailable" (raised to the caller only).
-REPLY_UNAVAILABLE = 1
 
 log = logging.getLogger(__name__)
-
-
-class RoomUnavailable(Exception):
-    """The room could not be loaded (e.g. Redis is unreachable); retrying later may work."""
 
 
 class RoomHost:
@@ -74,8 +72,8 @@ class RoomHost:
         # queued for this host and never heard back about (the old process may have taken it).
         self.incarnation = secrets.token_hex(8)
         self._answering: set[asyncio.Task] = set()
-        self._outbox: dict[str, list] = {}  # gateway -> [request number, status, reply]
-        self._flushing = False
+        self._outbox = Outbox(name, lambda gateway, message: self._store.reply(gateway, message),
+                              self._keep)
 
     async def start(self) -> None:
         """Take over every room this host owned before a restart (re-arming their timers)."""
@@ -102,8 +100,8 @@ class RoomHost:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     async def serve_inbox(self) -> None:
-        """Forever: take the inbox's requests `[gateway, number, kind, code, seat, arg]` in
-        order and answer each one as soon as it is done."""
+        """Forever: take the inbox's requests (actors.inbox) in order and answer each one as
+        soon as it is done."""
         while True:
             try:
                 raws = await self._store.take_requests(self.name, INBOX_WAIT)
@@ -117,42 +115,19 @@ class RoomHost:
                 self.metrics.inbox_requests.observe(len(raws))
             for raw in raws:  # tasks start in this order: a room's requests reach it in order
                 try:
-                    gateway, number, kind, code, seat, arg = orjson.loads(raw)
-                except (orjson.JSONDecodeError, TypeError, ValueError):
+                    request = read_request(raw)
+                except (TypeError, ValueError):
                     log.error("host %s: unreadable request %r dropped", self.name, raw[:200])
                     continue
-                self._keep(asyncio.create_task(self._answer(gateway, number, kind, code, seat, arg)))
+                self._keep(asyncio.create_task(self._answer(request)))
 
-    async def _answer(self, gateway: str, number: int, kind: str, code: str, seat: int, arg) -> None:
-        if kind == "command" and isinstance(arg, list) and len(arg) == 4:
-            # (frame, received, proof, listening): a gateway listening to the room may take the
-            # reply with the events
-            arg = [*arg[:3], (gateway, number) if arg[3] else None]
-        reply = await self.request(kind, code, seat, arg)
-        if reply is RODE:
-            return
-        if isinstance(reply, RoomUnavailable):
-            self._outbox.setdefault(gateway, []).append([number, REPLY_UNAVAILABLE, str(reply)])
-        else:
-            self._outbox.setdefault(gateway, []).append([number, REPLY_OK, reply])
-        if not self._flushing:  # once the replies completed in this turn of the loop are in
-            self._flushing = True
-            asyncio.get_running_loop().call_soon(
-                lambda: self._keep(asyncio.create_task(self._flush())))
+    async def _answer(self, request: Request) -> None:
+        reply = await self.request(request.kind, request.code, request.seat, request.arg)
+        self._outbox.put(request.gateway, request.number, reply)
 
     def _keep(self, task: asyncio.Task) -> None:
         self._answering.add(task)
         task.add_done_callback(self._answering.discard)
-
-    async def _flush(self) -> None:
-        outbox, self._outbox, self._flushing = self._outbox, {}, False
-        for gateway, replies in outbox.items():
-            message = orjson.dumps({"host": self.name, "replies": replies},
-                                   option=orjson.OPT_NON_STR_KEYS)
-            try:
-                await self._store.reply(gateway, message)
-            except Exception as e:  # the gateway times out, asks for our incarnation and waits on
-                log.warning("host %s: replies to %s lost (%r)", self.name, gateway, e)
 
     async def sweep_presence(self) -> None:
         """Take the gateway processes whose presence lease lapsed out of every seat here."""
@@ -200,7 +175,7 @@ class RoomHost:
     async def request(self, kind: str, code: str, seat: int, arg):
         """One request of a gateway: ("command", code, seat, (frame, received ms or None, proof[,
         rider])) -> ack/error frame, or RODE (proof: the start of the seat's token hash, or None;
-        rider: `Room.command`'s);
+        rider: an `actors.inbox.Rider`, `Room.command`'s);
         ("presence", code, seat, (gateway, connected)) -> None; ("watch", code, None,
         (gateway, count)) -> None (spectator sockets); ("welcome", code, seat, proof)
         -> welcome, {"moved": True} or None; ("join", code, None, (name, token hash)) -> {"seat"} or a refusal;
@@ -231,7 +206,7 @@ class RoomHost:
         return None
 
     async def command(self, code: str, seat: int, frame: dict, received: int | None = None,
-                      proof: str | None = None, rider: tuple[str, int] | None = None):
+                      proof: str | None = None, rider: Rider | None = None):
         room = await self._room(code)
         if room is None:
             frame_id = frame.get("id") if isinstance(frame, dict) else None

@@ -1,4 +1,6 @@
-"""Look-alike names: the UTS #39 skeleton (https://www.unicode.org/reports/tr39/#def-skeleton).
+"""Player names: what a new name may be (`clean_name`), and when two look alike (`name_skeleton`).
+
+Look-alikes: the UTS #39 skeleton (https://www.unicode.org/reports/tr39/#def-skeleton).
 
 Two names whose skeletons are equal look the same to a player ("Layla" and "Lаyla" with a Cyrillic
 "а", "0mar" and "Omar", "Ivan" and "lvan"), so a room refuses the second one as taken. The
@@ -13,7 +15,8 @@ import unicodedata
 from functools import cache
 from pathlib import Path
 
-from rules.text import is_ignorable
+from rules.text import (MAX_MARKS, is_ignorable, is_invisible, marks_pile_up,
+                        strip_variation_selectors)
 
 
 @cache
@@ -41,3 +44,42 @@ def name_skeleton(name: str) -> str:
     """What `name` looks like, ignoring case: equal for names a player could take for each other."""
     # Case folded between two passes: "I" and "l" share a prototype, "i" and "l" do not.
     return _skeleton(_skeleton(unicodedata.normalize("NFKC", name)).casefold())
+
+
+# -- a new name's rules (the room's input: `clean_name`) -------------------------------------
+
+NAME_MAX = 24
+
+
+class BadName(ValueError):
+    code = "bad_name"
+
+
+# Characters no name may hold: controls (NUL...), format characters (zero-width, bidi overrides),
+# lone surrogates, private use and unassigned code points. NFKC has already folded the odd
+# spaces and the fullwidth forms.
+_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
+
+
+def clean_name(name: object) -> str:
+    """A player name: variation selectors dropped, NFKC-normalised, inner whitespace runs made one
+    space, 1-24 characters, at least one letter or digit, nothing invisible, no letter under more
+    than a few marks (docs/protocol.md)."""
+    if not isinstance(name, str):
+        raise BadName("a name is a string")
+    # Stripped, not refused: a variation selector only picks a glyph (a phone keyboard puts one
+    # after many an emoji), so "Omar" with one is "Omar", and then taken if "Omar" is seated.
+    name = " ".join(unicodedata.normalize("NFKC", strip_variation_selectors(name)).split())
+    if not 1 <= len(name) <= NAME_MAX:
+        raise BadName(f"a name has 1 to {NAME_MAX} characters")
+    categories = [unicodedata.category(c) for c in name]
+    # Refused, not stripped: every other invisible character (a joiner, the Hangul fillers, which
+    # are letters, a braille blank) has no use in a name but to hide something or seem blank, and
+    # the player should see the name that will be shown.
+    if _INVISIBLE.intersection(categories) or any(map(is_invisible, name)):
+        raise BadName("a name may not hold control, invisible or direction characters")
+    if marks_pile_up(name):
+        raise BadName(f"a name puts at most {MAX_MARKS} marks on one character")
+    if not any(c[0] in "LN" for c in categories):
+        raise BadName("a name needs a letter or a digit")
+    return name

@@ -27,494 +27,40 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import secrets
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
 import rules
-from rules import EVERYONE, EventKind, roles_in_play
-from rules.events import ROUTING, check as check_events
-from rules.text import MAX_MARKS, is_invisible, marks_pile_up, strip_variation_selectors
+from rules.events import check as check_events
 from actors.clock import Clock
-from actors.names import name_skeleton
+from actors.inbox import RODE, Rider
+from actors.lobby import LobbyTiming, _deal, _join, _settings, _start, _table
+from actors.moderation import (_count_missed, _leave, _pass_for_gone, _remove_absent,
+                               _remove_seat, _shared_actions)
 from actors.ratelimit import TokenBucket
-from actors.store import FINAL, StaleEpoch, Store, Stored
-from actors.tables import LANGUAGES, Kind
+from actors.room_data import (EVENTS, WATCHER, Change, Refused, RoomData, _with_ack, _with_acks,
+                              _with_game, encode_event, error_frame)
+from actors.store import FINAL, StaleEpoch, Store
+from actors.tables import Kind, relist
 
 log = logging.getLogger(__name__)
 
-NAME_MAX = 24
-ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
 # Per seat and command kind: (burst, then per second). A vote changed back and forth, or settings
 # sent in a loop, is one broadcast to every seat and one stored event each: none may flood a room.
 RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5),
                "table": (5, 0.2), "leave": (2, 0.1), "remove": (5, 0.1)}
 STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
-WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it gets public events only
-# A public game's seat that lets AWAY_AFTER prompts in a row pass is shown away; past GONE_AFTER its
-# votes pass at once where every living seat votes alike (RULES.md, "Away seats").
-AWAY_AFTER, GONE_AFTER = 2, 4
-REPLY_OK = 0  # a reply's status in a gateway's reply message (actors.host has the others)
-# What `Room.command` returns when its reply rode the write's events message to the gateway
-# (`rider`): the host has nothing left to send.
-RODE = object()
 PROOF_CHARS = 16  # of a seat's token hash, sent with each request: a seat that moved is refused
-
-
-class BadName(ValueError):
-    code = "bad_name"
-
-
-@dataclass(frozen=True)
-class LobbyTiming:
-    """How long a lobby waits (ms). A public one: from the moment it seats its preset's minimum
-    to its start, and for a seat without a socket before it is removed (a closed tab must not
-    hold a stranger's table). Any lobby: `max_age` from its creation, connected or not, before it
-    closes (a lobby held open by one socket must not hold its host slot for ever); None: no limit."""
-    countdown: int = 30_000
-    absent: int = 60_000
-    max_age: int | None = None
-
-
-# Characters no name may hold: controls (NUL...), format characters (zero-width, bidi overrides),
-# lone surrogates, private use and unassigned code points. NFKC has already folded the odd
-# spaces and the fullwidth forms.
-_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"))
-
-
-def clean_name(name: object) -> str:
-    """A player name: variation selectors dropped, NFKC-normalised, inner whitespace runs made one
-    space, 1-24 characters, at least one letter or digit, nothing invisible, no letter under more
-    than a few marks (docs/protocol.md)."""
-    if not isinstance(name, str):
-        raise BadName("a name is a string")
-    # Stripped, not refused: a variation selector only picks a glyph (a phone keyboard puts one
-    # after many an emoji), so "Omar" with one is "Omar", and then taken if "Omar" is seated.
-    name = " ".join(unicodedata.normalize("NFKC", strip_variation_selectors(name)).split())
-    if not 1 <= len(name) <= NAME_MAX:
-        raise BadName(f"a name has 1 to {NAME_MAX} characters")
-    categories = [unicodedata.category(c) for c in name]
-    # Refused, not stripped: every other invisible character (a joiner, the Hangul fillers, which
-    # are letters, a braille blank) has no use in a name but to hide something or seem blank, and
-    # the player should see the name that will be shown.
-    if _INVISIBLE.intersection(categories) or any(map(is_invisible, name)):
-        raise BadName("a name may not hold control, invisible or direction characters")
-    if marks_pile_up(name):
-        raise BadName(f"a name puts at most {MAX_MARKS} marks on one character")
-    if not any(c[0] in "LN" for c in categories):
-        raise BadName("a name needs a letter or a digit")
-    return name
-
-
-def votes_to_remove(seated: int) -> int:
-    """Votes that remove a seat of a public lobby: a majority of the others."""
-    return (seated - 1) // 2 + 1
-
-
-@dataclass(frozen=True)
-class Player:
-    name: str
-    token_hash: str
-    # The gateway processes holding a socket of this seat: a seat with a phone and a laptop on two
-    # replicas stays connected while either is there, and a gateway that dies without a word
-    # (its presence lease lapses, see `RoomHost.sweep_presence`) is taken out of every seat.
-    gateways: tuple[str, ...] = ()
-    absent_since: int | None = None  # since when no socket holds the seat (a public lobby drops it)
-    missed: int = 0  # prompts of a public game let pass in a row
-    removers: tuple[str, ...] = ()  # token hashes of the seats voting to remove this one (lobby)
-
-    @property
-    def away(self) -> bool:
-        return self.missed >= AWAY_AFTER
-
-    def to_json(self) -> dict:
-        """Only what differs from the defaults: the snapshot is written after every command."""
-        out = {"name": self.name, "token_hash": self.token_hash, "gateways": self.gateways}
-        for name in ("absent_since", "missed", "removers"):
-            if value := getattr(self, name):
-                out[name] = value
-        return out
-
-    @classmethod
-    def from_json(cls, d: dict) -> Player:
-        return cls(d["name"], d["token_hash"], tuple(d["gateways"]), d.get("absent_since"),
-                   d.get("missed", 0), tuple(d.get("removers", ())))
-
-    @property
-    def connected(self) -> bool:
-        return bool(self.gateways)
-
-
-@dataclass(frozen=True)
-class RoomData:
-    """Everything a room is, as stored: replaced, never mutated, so a failed write changes nothing."""
-
-    code: str
-    status: str = "lobby"
-    seq: int = 0  # the last event's number
-    players: tuple[Player, ...] = ()
-    settings: rules.Settings = field(default_factory=rules.Settings.default)
-    game: rules.GameState | None = None
-    acked: dict[int, tuple] = field(default_factory=dict)  # seat -> keys of its latest acked frames
-    idle_since: int | None = None  # when the last connected seat left (or the room was created)
-    watchers: dict[str, int] = field(default_factory=dict)  # gateway process -> spectator sockets there
-    public: bool = False  # listed for strangers; starts by itself (see `_public_lobby`)
-    language: str | None = None  # a public table's language, kept if it turns private again
-    starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
-    acted: frozenset = frozenset()  # seats of a public game that acted since the last deadline
-    opened_at: int | None = None  # when the room was created (ms): a lobby's age
-
-    @property
-    def kind(self) -> Kind | None:
-        """The list a public table is in (its preset and language); None for a private one."""
-        return Kind(self.settings.preset, self.language) if self.public else None
-
-    def table_facts(self) -> dict:
-        """What the list shows of a public lobby besides its seats."""
-        return {"size": rules.max_players(self.settings), "starts_at": self.starts_at}
-
-    def to_json(self) -> bytes:
-        return orjson.dumps({
-            "code": self.code,
-            "status": self.status,
-            "seq": self.seq,
-            "players": [p.to_json() for p in self.players],
-            "settings": self.settings.to_json(),
-            # The chat lines are stored apart (Store.persist's `chat`): here only their count.
-            "game": None if self.game is None else {**vars(self.game), "chat": len(self.game.chat)},
-            "acked": [[seat, list(ids)] for seat, ids in self.acked.items()],
-            "idle_since": self.idle_since,
-            "watchers": self.watchers,
-            "public": self.public,
-            "language": self.language,
-            "starts_at": self.starts_at,
-            "acted": sorted(self.acted),
-            "opened_at": self.opened_at,
-        })
-
-    @classmethod
-    def from_stored(cls, stored: Stored) -> RoomData:
-        d = orjson.loads(stored.snapshot)
-        game = d["game"]
-        if game is not None and type(game["chat"]) is int:  # else a snapshot that held its chat
-            game["chat"] = [orjson.loads(line) for line in stored.chat]
-        return with_logged(cls(
-            code=d["code"],
-            status=d["status"],
-            seq=d["seq"],
-            players=tuple(Player.from_json(p) for p in d["players"]),
-            settings=rules.Settings.from_json(d["settings"]),
-            game=None if game is None else rules.GameState.from_json(game),
-            acked={seat: tuple(ids) for seat, ids in d["acked"]},
-            idle_since=d["idle_since"],
-            watchers=d.get("watchers", {}),  # a snapshot stored before spectators: none
-            public=d.get("public", False),  # and before public tables: private
-            language=d.get("language"),
-            starts_at=d.get("starts_at"),
-            acted=frozenset(d.get("acted", ())),
-            opened_at=d.get("opened_at"),  # a room stored before lobbies aged: no limit
-        ), [orjson.loads(item) for item in stored.tail])
-
-    def lobby(self) -> dict:
-        """The public lobby facts (also the lobby part of every view)."""
-        return {
-            "room": self.code,
-            "status": self.status,
-            "host": 0,
-            "players": [{"seat": seat, "name": p.name, "connected": p.connected, "away": p.away}
-                        for seat, p in enumerate(self.players)],
-            "settings": self.settings.to_json(),
-            "roles_in_play": roles_in_play(len(self.players), self.settings),
-            "spectators": sum(self.watchers.values()),
-            "public": self.public,
-            "language": self.language,
-            "starts_at": self.starts_at,
-            "remove_votes": self.remove_votes(),
-        }
-
-    def remove_votes(self) -> dict[int, dict]:
-        """A public lobby's votes to remove each seat: {seat: {"votes", "needed"}}."""
-        needed = votes_to_remove(len(self.players))
-        return {seat: {"votes": len(p.removers), "needed": needed}
-                for seat, p in enumerate(self.players) if p.removers}
-
-    def view(self, seat: int) -> dict:
-        """What `seat` may know; a spectator (WATCHER) gets the public table only."""
-        view = self.lobby()
-        if self.game is not None and self.status != "broken":  # a broken game may not even render
-            view.update(rules.public_view(self.game) if seat == WATCHER else rules.view(self.game, seat))
-        return view
-
-
-@dataclass
-class Change:
-    """What a handler decided: the new data (seq not yet advanced) and the events it emits."""
-
-    data: RoomData
-    events: list[dict]
-    seated: int = 0  # seats of a public lobby the index has not counted (a join by link: +1)
-    ack: tuple[int, str] | None = None  # (seat, frame key) the command added to `data.acked`
-
-
-class Refused(Exception):
-    """A handler refusing a request; `code` is the protocol error code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def error_frame(frame_id: Any, code: str, message: str) -> dict:
-    return {"type": "error", "id": frame_id, "code": code, "message": message}
-
-
-# The room's own events, beside the rules' (rules.EVENTS): the lobby's and the sockets'.
-ROOM_EVENTS = {kind.kind: kind for kind in (
-    EventKind("joined", ("seat", "name", "roles_in_play"), EVERYONE,
-              "a seat is taken in the lobby; the cards the table would deal now"),
-    EventKind("presence", ("seat", "connected"), EVERYONE, "a seat's sockets came or all went"),
-    EventKind("spectators", ("count",), EVERYONE, "how many watch",
-              types={"count": {"type": "integer", "minimum": 0}}),
-    EventKind("settings", ("settings", "roles_in_play"), EVERYONE, "the host changed the settings"),
-    EventKind("table", ("public", "language"), EVERYONE, "the table went public or private"),
-    EventKind("countdown", ("starts_at",), EVERYONE,
-              "a public table starts by itself at starts_at (null: the countdown stopped)"),
-    EventKind("removed", ("seat", "name", "reason", "moved", "roles_in_play", "remove_votes"),
-              EVERYONE, "a seat left the lobby or was removed; `moved`: the last seat took its place"),
-    EventKind("remove_vote", ("seat", "votes", "needed"), EVERYONE,
-              "votes to remove a seat of a public lobby"),
-    EventKind("closed", ("reason",), EVERYONE,
-              "the room closed without a game over: `idle` (nobody connected for a while) or "
-              "`max_age` (a lobby that never started)"),
-    EventKind("away", ("seat", "away"), EVERYONE,
-              "a public game's seat let the shared prompts pass (true), or is back (false)"),
-)}
-assert not ROOM_EVENTS.keys() & rules.EVENTS.keys(), "an event kind is the rules' or the room's"
-EVENTS = {**rules.EVENTS, **ROOM_EVENTS}  # every kind an event frame may carry
-
-
-def encode_event(seq: int, event: dict, ack: tuple[int, str] | None = None) -> bytes:
-    """A stored event: who may see it, and the client frame built once as JSON text; `ack`: the
-    (seat, frame key) of the command that caused it, so a room loaded from an older snapshot
-    still knows the command was applied (`with_logged`). Only `frame` ever reaches a client."""
-    payload = {k: v for k, v in event.items() if k not in ROUTING}
-    frame = orjson.dumps({"type": "event", "seq": seq, "kind": event["kind"], **payload},
-                         option=orjson.OPT_NON_STR_KEYS)
-    to = event.get("to")
-    item = {"seq": seq, "to": None if to is None else sorted(to), "frame": frame.decode()}
-    if "unseat" in event:  # the seats whose sockets must go (actors.client.Subscriptions)
-        item["unseat"] = event["unseat"]
-    if ack is not None:
-        item["ack"] = ack
-    return orjson.dumps(item)
-
-
-def with_logged(data: RoomData, items: Sequence[dict]) -> RoomData:
-    """`data` with the log items after it applied: their last seq, and the acks they carry. A
-    write whose new state is exactly this (and the chat list) stores no snapshot (`Room._persist`),
-    and `RoomData.from_stored` rebuilds it the same way."""
-    if not items:
-        return data
-    return replace(data, seq=items[-1]["seq"], acked=_with_acks(data.acked, items))
-
-
-def _with_acks(acked: dict[int, tuple], items: Sequence[dict]) -> dict[int, tuple]:
-    for item in items:
-        if "ack" in item:
-            acked = _with_ack(acked, *item["ack"])
-    return acked
-
-
-def _with_ack(acked: dict[int, tuple], seat: int, key: str) -> dict[int, tuple]:
-    """`acked` with `key` the seat's latest (its last ACKED_PER_SEAT kept)."""
-    return {**acked, seat: (acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]}
 
 
 # Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the rate limits
 # `_command` is handed (kept in memory, not room state). They raise Refused or rules.RulesError
 # to refuse, anything else is a bug that breaks the room.
-
-def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
-          timing: LobbyTiming):
-    """`promised`: the table index already counted this seat (a quick-play press claimed it)."""
-    for seat, player in enumerate(data.players):
-        if player.token_hash == token_hash:  # a retried join that already happened
-            return {"seat": seat}, None
-    if data.status != "lobby":
-        raise Refused("room_started", "the game has started")
-    try:
-        name = clean_name(name)
-    except BadName as e:
-        raise Refused(BadName.code, str(e)) from None
-    most = rules.max_players(data.settings)  # 18, or 20 for seed 004's range
-    if len(data.players) >= most:
-        raise Refused("room_full", f"the room has {most} players")
-    skeleton = name_skeleton(name)  # a look-alike of a seated name is taken too
-    if any(name_skeleton(p.name) == skeleton for p in data.players):
-        raise Refused("name_taken", f"{name!r} is taken in this room (or looks like a name that is)")
-    seat = len(data.players)
-    players = data.players + (Player(name=name, token_hash=token_hash, absent_since=now),)
-    # The deal depends on how many are seated: every page's lobby shows the new one.
-    event = {"kind": "joined", "to": None, "seat": seat, "name": name,
-             "roles_in_play": roles_in_play(len(players), data.settings)}
-    change = Change(replace(data, players=players), [event])
-    if data.public:
-        change = _public_lobby(change, now, timing)
-        change.seated = 0 if promised else 1
-    return {"seat": seat}, change
-
-
-def _public_lobby(change: Change, now: int, timing: LobbyTiming) -> Change:
-    """A public table starts by itself: at once when it is full, else `timing.countdown` ms after
-    it reached its preset's minimum (a later joiner resets nothing; falling below it stops it)."""
-    data = change.data
-    seated, need = len(data.players), rules.min_players(data.settings)
-    if seated >= rules.max_players(data.settings):
-        dealt = _deal(replace(data, starts_at=None), now)
-        return Change(dealt.data, change.events + dealt.events)
-    starts_at = data.starts_at
-    if seated >= need and starts_at is None:
-        starts_at = now + timing.countdown
-    elif seated < need:
-        starts_at = None
-    if starts_at == data.starts_at:
-        return change
-    return Change(replace(data, starts_at=starts_at),
-                  change.events + [{"kind": "countdown", "to": None, "starts_at": starts_at}],
-                  change.seated)
-
-
-def _remove(data: RoomData, now: int, seat: int, reason: str, timing: LobbyTiming) -> Change:
-    """Seat `seat` leaves the lobby: the last seat moves into its place (one seat renumbered, so
-    one player's sockets reconnect), its token stops working, and votes against or by it go."""
-    players = list(data.players)
-    gone, last = players[seat], len(players) - 1
-    moved = last if seat != last else None
-    players[seat] = players[last]
-    players.pop()
-    players = [replace(p, removers=tuple(h for h in p.removers if h != gone.token_hash))
-               if gone.token_hash in p.removers else p for p in players]
-    idle_since = data.idle_since
-    if not any(p.connected for p in players) and idle_since is None:
-        idle_since = now
-    removed = replace(data, players=tuple(players), idle_since=idle_since)
-    event = {"kind": "removed", "to": None, "seat": seat, "name": gone.name, "reason": reason,
-             "moved": moved, "roles_in_play": roles_in_play(len(players), data.settings),
-             "remove_votes": removed.remove_votes(),  # fewer seats: another majority
-             "unseat": [seat] if moved is None else [seat, moved]}
-    change = Change(removed, [event])
-    if data.public:
-        change = _public_lobby(change, now, timing)
-        change.seated = -1
-    return change
-
-
-def _leave(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
-    if data.status != "lobby":
-        raise Refused("not_your_turn", "a seat leaves in the lobby; in a game it plays on")
-    return _remove(data, now, seat, "left", timing)
-
-
-def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
-    """A private table's host removes a seat; at a public one, a seat votes to remove another,
-    which goes once most of the others voted so."""
-    target = frame.get("seat")
-    if data.status != "lobby":
-        raise Refused("not_your_turn", "a seat is removed in the lobby only")
-    if type(target) is not int or not 0 <= target < len(data.players) or target == seat:
-        raise Refused("illegal_target", "remove needs the seat of another player")
-    if not data.public:
-        if seat != 0:
-            raise Refused("not_host", "only the host removes a player from a private table")
-        return _remove(data, now, target, "host", timing)
-    voter, accused = data.players[seat].token_hash, data.players[target]
-    if voter in accused.removers:
-        return Change(data, [])
-    removers = accused.removers + (voter,)
-    needed = votes_to_remove(len(data.players))
-    if len(removers) >= needed:
-        return _remove(data, now, target, "vote", timing)
-    players = list(data.players)
-    players[target] = replace(accused, removers=removers)
-    event = {"kind": "remove_vote", "to": None, "seat": target, "votes": len(removers),
-             "needed": needed}
-    return Change(replace(data, players=tuple(players)), [event])
-
-
-def _remove_absent(data: RoomData, now: int, timing: LobbyTiming) -> Change | None:
-    """A public lobby lets go of the seats that held no socket for `timing.absent`."""
-    change = None
-    while True:
-        current = data if change is None else change.data
-        seat = next((s for s, p in enumerate(current.players) if p.absent_since is not None
-                     and now >= p.absent_since + timing.absent), None)
-        if seat is None:
-            return change
-        removed = _remove(current, now, seat, "away", timing)
-        if change is not None:
-            removed = Change(removed.data, change.events + removed.events,
-                             change.seated + removed.seated)
-        change = removed
-
-
-def _shared_actions(game: rules.GameState) -> set[str]:
-    """The open prompts every living seat holds alike (a day's vote, an election): only these
-    count for away, since a prompt some seats lack (a night role's) would tell who holds it."""
-    living = {s for s, alive in enumerate(game.alive) if alive}
-    holders: dict[str, set[int]] = {}
-    for p in game.prompts:
-        holders.setdefault(p["action"], set()).add(p["seat"])
-    return {action for action, seats in holders.items() if seats >= living}
-
-
-def _count_missed(data: RoomData) -> tuple[RoomData, list[dict]]:
-    """At a public game's deadline: each seat holding a shared prompt (`_shared_actions`) it did
-    not answer since the last deadline missed one more; one that answered one missed none.
-    `away` events as that changes."""
-    shared = _shared_actions(data.game)
-    prompted = {p["seat"] for p in data.game.prompts if p["action"] in shared}
-    players, events = list(data.players), []
-    for seat, player in enumerate(players):
-        if seat in data.acted:
-            missed = 0
-        elif seat in prompted:
-            missed = player.missed + 1
-        else:
-            continue
-        if missed != player.missed:
-            players[seat] = changed = replace(player, missed=missed)
-            if changed.away != player.away:
-                events.append({"kind": "away", "to": None, "seat": seat, "away": changed.away})
-    return replace(data, players=tuple(players), acted=frozenset()), events
-
-
-def _pass_for_gone(data: RoomData, now: int) -> tuple[RoomData, list[dict]]:
-    """A seat gone for GONE_AFTER prompts in a row passes at once where every living seat holds
-    the same prompt (a day's vote: nothing about its card follows); elsewhere its prompts run
-    their time like anyone's, since an early end would tell the table what it holds."""
-    events: list[dict] = []
-    done: set[tuple[int, str]] = set()  # a vote stays open once cast: each prompt passed once
-    for _ in range(4 * len(data.players)):
-        game = data.game
-        if game is None or rules.outcome(game) is not None:
-            break
-        shared = _shared_actions(game)
-        passing = next((p for p in game.prompts
-                        if data.players[p["seat"]].missed >= GONE_AFTER and p["min"] == 0
-                        and p["action"] in shared and (p["seat"], p["action"]) not in done), None)
-        if passing is None:
-            break
-        done.add((passing["seat"], passing["action"]))
-        game, more = rules.act(game, seat=passing["seat"], action=passing["action"], targets=[],
-                               now=now)
-        data, events = _with_game(data, game), events + more
-    return data, events
 
 
 def _check_seat(data: RoomData, seat: int) -> None:
@@ -648,11 +194,6 @@ def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: in
     return None, Change(data, missed + events)
 
 
-def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
-    status = "finished" if rules.outcome(game) is not None else "running"
-    return replace(data, game=game, status=status)
-
-
 def _command(data: RoomData, now: int, seat: int, frame: dict, received: int | None,
              take_token: Callable[[int, str, int], bool], timing: LobbyTiming,
              proof: str | None = None):
@@ -721,58 +262,6 @@ def _chat(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     if not isinstance(text, str):
         raise Refused("bad_frame", "chat needs a text")
     game, events = rules.say(data.game, seat=seat, text=text, now=now, channel=frame.get("channel"))
-    return Change(_with_game(data, game), events)
-
-
-def _lobby_host(data: RoomData, seat: int, what: str) -> None:
-    if seat != 0:
-        raise Refused("not_host", f"only the host may {what}")
-    if data.status != "lobby":
-        raise Refused("not_your_turn", f"{what}: the game has started")
-
-
-def _settings(data: RoomData, now: int, seat: int, frame: dict) -> Change:
-    _lobby_host(data, seat, "change the settings")
-    # rules.Settings validates the whole change (BadSettings: bad_frame, nothing changed)
-    settings = data.settings.change({k: frame[k] for k in rules.SETTINGS_FIELDS if k in frame})
-    if data.public and (settings.preset, settings.roles, settings.rules) != (
-            data.settings.preset, data.settings.roles, data.settings.rules):
-        raise Refused("not_host", "a public table keeps its preset: only the durations change")
-    event = {"kind": "settings", "to": None, "settings": settings.to_json(),
-             "roles_in_play": roles_in_play(len(data.players), settings)}
-    return Change(replace(data, settings=settings), [event])
-
-
-def _start(data: RoomData, now: int, seat: int, frame: dict) -> Change:
-    _lobby_host(data, seat, "start the game")
-    if data.public:
-        raise Refused("not_host", "a public table starts by itself")
-    needed = rules.min_players(data.settings)
-    if len(data.players) < needed:
-        raise Refused("not_your_turn", f"{needed} players are needed for these roles, "
-                                       f"{len(data.players)} seated")
-    return _deal(data, now)
-
-
-def _table(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
-    """The host makes the table public (listed, in `language`) or private (link only)."""
-    _lobby_host(data, seat, "open or close the table")
-    public, language = frame.get("public"), frame.get("language", data.language or "en")
-    if type(public) is not bool or language not in LANGUAGES:
-        raise Refused("bad_frame", f"table needs public true or false and a language among "
-                                   f"{list(LANGUAGES)}")
-    if public and data.settings.preset is None:
-        raise Refused("not_your_turn", "a public table plays a preset: pick one first")
-    changed = replace(data, public=public, language=language if public else data.language,
-                      starts_at=None)
-    event = {"kind": "table", "to": None, "public": public, "language": changed.language}
-    change = Change(changed, [event])
-    return _public_lobby(change, now, timing) if public else change
-
-
-def _deal(data: RoomData, now: int) -> Change:
-    game, events = rules.start_game(names=[p.name for p in data.players], settings=data.settings,
-                                    seed=secrets.randbits(63), now=now)
     return Change(_with_game(data, game), events)
 
 
@@ -856,12 +345,12 @@ class Room:
                                   lambda code, message: {"error": code, "message": message})
 
     async def command(self, seat: int, frame: dict, received: int | None = None,
-                      proof: str | None = None, rider: tuple[str, int] | None = None):
+                      proof: str | None = None, rider: Rider | None = None):
         """The ack or error frame answering `frame` (act, chat, settings, start, table, leave,
         remove); `received`: when a gateway read it (wall clock ms), for the rate limit; `proof`:
         the start of the seat's token hash (refused if the seat is another player's now).
-        `rider`: (gateway, request number) of a gateway that listens to this room: if the write
-        publishes events, the reply goes out in their message and this returns RODE."""
+        `rider` (actors.inbox, taken as it is): if the write publishes events, the reply goes out
+        in their message and this returns RODE."""
         if not isinstance(frame, dict):
             return error_frame(None, "bad_frame", "a command is a JSON object")
         frame_id = frame.get("id")
@@ -919,7 +408,7 @@ class Room:
     # -- the single writer -----------------------------------------------------------------
 
     def _submit(self, handler, args: tuple, on_error,
-                rider: tuple[str, int] | None = None) -> asyncio.Future:
+                rider: Rider | None = None) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         if self._closed:
             future.set_result(on_error("room_closed", "the room is closed"))
@@ -992,14 +481,12 @@ class Room:
                 reply = on_error("internal", "this room hit an internal error and is closed")
             replies.append(reply)
         if data is not committed:
-            riders: dict[str, list] = {}
+            riders = []
             # Not the last write: its store also releases the room's host slot, after the
             # script, and an ack still means all of that is done.
             if events and data.status not in FINAL:
-                for (_, _, _, _, rider), reply in zip(group, replies):
-                    if rider is not None:
-                        gateway, number = rider
-                        riders.setdefault(gateway, []).append([number, REPLY_OK, reply])
+                riders = [(rider, reply) for (_, _, _, _, rider), reply in zip(group, replies)
+                          if rider is not None]
             failure = await self._persist(committed, data, events, len(group), riders, logged)
             if failure is not None:
                 return [failure(on_error) for _, _, on_error, _, _ in group]
@@ -1012,7 +499,7 @@ class Room:
         return replies
 
     async def _persist(self, old: RoomData, new: RoomData, events: list[bytes], requests: int,
-                       riders: dict[str, list] | None = None, logged: Sequence[dict] = ()):
+                       riders: Sequence[tuple[Rider, Any]] = (), logged: Sequence[dict] = ()):
         """Store `new`; None once durable, else how to answer every request of the group.
         `riders`: replies that go out with the events (`Store.persist`); `logged`: the events'
         seqs and acks: when they and the new chat lines are all that changed (chat lines, mostly),
@@ -1049,32 +536,17 @@ class Room:
         return None
 
     async def _reindex(self, old: RoomData, new: RoomData, seated: int) -> None:
-        """Tell the public tables' index what this durable change did to the table: listed,
-        seats, countdown, started, gone. Before the replies, so a page that lists tables after
-        its join sees it; a failure only leaves the list stale (a press that finds a table
-        started or full moves on, see `RoomClient.quick_play`)."""
-        if not (old.public or new.public):
+        """Tell the public tables' index what this durable change did to the table's listing
+        (`RoomData.listing`; `actors.tables.relist` decides the writes). Before the replies, so
+        a page that lists tables after its join sees it; a failure only leaves the list stale (a
+        press that finds a table started or full moves on, see `RoomClient.quick_play`)."""
+        before, after = old.listing(), new.listing()
+        if before is None and after is None:
             return
-        index, code = self._store.tables, new.code
         try:
-            if old.public and (old.kind != new.kind or new.status in FINAL):
-                await index.ended(old.kind, code)
-            if not new.public or new.status in FINAL:
-                return
-            if new.status == "running":
-                if old.status == "lobby":
-                    await index.started(new.kind, code, self._clock.now(), {
-                        "seats": len(new.players), "size": rules.max_players(new.settings),
-                        "started": self._clock.now()})
-            elif old.kind != new.kind or old.seq == 0:  # made public, or made so
-                await index.listed(new.kind, code, len(new.players), new.table_facts())
-            else:
-                if seated:
-                    await index.seated(new.kind, code, seated)
-                if old.table_facts() != new.table_facts():
-                    await index.facts(new.kind, code, new.table_facts())
+            await relist(self._store.tables, new.code, before, after, seated, self._clock.now())
         except Exception as e:
-            log.warning("room %s: the table index was not updated (%r)", code, e)
+            log.warning("room %s: the table index was not updated (%r)", new.code, e)
 
     async def _reload(self) -> bool:
         try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import orjson
 from urllib.parse import unquote, urlsplit
@@ -33,6 +33,7 @@ from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.exceptions import (ConnectionError as RedisConnectionError, NoScriptError,
                               TimeoutError as RedisTimeoutError)
 
+from actors.inbox import Rider, events_message, reply_message, riders_item
 from actors.tables import MemoryTableIndex, TableIndex
 
 log = logging.getLogger(__name__)
@@ -216,12 +217,12 @@ class Store(Protocol):
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
                       chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
-                      riders: dict[str, list] | None = None) -> None:
+                      riders: Sequence[tuple[Rider, Any]] = ()) -> None:
         """`snapshot`: None keeps the stored one (`Stored.tail` brings it up to date);
         `tokens`: token hashes seated (or moved) -> seat; `untokens`: those of removed seats;
-        `riders`: replies (gateway -> [[request number, status, value]]) that go out in the
-        events' message, so a gateway listening to the room needs no message of its own for
-        them (only with events: a write without events publishes nothing)."""
+        `riders`: replies (`actors.inbox.Rider`, reply) that go out in the events' message, so
+        a gateway listening to the room needs no message of its own for them (only with events:
+        a write without events publishes nothing)."""
 
     async def take_requests(self, host: str, wait: float) -> list[bytes]:
         """The requests waiting in the host's inbox, in order (waits up to `wait` s for one)."""
@@ -338,7 +339,7 @@ return epoch
 # lengths RPUSH returns: a writer that is out of step with them (a failover lost its last writes)
 # takes its lines back and changes nothing (-2); a write without events measures the log instead.
 # The events go out as one message (a JSON array, `events_message`) whatever their number, the
-# riders (replies, `{"replies": {gateway: [...]}}`, or '') as its last element. The
+# riders (replies, `actors.inbox.riders_item`, or '') as its last element. The
 # status is written, and the code made the room's, only when the status changes. A final status
 # releases the room from its host after the script (`RedisStore.release`).
 _PERSIST = """
@@ -384,17 +385,6 @@ elseif changed then
 end
 return 1
 """
-
-
-def riders_item(riders: dict[str, list] | None) -> bytes:
-    """The replies riding an events message (its last element), b"" for none."""
-    return orjson.dumps({"replies": riders}) if riders else b""
-
-
-def events_message(events: list[bytes], riders: dict[str, list] | None = None) -> bytes:
-    """Stored events as one message of a room's channel: a JSON array, the replies riding them
-    last (as `_PERSIST` sends)."""
-    return b"[" + b",".join([*events, riders_item(riders)] if riders else events) + b"]"
 
 
 class Coalescer:
@@ -540,11 +530,11 @@ class RedisStore:
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
                       chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
-                      riders: dict[str, list] | None = None) -> None:
-        k = self.keys
+                      riders: Sequence[tuple[Rider, Any]] = ()) -> None:
+        k, item = self.keys, riders_item(riders)
         args: list = [epoch, snapshot or b"", status, first_seq, k.room(code), self.finished_ttl,
                       "" if chat_from is None else chat_from, len(chat), len(tokens), len(untokens),
-                      riders_item(riders)]
+                      item]
         for token_hash, seat in tokens.items():
             args += [token_hash, seat]
         args += untokens
@@ -566,14 +556,14 @@ class RedisStore:
                 keys[0], lambda pipe: pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args), durable=durable)
         _check(result)
         if durable and events:
-            await self._publish(code, events, riders)
+            await self._publish(code, events, item)
         if status in FINAL:
             try:
                 await self.release(host, code)
             except REDIS_DOWN as e:  # stored all the same; the host's next start releases it
                 log.warning("room %s: release from %s failed (%r)", code, host, e)
 
-    async def _publish(self, code: str, events: list[bytes], riders: dict[str, list] | None = None) -> None:
+    async def _publish(self, code: str, events: list[bytes], riders: bytes = b"") -> None:
         if not events:
             return
         channel, message = self.keys.room(code), events_message(events, riders)
@@ -697,7 +687,7 @@ class MemoryStore:
     async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None, status: str,
                       first_seq: int, events: list[bytes], tokens: dict[str, int],
                       chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
-                      riders: dict[str, list] | None = None) -> None:
+                      riders: Sequence[tuple[Rider, Any]] = ()) -> None:
         if self.gate is not None:
             self.held.set()
             await self.gate.wait()
@@ -720,8 +710,9 @@ class MemoryStore:
         log.extend(events)
         if status in FINAL:
             self.hosted.get(host, set()).discard(code)
-        for gateway, replies in (riders or {}).items() if events else ():  # as if on the room's channel
-            self.replies.setdefault(gateway, []).append(orjson.dumps({"host": host, "replies": replies}))
+        if events and riders:  # as if on the room's channel
+            for gateway, replies in orjson.loads(riders_item(riders))["replies"].items():
+                self.replies.setdefault(gateway, []).append(reply_message(host, replies))
         async with self._changed:
             self._changed.notify_all()
 

@@ -17,7 +17,8 @@ of a Redis Cluster (one slot per queue):
 
 A press claims a seat with one script: the fullest open table with a seat left gets one more
 (ZINCRBY), then the gateway joins it. A join that fails gives the seat back. A link join to a
-public table, a leave or a removal is counted by the room after it persisted the change.
+public table, a leave or a removal is counted after the room persisted the change: the room
+states its listing (`Listing`, Nakama's match label), and `relist` writes what changed.
 """
 from __future__ import annotations
 
@@ -60,6 +61,44 @@ class Kind:
 
     def size(self) -> int:
         return rules.max_players(self.settings())
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What a public table states of itself for the index (`RoomData.listing`): the index is
+    written from it (`relist`), so the room decides nothing about the lists."""
+    kind: Kind
+    running: bool  # a game in play (listed among the running ones), else a lobby (open)
+    seats: int
+    size: int
+    starts_at: int | None = None  # a lobby's countdown
+
+    def facts(self) -> dict:
+        """What the list shows of an open table besides its seats."""
+        return {"size": self.size, "starts_at": self.starts_at}
+
+
+async def relist(index: TableIndex | MemoryTableIndex, code: str, before: Listing | None,
+                 after: Listing | None, seated: int, now: int) -> None:
+    """Bring the index from the room's listing `before` a durable change to the one `after` it:
+    listed, seats, countdown, started, gone. `seated`: seats of an open table the index has not
+    counted (a join by link +1, a seat gone -1; a quick-play press counted its own)."""
+    if before is not None and (after is None or before.kind != after.kind):
+        await index.ended(before.kind, code)
+        before = None
+    if after is None:
+        return
+    if after.running:
+        if before is None or not before.running:
+            await index.started(after.kind, code, now,
+                                {"seats": after.seats, "size": after.size, "started": now})
+    elif before is None:  # made public, or its first write stored
+        await index.listed(after.kind, code, after.seats, after.facts())
+    else:
+        if seated:
+            await index.seated(after.kind, code, seated)
+        if before.facts() != after.facts():
+            await index.facts(after.kind, code, after.facts())
 
 
 def kinds(preset: str | None = None, language: str | None = None) -> list[Kind]:

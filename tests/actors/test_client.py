@@ -12,9 +12,11 @@ from actors.client import CODE_ALPHABET, RoomClient, RoomNotFound, Since, Subscr
 from actors.clock import FakeClock
 from actors.config import Config
 from actors.host import RoomHost
-from actors.room import RATE_LIMITS, encode_event
+from actors.room import RATE_LIMITS
+from actors.room_data import encode_event
 from actors.pubsub import shard_pubsub
-from actors.store import Keys, RedisStore, events_message
+from actors.inbox import events_message
+from actors.store import Keys, RedisStore
 from tests.actors.conftest import REDIS_URL
 
 CODE = "ABCDEF"

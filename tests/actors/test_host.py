@@ -5,7 +5,8 @@ import orjson
 
 import rules
 from actors.config import Config
-from actors.host import REPLY_OK, REPLY_UNAVAILABLE, RoomHost
+from actors.host import RoomHost
+from actors.inbox import REPLY_OK, REPLY_UNAVAILABLE
 
 
 def host(store, clock, name="h1") -> RoomHost:

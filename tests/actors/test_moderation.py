@@ -6,7 +6,10 @@ from dataclasses import replace
 import orjson
 
 import rules
-from actors.room import AWAY_AFTER, GONE_AFTER, LobbyTiming, Room, WATCHER
+from actors.lobby import LobbyTiming
+from actors.moderation import GONE_AFTER
+from actors.room import Room
+from actors.room_data import AWAY_AFTER, WATCHER
 from actors.tables import Kind
 from tests.actors.test_room import CODE, frames, seat, stored
 

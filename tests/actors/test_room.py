@@ -10,7 +10,9 @@ from hypothesis import given, settings, strategies as st
 import rules
 from actors import room as room_module
 from actors.names import name_skeleton
-from actors.room import BadName, Room, RoomData, clean_name, wakeup
+from actors.names import BadName, clean_name
+from actors.room import Room, wakeup
+from actors.room_data import RoomData
 from actors.store import MemoryStore
 from tests.actors.players import act_frames
 

@@ -7,8 +7,10 @@ from redis.crc import key_slot
 
 import rules
 from actors.clock import FakeClock
+from actors.inbox import Rider
 from actors.pubsub import shard_pubsub
-from actors.room import Room, encode_event
+from actors.room import Room
+from actors.room_data import encode_event
 from actors.store import (Keys, NotReplicated, OutOfSync, RedisStore, StaleEpoch, connect,
                           parse_cluster_url, parse_sentinel_url)
 from devstack.ray_head import free_port
@@ -92,14 +94,15 @@ async def test_replies_ride_a_write_s_events_message_and_not_a_write_without_eve
     await pubsub.ssubscribe(Keys(prefix).room(CODE))
     await pubsub.get_message(timeout=5)  # the subscribe confirmation
     await rstore.claim(CODE, "h1")
-    riders = {"gw1": [[7, 0, {"type": "ack", "id": 3}]], "gw2": [[1, 0, {"type": "ack", "id": 1}]]}
+    riders = [(Rider("gw1", 7), {"type": "ack", "id": 3}), (Rider("gw2", 1), {"type": "ack", "id": 1})]
     await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="running", first_seq=1,
                          events=[event(1, "a")], tokens={"abc": 0}, chat_from=None, chat=[],
                          riders=riders)
     await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="running", first_seq=2,
                          events=[], tokens={}, chat_from=None, chat=[], riders=riders)
     message = orjson.loads((await pubsub.get_message(timeout=5))["data"])
-    assert [item["seq"] for item in message[:-1]] == [1] and message[-1] == {"replies": riders}
+    assert [item["seq"] for item in message[:-1]] == [1] and message[-1] == {"replies": {
+        "gw1": [[7, 0, {"type": "ack", "id": 3}]], "gw2": [[1, 0, {"type": "ack", "id": 1}]]}}
     assert await pubsub.get_message(timeout=0.2) is None  # the second write published nothing
     assert await redis.hget(Keys(prefix).tokens(CODE), "abc") == b"0"  # the arguments after it
     assert [e["seq"] for e in await rstore.events_after(CODE, 0)] == [1]  # the log has no riders

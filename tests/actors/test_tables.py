@@ -5,7 +5,8 @@ import asyncio
 import pytest
 
 import rules
-from actors.room import LobbyTiming, Room
+from actors.lobby import LobbyTiming
+from actors.room import Room
 from actors.tables import Kind, NoSuchKind, TableIndex, kinds
 from tests.actors.test_room import CODE, frames, seat
 

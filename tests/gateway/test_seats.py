@@ -1,7 +1,7 @@
 import asyncio
 
 from actors.clock import FakeClock
-from actors.room import WATCHER
+from actors.room_data import WATCHER
 from gateway.seats import REPORT_BURST, REPORT_RATE, LocalSeats, PresenceReports
 
 

@@ -9,7 +9,7 @@ import orjson
 from starlette.websockets import WebSocketState
 
 from actors.client import Since, Unseated
-from actors.room import WATCHER
+from actors.room_data import WATCHER
 from actors.config import Config
 from gateway.metrics import Metrics
 from gateway.seats import LocalSeats, PresenceReports

@@ -1,0 +1,254 @@
+"""What a room is: its data as stored (`RoomData`, its `Player`s), a handler's decision (`Change`),
+and the events the room itself declares (`ROOM_EVENTS`) and stores (`encode_event`).
+
+Everything here is a pure value or a pure function: the lobby (actors.lobby), moderation
+(actors.moderation) and the single writer (actors.room) build on it.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+
+import rules
+from rules import EVERYONE, EventKind, roles_in_play
+from rules.events import ROUTING
+from actors.store import FINAL, Stored
+from actors.tables import Listing, Kind
+
+ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
+WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it gets public events only
+# A public game's seat that lets AWAY_AFTER prompts in a row pass is shown away
+# (actors.moderation: RULES.md, "Away seats").
+AWAY_AFTER = 2
+
+
+def votes_to_remove(seated: int) -> int:
+    """Votes that remove a seat of a public lobby: a majority of the others."""
+    return (seated - 1) // 2 + 1
+
+
+@dataclass(frozen=True)
+class Player:
+    name: str
+    token_hash: str
+    # The gateway processes holding a socket of this seat: a seat with a phone and a laptop on two
+    # replicas stays connected while either is there, and a gateway that dies without a word
+    # (its presence lease lapses, see `RoomHost.sweep_presence`) is taken out of every seat.
+    gateways: tuple[str, ...] = ()
+    absent_since: int | None = None  # since when no socket holds the seat (a public lobby drops it)
+    missed: int = 0  # prompts of a public game let pass in a row
+    removers: tuple[str, ...] = ()  # token hashes of the seats voting to remove this one (lobby)
+
+    @property
+    def away(self) -> bool:
+        return self.missed >= AWAY_AFTER
+
+    def to_json(self) -> dict:
+        """Only what differs from the defaults: the snapshot is written after every command."""
+        out = {"name": self.name, "token_hash": self.token_hash, "gateways": self.gateways}
+        for name in ("absent_since", "missed", "removers"):
+            if value := getattr(self, name):
+                out[name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict) -> Player:
+        return cls(d["name"], d["token_hash"], tuple(d["gateways"]), d.get("absent_since"),
+                   d.get("missed", 0), tuple(d.get("removers", ())))
+
+    @property
+    def connected(self) -> bool:
+        return bool(self.gateways)
+
+
+@dataclass(frozen=True)
+class RoomData:
+    """Everything a room is, as stored: replaced, never mutated, so a failed write changes nothing."""
+
+    code: str
+    status: str = "lobby"
+    seq: int = 0  # the last event's number
+    players: tuple[Player, ...] = ()
+    settings: rules.Settings = field(default_factory=rules.Settings.default)
+    game: rules.GameState | None = None
+    acked: dict[int, tuple] = field(default_factory=dict)  # seat -> keys of its latest acked frames
+    idle_since: int | None = None  # when the last connected seat left (or the room was created)
+    watchers: dict[str, int] = field(default_factory=dict)  # gateway process -> spectator sockets there
+    public: bool = False  # listed for strangers; starts by itself (see `_public_lobby`)
+    language: str | None = None  # a public table's language, kept if it turns private again
+    starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
+    acted: frozenset = frozenset()  # seats of a public game that acted since the last deadline
+    opened_at: int | None = None  # when the room was created (ms): a lobby's age
+
+    def listing(self) -> Listing | None:
+        """What the public tables' index shows of this room (actors.tables writes it): a public
+        table's kind, seats and start, while it is stored (its creator seated) and not over;
+        None for a private one."""
+        if not self.public or self.status in FINAL or self.seq == 0:
+            return None
+        return Listing(Kind(self.settings.preset, self.language), self.status == "running",
+                       len(self.players), rules.max_players(self.settings), self.starts_at)
+
+    def to_json(self) -> bytes:
+        return orjson.dumps({
+            "code": self.code,
+            "status": self.status,
+            "seq": self.seq,
+            "players": [p.to_json() for p in self.players],
+            "settings": self.settings.to_json(),
+            # The chat lines are stored apart (Store.persist's `chat`): here only their count.
+            "game": None if self.game is None else {**vars(self.game), "chat": len(self.game.chat)},
+            "acked": [[seat, list(ids)] for seat, ids in self.acked.items()],
+            "idle_since": self.idle_since,
+            "watchers": self.watchers,
+            "public": self.public,
+            "language": self.language,
+            "starts_at": self.starts_at,
+            "acted": sorted(self.acted),
+            "opened_at": self.opened_at,
+        })
+
+    @classmethod
+    def from_stored(cls, stored: Stored) -> RoomData:
+        d = orjson.loads(stored.snapshot)
+        game = d["game"]
+        if game is not None and type(game["chat"]) is int:  # else a snapshot that held its chat
+            game["chat"] = [orjson.loads(line) for line in stored.chat]
+        return with_logged(cls(
+            code=d["code"],
+            status=d["status"],
+            seq=d["seq"],
+            players=tuple(Player.from_json(p) for p in d["players"]),
+            settings=rules.Settings.from_json(d["settings"]),
+            game=None if game is None else rules.GameState.from_json(game),
+            acked={seat: tuple(ids) for seat, ids in d["acked"]},
+            idle_since=d["idle_since"],
+            watchers=d.get("watchers", {}),  # a snapshot stored before spectators: none
+            public=d.get("public", False),  # and before public tables: private
+            language=d.get("language"),
+            starts_at=d.get("starts_at"),
+            acted=frozenset(d.get("acted", ())),
+            opened_at=d.get("opened_at"),  # a room stored before lobbies aged: no limit
+        ), [orjson.loads(item) for item in stored.tail])
+
+    def lobby(self) -> dict:
+        """The public lobby facts (also the lobby part of every view)."""
+        return {
+            "room": self.code,
+            "status": self.status,
+            "host": 0,
+            "players": [{"seat": seat, "name": p.name, "connected": p.connected, "away": p.away}
+                        for seat, p in enumerate(self.players)],
+            "settings": self.settings.to_json(),
+            "roles_in_play": roles_in_play(len(self.players), self.settings),
+            "spectators": sum(self.watchers.values()),
+            "public": self.public,
+            "language": self.language,
+            "starts_at": self.starts_at,
+            "remove_votes": self.remove_votes(),
+        }
+
+    def remove_votes(self) -> dict[int, dict]:
+        """A public lobby's votes to remove each seat: {seat: {"votes", "needed"}}."""
+        needed = votes_to_remove(len(self.players))
+        return {seat: {"votes": len(p.removers), "needed": needed}
+                for seat, p in enumerate(self.players) if p.removers}
+
+    def view(self, seat: int) -> dict:
+        """What `seat` may know; a spectator (WATCHER) gets the public table only."""
+        view = self.lobby()
+        if self.game is not None and self.status != "broken":  # a broken game may not even render
+            view.update(rules.public_view(self.game) if seat == WATCHER else rules.view(self.game, seat))
+        return view
+
+
+@dataclass
+class Change:
+    """What a handler decided: the new data (seq not yet advanced) and the events it emits."""
+
+    data: RoomData
+    events: list[dict]
+    seated: int = 0  # seats of a public lobby the index has not counted (a join by link: +1)
+    ack: tuple[int, str] | None = None  # (seat, frame key) the command added to `data.acked`
+
+
+class Refused(Exception):
+    """A handler refusing a request; `code` is the protocol error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def error_frame(frame_id: Any, code: str, message: str) -> dict:
+    return {"type": "error", "id": frame_id, "code": code, "message": message}
+
+
+# The room's own events, beside the rules' (rules.EVENTS): the lobby's and the sockets'.
+ROOM_EVENTS = {kind.kind: kind for kind in (
+    EventKind("joined", ("seat", "name", "roles_in_play"), EVERYONE,
+              "a seat is taken in the lobby; the cards the table would deal now"),
+    EventKind("presence", ("seat", "connected"), EVERYONE, "a seat's sockets came or all went"),
+    EventKind("spectators", ("count",), EVERYONE, "how many watch",
+              types={"count": {"type": "integer", "minimum": 0}}),
+    EventKind("settings", ("settings", "roles_in_play"), EVERYONE, "the host changed the settings"),
+    EventKind("table", ("public", "language"), EVERYONE, "the table went public or private"),
+    EventKind("countdown", ("starts_at",), EVERYONE,
+              "a public table starts by itself at starts_at (null: the countdown stopped)"),
+    EventKind("removed", ("seat", "name", "reason", "moved", "roles_in_play", "remove_votes"),
+              EVERYONE, "a seat left the lobby or was removed; `moved`: the last seat took its place"),
+    EventKind("remove_vote", ("seat", "votes", "needed"), EVERYONE,
+              "votes to remove a seat of a public lobby"),
+    EventKind("closed", ("reason",), EVERYONE,
+              "the room closed without a game over: `idle` (nobody connected for a while) or "
+              "`max_age` (a lobby that never started)"),
+    EventKind("away", ("seat", "away"), EVERYONE,
+              "a public game's seat let the shared prompts pass (true), or is back (false)"),
+)}
+assert not ROOM_EVENTS.keys() & rules.EVENTS.keys(), "an event kind is the rules' or the room's"
+EVENTS = {**rules.EVENTS, **ROOM_EVENTS}  # every kind an event frame may carry
+
+
+def encode_event(seq: int, event: dict, ack: tuple[int, str] | None = None) -> bytes:
+    """A stored event: who may see it, and the client frame built once as JSON text; `ack`: the
+    (seat, frame key) of the command that caused it, so a room loaded from an older snapshot
+    still knows the command was applied (`with_logged`). Only `frame` ever reaches a client."""
+    payload = {k: v for k, v in event.items() if k not in ROUTING}
+    frame = orjson.dumps({"type": "event", "seq": seq, "kind": event["kind"], **payload},
+                         option=orjson.OPT_NON_STR_KEYS)
+    to = event.get("to")
+    item = {"seq": seq, "to": None if to is None else sorted(to), "frame": frame.decode()}
+    if "unseat" in event:  # the seats whose sockets must go (actors.client.Subscriptions)
+        item["unseat"] = event["unseat"]
+    if ack is not None:
+        item["ack"] = ack
+    return orjson.dumps(item)
+
+
+def with_logged(data: RoomData, items: Sequence[dict]) -> RoomData:
+    """`data` with the log items after it applied: their last seq, and the acks they carry. A
+    write whose new state is exactly this (and the chat list) stores no snapshot (`Room._persist`),
+    and `RoomData.from_stored` rebuilds it the same way."""
+    if not items:
+        return data
+    return replace(data, seq=items[-1]["seq"], acked=_with_acks(data.acked, items))
+
+
+def _with_acks(acked: dict[int, tuple], items: Sequence[dict]) -> dict[int, tuple]:
+    for item in items:
+        if "ack" in item:
+            acked = _with_ack(acked, *item["ack"])
+    return acked
+
+
+def _with_ack(acked: dict[int, tuple], seat: int, key: str) -> dict[int, tuple]:
+    """`acked` with `key` the seat's latest (its last ACKED_PER_SEAT kept)."""
+    return {**acked, seat: (acked.get(seat, ()) + (key,))[-ACKED_PER_SEAT:]}
+
+
+def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
+    status = "finished" if rules.outcome(game) is not None else "running"
+    return replace(data, game=game, status=status)
