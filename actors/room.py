@@ -1,5 +1,9 @@
 """One room: its lobby, then its `rules` game, behind a single-writer mailbox.
 
+The writer: mailbox, group commit, persist, timers, presence, the game's `_act` and `_chat`; it
+applies pure handlers of its data (actors.room_data), the lobby's and moderation's (actors.lobby,
+actors.moderation). Replies are the host's to send (actors.inbox).
+
 Lifecycle
 ---------
 created   `Room.create` (new code) or `Room.load` (from the stored snapshot, after a host
@@ -60,7 +64,8 @@ PROOF_CHARS = 16  # of a seat's token hash, sent with each request: a seat that 
 
 # Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the rate limits
 # `_command` is handed (kept in memory, not room state). They raise Refused or rules.RulesError
-# to refuse, anything else is a bug that breaks the room.
+# to refuse, anything else is a bug that breaks the room. A command's own handler (here,
+# actors.lobby, actors.moderation) takes (data, now, seat, frame[, timing]) -> Change.
 
 
 def _check_seat(data: RoomData, seat: int) -> None:

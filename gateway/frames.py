@@ -237,7 +237,7 @@ class Welcome(Frame):
 
 
 # Each event kind with the fields it always carries and the types a client relies on, from the
-# declarations (rules.events, actors.room.ROOM_EVENTS; rules/RULES.md says what they mean).
+# declarations (rules.events, actors.room_data.ROOM_EVENTS; rules/RULES.md says what they mean).
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {kind: k.fields for kind, k in EVENTS.items()}
 EVENT_TYPES: dict[str, dict[str, dict]] = {kind: k.types for kind, k in EVENTS.items() if k.types}
 
@@ -272,7 +272,7 @@ Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max
 class HttpName(Frame):
     doc = ("HTTP request body of POST /api/rooms/{room}/join. 1-24 characters after trimming, "
            "unique in the room (case-insensitive).")
-    # The room's own rules (actors.room.clean_name: NFKC, no invisible characters...): a bad name
+    # The room's own rules (actors.names.clean_name: NFKC, no invisible characters...): a bad name
     # is a 422 here, never a 500.
     name: Name
 

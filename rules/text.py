@@ -1,6 +1,6 @@
 """Text one player writes for the others to read: what it shows, not what code points it sends.
 
-A chat line (`engine.say`) and a name (actors/room.py `clean_name`) are checked against the same
+A chat line (`engine.say`) and a name (actors/names.py `clean_name`) are checked against the same
 facts: which characters render as nothing, which reorder the text around them, and how many marks
 may pile up on one letter. Python's `unicodedata` has no Default_Ignorable_Code_Point property and
 no package in the environment gives it, hence the small table below.
