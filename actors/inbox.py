@@ -1,8 +1,8 @@
 """A request to a room's host and its reply, both ends in one place: what a gateway process sends
-(`write_request`), how the host reads it (`read_request`), how the reply goes back (the host's `Outbox`,
-or riding the events of the write the command caused: `Rider`, `riders_item`), and how the
-gateway takes it (`replies_in`, `events_and_replies`, `settle`). docs/architecture.md, "actors/",
-tells why requests travel through Redis and not as Ray calls.
+(`write_request`), how the host reads it (`read_request`), how the reply goes back (the host's
+`Outbox`, or riding the events of the write the command caused: `Rider`, `riders_item`), and how
+the gateway takes it (`replies_in`, `events_and_replies`, `settle`). Why requests travel
+through Redis and not as Ray calls: docs/architecture.md, "actors/".
 
 On the wire:
 - a request, in the host's inbox (`P:host:{H}:inbox`): `[gateway id, request number, kind, code,

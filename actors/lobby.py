@@ -15,12 +15,14 @@ from actors.names import BadName, clean_name, name_skeleton
 from actors.room_data import Change, Player, Refused, RoomData, _with_game
 from actors.tables import LANGUAGES
 
+
 @dataclass(frozen=True)
 class LobbyTiming:
     """How long a lobby waits (ms). A public one: from the moment it seats its preset's minimum
     to its start, and for a seat without a socket before it is removed (a closed tab must not
     hold a stranger's table). Any lobby: `max_age` from its creation, connected or not, before it
-    closes (a lobby held open by one socket must not hold its host slot for ever); None: no limit."""
+    closes (a lobby held open by one socket must not hold its host slot for ever); None: no
+    limit."""
     countdown: int = 30_000
     absent: int = 60_000
     max_age: int | None = None
@@ -43,7 +45,8 @@ def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
         raise Refused("room_full", f"the room has {most} players")
     skeleton = name_skeleton(name)  # a look-alike of a seated name is taken too
     if any(name_skeleton(p.name) == skeleton for p in data.players):
-        raise Refused("name_taken", f"{name!r} is taken in this room (or looks like a name that is)")
+        raise Refused("name_taken",
+                      f"{name!r} is taken in this room (or looks like a name that is)")
     seat = len(data.players)
     players = data.players + (Player(name=name, token_hash=token_hash, absent_since=now),)
     # The deal depends on how many are seated: every page's lobby shows the new one.

@@ -19,7 +19,8 @@ from actors.store import FINAL, Stored
 from actors.tables import Listing, Kind
 
 ACKED_PER_SEAT = 16  # dedupe window: a retried frame is recognised among a seat's last 16 acks
-WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it gets public events only
+# The seat of a spectator's socket: in no event's audience, so it gets public events only.
+WATCHER = -1
 # A public game's seat that lets AWAY_AFTER prompts in a row pass is shown away
 # (actors.moderation: RULES.md, "Away seats").
 AWAY_AFTER = 2
@@ -66,7 +67,8 @@ class Player:
 
 @dataclass(frozen=True)
 class RoomData:
-    """Everything a room is, as stored: replaced, never mutated, so a failed write changes nothing."""
+    """Everything a room is, as stored: replaced, never mutated, so a failed write changes
+    nothing."""
 
     code: str
     status: str = "lobby"
@@ -76,7 +78,8 @@ class RoomData:
     game: rules.GameState | None = None
     acked: dict[int, tuple] = field(default_factory=dict)  # seat -> keys of its latest acked frames
     idle_since: int | None = None  # when the last connected seat left (or the room was created)
-    watchers: dict[str, int] = field(default_factory=dict)  # gateway process -> spectator sockets there
+    # gateway process -> spectator sockets there
+    watchers: dict[str, int] = field(default_factory=dict)
     public: bool = False  # listed for strangers; starts by itself (see `_public_lobby`)
     language: str | None = None  # a public table's language, kept if it turns private again
     starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
@@ -161,7 +164,8 @@ class RoomData:
         """What `seat` may know; a spectator (WATCHER) gets the public table only."""
         view = self.lobby()
         if self.game is not None and self.status != "broken":  # a broken game may not even render
-            view.update(rules.public_view(self.game) if seat == WATCHER else rules.view(self.game, seat))
+            view.update(rules.public_view(self.game) if seat == WATCHER
+                        else rules.view(self.game, seat))
         return view
 
 
@@ -199,7 +203,8 @@ ROOM_EVENTS = {kind.kind: kind for kind in (
     EventKind("countdown", ("starts_at",), EVERYONE,
               "a public table starts by itself at starts_at (null: the countdown stopped)"),
     EventKind("removed", ("seat", "name", "reason", "moved", "roles_in_play", "remove_votes"),
-              EVERYONE, "a seat left the lobby or was removed; `moved`: the last seat took its place"),
+              EVERYONE,
+              "a seat left the lobby or was removed; `moved`: the last seat took its place"),
     EventKind("remove_vote", ("seat", "votes", "needed"), EVERYONE,
               "votes to remove a seat of a public lobby"),
     EventKind("closed", ("reason",), EVERYONE,
