@@ -23,8 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -42,16 +41,14 @@ class RoomUnavailable(Exception):
     """The room could not be loaded (e.g. Redis is unreachable); retrying later may work."""
 
 
-@dataclass(frozen=True, slots=True)
-class Rider:
+class Rider(NamedTuple):
     """Where a command's reply goes if it rides its write's events: the gateway process that
     listens to the room, and its request's number."""
     gateway: str
     number: int
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """A request as the host reads it; a command's `arg` is (frame, received, proof, rider)."""
     gateway: str
     number: int

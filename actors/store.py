@@ -33,7 +33,7 @@ from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.exceptions import (ConnectionError as RedisConnectionError, NoScriptError,
                               TimeoutError as RedisTimeoutError)
 
-from actors.inbox import Rider, events_message, reply_message, riders_item
+from actors.inbox import REPLY_OK, Rider, events_message, reply_message, riders_item
 from actors.tables import MemoryTableIndex, TableIndex
 
 log = logging.getLogger(__name__)
@@ -710,9 +710,11 @@ class MemoryStore:
         log.extend(events)
         if status in FINAL:
             self.hosted.get(host, set()).discard(code)
-        if events and riders:  # as if on the room's channel
-            for gateway, replies in orjson.loads(riders_item(riders))["replies"].items():
-                self.replies.setdefault(gateway, []).append(reply_message(host, replies))
+        by_gateway: dict[str, list] = {}
+        for rider, reply in riders if events else ():  # as if on the room's channel
+            by_gateway.setdefault(rider.gateway, []).append([rider.number, REPLY_OK, reply])
+        for gateway, replies in by_gateway.items():
+            self.replies.setdefault(gateway, []).append(reply_message(host, replies))
         async with self._changed:
             self._changed.notify_all()
 
