@@ -9,7 +9,7 @@ from pathlib import Path
 import actors
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ["actors", "gateway", "rules", "loadtest", "deploy", "devstack"]
+PRODUCT = ["actors", "gateway", "rules", "bots", "loadtest", "deploy", "devstack"]
 
 
 def imports(package: str):
