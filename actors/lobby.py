@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import rules
 from rules import roles_in_play
-from actors.names import BadName, clean_name, name_skeleton
+from actors.names import BadName, bot_name, clean_name, name_skeleton
 from actors.room_data import Change, Player, Refused, RoomData, _with_game
 from actors.tables import LANGUAGES
 
@@ -28,6 +28,16 @@ class LobbyTiming:
     max_age: int | None = None
 
 
+# A public table whose countdown ends short is filled with bots to its preset's smallest table,
+# but to this many at least: a table of 6 or 7 is over in two nights.
+PUBLIC_FILL = 8
+
+
+def fill_size(settings: rules.Settings) -> int:
+    """How many seats a public table whose countdown ended has once bots filled it."""
+    return min(rules.max_players(settings), max(rules.min_players(settings), PUBLIC_FILL))
+
+
 def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
           timing: LobbyTiming):
     """`promised`: the table index already counted this seat (a quick-play press claimed it)."""
@@ -40,37 +50,45 @@ def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
         name = clean_name(name)
     except BadName as e:
         raise Refused(BadName.code, str(e)) from None
+    # Until the deal, a human takes a bot's seat (the lowest): bots never keep a table from
+    # filling with humans. In place: the seat keeps its number, nobody else moves.
+    bot_seat = next((s for s, p in enumerate(data.players) if p.bot), None)
     most = rules.max_players(data.settings)  # 18, or 20 for seed 004's range
-    if len(data.players) >= most:
+    if len(data.players) >= most and bot_seat is None:
         raise Refused("room_full", f"the room has {most} players")
     skeleton = name_skeleton(name)  # a look-alike of a seated name is taken too
-    if any(name_skeleton(p.name) == skeleton for p in data.players):
+    if any(name_skeleton(p.name) == skeleton for s, p in enumerate(data.players) if s != bot_seat):
         raise Refused("name_taken",
                       f"{name!r} is taken in this room (or looks like a name that is)")
-    seat = len(data.players)
-    players = data.players + (Player(name=name, token_hash=token_hash, absent_since=now),)
+    joiner = Player(name=name, token_hash=token_hash, absent_since=now)
+    if bot_seat is None:
+        seat, players = len(data.players), data.players + (joiner,)
+    else:
+        seat, players = bot_seat, data.players[:bot_seat] + (joiner,) + data.players[bot_seat + 1:]
     # The deal depends on how many are seated: every page's lobby shows the new one.
-    event = {"kind": "joined", "to": None, "seat": seat, "name": name,
+    event = {"kind": "joined", "to": None, "seat": seat, "name": name, "bot": False,
              "roles_in_play": roles_in_play(len(players), data.settings)}
     change = Change(replace(data, players=players), [event])
     if data.public:
         change = _public_lobby(change, now, timing)
-        change.seated = 0 if promised else 1
+        # the index counts seats: a press counted its own, a bot's seat taken adds none
+        change.seated = (0 if promised else 1) - (bot_seat is not None)
     return {"seat": seat}, change
 
 
 def _public_lobby(change: Change, now: int, timing: LobbyTiming) -> Change:
     """A public table starts by itself: at once when it is full, else `timing.countdown` ms after
-    it reached its preset's minimum (a later joiner resets nothing; falling below it stops it)."""
+    its first seat (a later joiner resets nothing; the table emptying stops it), filled up with
+    bots then if it is short (`_fill_and_deal`)."""
     data = change.data
-    seated, need = len(data.players), rules.min_players(data.settings)
+    seated = len(data.players)
     if seated >= rules.max_players(data.settings):
         dealt = _deal(replace(data, starts_at=None), now)
         return Change(dealt.data, change.events + dealt.events)
     starts_at = data.starts_at
-    if seated >= need and starts_at is None:
+    if seated and starts_at is None:
         starts_at = now + timing.countdown
-    elif seated < need:
+    elif not seated:
         starts_at = None
     if starts_at == data.starts_at:
         return change
@@ -123,6 +141,36 @@ def _table(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming
     event = {"kind": "table", "to": None, "public": public, "language": changed.language}
     change = Change(changed, [event])
     return _public_lobby(change, now, timing) if public else change
+
+
+def _add_bot(data: RoomData, now: int, seat: int, frame: dict) -> Change:
+    """The host of a private lobby seats a bot (a public table has no host powers)."""
+    _lobby_host(data, seat, "add a bot")
+    if data.public:
+        raise Refused("not_host", "a public table fills with bots by itself")
+    if len(data.players) >= rules.max_players(data.settings):
+        raise Refused("not_your_turn", "the table is full")
+    return _with_bot(data, [])
+
+
+def _with_bot(data: RoomData, events: list[dict]) -> Change:
+    """A bot takes the next seat: a name no seat has, a token nobody holds (no socket opens it)."""
+    name = bot_name([p.name for p in data.players])
+    players = data.players + (Player(name=name, token_hash=f"bot:{secrets.token_hex(16)}",
+                                     bot=True),)
+    event = {"kind": "joined", "to": None, "seat": len(data.players), "name": name, "bot": True,
+             "roles_in_play": roles_in_play(len(players), data.settings)}
+    return Change(replace(data, players=players), [*events, event])
+
+
+def _fill_and_deal(data: RoomData, now: int) -> Change:
+    """A public table's countdown ended: bots take the seats it lacks (`fill_size`), then the deal."""
+    events: list[dict] = []
+    while len(data.players) < fill_size(data.settings):
+        change = _with_bot(data, events)
+        data, events = change.data, change.events
+    dealt = _deal(replace(data, starts_at=None), now)
+    return Change(dealt.data, events + dealt.events)
 
 
 def _deal(data: RoomData, now: int) -> Change:

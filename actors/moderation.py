@@ -44,9 +44,43 @@ def _remove(data: RoomData, now: int, seat: int, reason: str, timing: LobbyTimin
 
 
 def _leave(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
+    """A seat leaves the lobby; in a running game a bot plays it from then on (its player may
+    take it back). The host of a private lobby takes its bots with it: a human stays the host."""
+    if data.status == "running":
+        if data.players[seat].bot:
+            raise Refused("not_your_turn", "a bot already plays this seat")
+        return Change(*_bot_plays(data, seat, True))
     if data.status != "lobby":
-        raise Refused("not_your_turn", "a seat leaves in the lobby; in a game it plays on")
-    return _remove(data, now, seat, "left", timing)
+        raise Refused("not_your_turn", "the game is over")
+    change = Change(data, [])
+    if seat == 0:
+        for bot in reversed([s for s, p in enumerate(data.players) if p.bot]):
+            removed = _remove(change.data, now, bot, "host", timing)
+            change = Change(removed.data, change.events + removed.events,
+                            change.seated + removed.seated)
+    left = _remove(change.data, now, seat, "left", timing)
+    return Change(left.data, change.events + left.events, change.seated + left.seated)
+
+
+def _bot_plays(data: RoomData, seat: int, bot: bool) -> tuple[RoomData, list[dict]]:
+    """From now on a bot plays a running game's seat (True), or its player again (False)."""
+    players = list(data.players)
+    players[seat] = replace(players[seat], bot=bot)
+    return (replace(data, players=tuple(players)),
+            [{"kind": "bot_seat", "to": None, "seat": seat, "bot": bot}])
+
+
+def _remove_bot(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
+    """The host of a private lobby sends a bot away (the last seat moves into its place)."""
+    target = frame.get("seat")
+    if seat != 0 or data.public:
+        raise Refused("not_host", "only the host of a private table removes a bot")
+    if data.status != "lobby":
+        raise Refused("not_your_turn", "a bot is removed in the lobby only")
+    if type(target) is not int or not 0 <= target < len(data.players) \
+            or not data.players[target].bot:
+        raise Refused("illegal_target", "remove_bot needs the seat of a bot")
+    return _remove(data, now, target, "host", timing)
 
 
 def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
@@ -119,6 +153,9 @@ def _count_missed(data: RoomData) -> tuple[RoomData, list[dict]]:
             players[seat] = changed = replace(player, missed=missed)
             if changed.away != player.away:
                 events.append({"kind": "away", "to": None, "seat": seat, "away": changed.away})
+            if changed.away and not changed.bot:  # a bot plays it until its player is back
+                players[seat] = replace(changed, bot=True)
+                events.append({"kind": "bot_seat", "to": None, "seat": seat, "bot": True})
     return replace(data, players=tuple(players), acted=frozenset()), events
 
 

@@ -83,3 +83,19 @@ def clean_name(name: object) -> str:
     if not any(c[0] in "LN" for c in categories):
         raise BadName("a name needs a letter or a digit")
     return name
+
+
+# -- bots' names --------------------------------------------------------------------------------
+
+# Short, in Latin letters every table's font has, and none a player would take for a role.
+BOT_NAMES = ("Ada", "Basil", "Clara", "Dario", "Elif", "Femi", "Greta", "Hugo", "Iris", "Jonas",
+             "Kira", "Lionel", "Mira", "Nils", "Olga", "Pavel", "Rosa", "Sami", "Tessa", "Umar",
+             "Vera", "Wanda")
+
+
+def bot_name(seated: list[str]) -> str:
+    """A bot's name: the first of the pool that looks like no seated name (a bot's or a
+    player's), then "Bot N"."""
+    taken = {name_skeleton(name) for name in seated}
+    pool = BOT_NAMES + tuple(f"Bot {n}" for n in range(1, len(seated) + 2))
+    return next(name for name in pool if name_skeleton(name) not in taken)

@@ -42,9 +42,10 @@ import rules
 from rules.events import check as check_events
 from actors.clock import Clock
 from actors.inbox import RODE, Rider
-from actors.lobby import LobbyTiming, _deal, _join, _settings, _start, _table
-from actors.moderation import (_count_missed, _leave, _pass_for_gone, _remove_absent,
-                               _remove_seat, _shared_actions)
+from actors.bot_seats import BotSeats
+from actors.lobby import LobbyTiming, _add_bot, _fill_and_deal, _join, _settings, _start, _table
+from actors.moderation import (_bot_plays, _count_missed, _leave, _pass_for_gone,
+                               _remove_absent, _remove_bot, _remove_seat, _shared_actions)
 from actors.ratelimit import TokenBucket
 from actors.room_data import (EVENTS, WATCHER, Change, Refused, RoomData, _with_ack, _with_acks,
                               _with_game, encode_event, error_frame)
@@ -56,7 +57,8 @@ log = logging.getLogger(__name__)
 # Per seat and command kind: (burst, then per second). A vote changed back and forth, or settings
 # sent in a loop, is one broadcast to every seat and one stored event each: none may flood a room.
 RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5),
-               "table": (5, 0.2), "leave": (2, 0.1), "remove": (5, 0.1)}
+               "table": (5, 0.2), "leave": (2, 0.1), "remove": (5, 0.1), "add_bot": (20, 2.0),
+               "remove_bot": (20, 2.0)}
 STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 PROOF_CHARS = 16  # of a seat's token hash, sent with each request: a seat that moved is refused
@@ -122,6 +124,10 @@ def _with_gateways(data: RoomData, now: int, gateways: dict[int, tuple[str, ...]
             events.append({"kind": "presence", "to": None, "seat": seat, "connected": bool(held)})
         absent_since = None if held else (player.absent_since or now)
         players[seat] = replace(player, gateways=held, absent_since=absent_since)
+        if held and not player.connected and player.bot and data.status == "running":
+            # its player is back (a socket of the seat connected): the seat is theirs again
+            players[seat] = replace(players[seat], bot=False)
+            events.append({"kind": "bot_seat", "to": None, "seat": seat, "bot": False})
     if any(p.connected for p in players):
         idle_since = None
     else:
@@ -179,7 +185,7 @@ def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: in
         current = data if change is None else change.data
         if current.status != "lobby" or current.starts_at is None or current.starts_at > now:
             return None, change
-        dealt = _deal(replace(current, starts_at=None), now)
+        dealt = _fill_and_deal(current, now)
         return None, dealt if change is None else Change(dealt.data, change.events + dealt.events,
                                                           change.seated)
     deadline = rules.next_deadline(data.game) if data.status == "running" else None
@@ -201,10 +207,25 @@ def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: in
 
 def _command(data: RoomData, now: int, seat: int, frame: dict, received: int | None,
              take_token: Callable[[int, str, int], bool], timing: LobbyTiming,
-             proof: str | None = None):
+             proof: str | None = None, by_bot: bool = False):
+    """`by_bot`: the seat's bot sent it (actors.bot_seats), not one of the seat's sockets."""
     _check_seat(data, seat)
     if proof is not None and not data.players[seat].token_hash.startswith(proof):
         raise Refused("not_authenticated", "this seat is not yours any more: reconnect")
+    if by_bot != data.players[seat].bot:
+        if by_bot:  # decided before its player took the seat back
+            raise Refused("not_your_turn", "a bot does not play this seat any more")
+        if data.status == "running" and frame.get("type") != "leave":
+            # The player is back: the seat is theirs again, whatever becomes of the command.
+            data, events = _bot_plays(data, seat, False)
+            try:
+                reply, change = _command(data, now, seat, frame, received, take_token, timing)
+            except (Refused, rules.RulesError) as e:
+                return error_frame(frame.get("id"), e.code, str(e)), Change(data, events)
+            if change is None:
+                return reply, Change(data, events)
+            change.events = events + change.events
+            return reply, change
     frame_id = frame.get("id")
     kind = frame.get("type")
     key = None if frame_id is None else frame_key(frame)
@@ -272,9 +293,9 @@ def _chat(data: RoomData, now: int, seat: int, frame: dict) -> Change:
 
 _COMMANDS: dict[str, Callable[..., Change]] = {
     "act": _act, "chat": _chat, "settings": _settings, "start": _start, "table": _table,
-    "leave": _leave, "remove": _remove_seat,
+    "leave": _leave, "remove": _remove_seat, "add_bot": _add_bot, "remove_bot": _remove_bot,
 }
-_TAKES_TIMING = frozenset(("table", "leave", "remove"))
+_TAKES_TIMING = frozenset(("table", "leave", "remove", "remove_bot"))
 
 
 class Room:
@@ -282,7 +303,9 @@ class Room:
                  on_close: Callable[[str], None] | None = None, idle_close: int | None = None,
                  lobby_idle_close: int | None = None,
                  on_persist: Callable[[float, int], None] | None = None, chat_stored: int = 0,
-                 timing: LobbyTiming = LobbyTiming()) -> None:
+                 timing: LobbyTiming = LobbyTiming(),
+                 make_bot: Callable[..., Any] | None = None) -> None:
+        """`make_bot`: how the room's bots are made (`actors.bot_seats.BotSeats`; tests)."""
         self.data = data  # committed: durable in the store
         self._timing = timing  # a public lobby's countdown and patience with absent seats
         # The store's chat list: which game's lines it holds and how many (each persist adds the new ones).
@@ -302,6 +325,10 @@ class Room:
         self._limits: dict[tuple[int, str], TokenBucket] = {}  # in memory: a restart refills them
         self._timer: asyncio.Task | None = None
         self._worker = asyncio.create_task(self._run(), name=f"room {data.code}")
+        # The seats bots play, beside the room: fed the stored events after each durable write.
+        self.bots = BotSeats(data.code, clock, self._bot_command, data.language or "en",
+                             **({"make_bot": make_bot} if make_bot else {}))
+        self.bots.sync(_bot_seats(data), data.view)
         self._arm()
 
     @property
@@ -363,6 +390,11 @@ class Room:
                                              self._timing, proof),
                                   lambda code, message: error_frame(frame_id, code, message), rider)
 
+    def _bot_command(self, seat: int, frame: dict) -> asyncio.Future:
+        """A command of the seat's bot (actors.bot_seats): a socket's way, from the room."""
+        return self._submit(_command, (seat, frame, None, self._take_token, self._timing, None,
+                                       True), lambda code, message: error_frame(None, code, message))
+
     def _take_token(self, seat: int, kind: str, now: int) -> bool:
         """The rate limit of a seat's commands of one kind, whichever gateways its sockets use."""
         bucket = self._limits.get((seat, kind))
@@ -401,6 +433,7 @@ class Room:
             return
         self._closed = True
         self._set_timer(None)
+        self.bots.close()
         if asyncio.current_task() is not self._worker:
             self._worker.cancel()
         while not self._mailbox.empty():
@@ -496,6 +529,7 @@ class Room:
             if failure is not None:
                 return [failure(on_error) for _, _, on_error, _, _ in group]
             await self._reindex(committed, data, seated)
+            self.bots.sync(_bot_seats(self.data), self.data.view, events)
             if riders:
                 replies = [RODE if rider is not None else reply
                            for (_, _, _, _, rider), reply in zip(group, replies)]
@@ -570,6 +604,7 @@ class Room:
         self.data = data
         self._chat_stored = (_game_id(data), chat_stored)
         self._resync = False
+        self.bots.restart(_bot_seats(data), data.view)
         self._arm()
         return True
 
@@ -610,6 +645,13 @@ class Room:
         self._timer = None
         self._submit(_tick, (self._idle_close, self._lobby_idle_close, self._timing),
                      lambda code, message: None)
+
+
+def _bot_seats(data: RoomData) -> set[int]:
+    """The seats bots play now: a running game's (in a lobby they wait for the deal)."""
+    if data.status != "running":
+        return set()
+    return {seat for seat, player in enumerate(data.players) if player.bot}
 
 
 def _only_logged(old: RoomData, new: RoomData, logged: Sequence[dict]) -> bool:

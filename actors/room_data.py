@@ -42,6 +42,9 @@ class Player:
     absent_since: int | None = None  # since when no socket holds the seat (a public lobby drops it)
     missed: int = 0  # prompts of a public game let pass in a row
     removers: tuple[str, ...] = ()  # token hashes of the seats voting to remove this one (lobby)
+    # Played by a bot (actors.bot_seats): a seat a bot took (its token known to nobody), or a
+    # player's seat in a running game while it is away or left; the player takes it back.
+    bot: bool = False
 
     @property
     def away(self) -> bool:
@@ -50,7 +53,7 @@ class Player:
     def to_json(self) -> dict:
         """Only what differs from the defaults: the snapshot is written after every command."""
         out = {"name": self.name, "token_hash": self.token_hash, "gateways": self.gateways}
-        for name in ("absent_since", "missed", "removers"):
+        for name in ("absent_since", "missed", "removers", "bot"):
             if value := getattr(self, name):
                 out[name] = value
         return out
@@ -58,7 +61,8 @@ class Player:
     @classmethod
     def from_json(cls, d: dict) -> Player:
         return cls(d["name"], d["token_hash"], tuple(d["gateways"]), d.get("absent_since"),
-                   d.get("missed", 0), tuple(d.get("removers", ())))
+                   d.get("missed", 0), tuple(d.get("removers", ())),
+                   d.get("bot", False))  # a snapshot stored before bots: every seat a human
 
     @property
     def connected(self) -> bool:
@@ -93,7 +97,8 @@ class RoomData:
         if not self.public or self.status in FINAL or self.seq == 0:
             return None
         return Listing(Kind(self.settings.preset, self.language), self.status == "running",
-                       len(self.players), rules.max_players(self.settings), self.starts_at)
+                       len(self.players), rules.max_players(self.settings), self.starts_at,
+                       sum(p.bot for p in self.players))
 
     def to_json(self) -> bytes:
         return orjson.dumps({
@@ -143,8 +148,8 @@ class RoomData:
             "room": self.code,
             "status": self.status,
             "host": 0,
-            "players": [{"seat": seat, "name": p.name, "connected": p.connected, "away": p.away}
-                        for seat, p in enumerate(self.players)],
+            "players": [{"seat": seat, "name": p.name, "connected": p.connected, "away": p.away,
+                         "bot": p.bot} for seat, p in enumerate(self.players)],
             "settings": self.settings.to_json(),
             "roles_in_play": roles_in_play(len(self.players), self.settings),
             "spectators": sum(self.watchers.values()),
@@ -193,8 +198,12 @@ def error_frame(frame_id: Any, code: str, message: str) -> dict:
 
 # The room's own events, beside the rules' (rules.EVENTS): the lobby's and the sockets'.
 ROOM_EVENTS = {kind.kind: kind for kind in (
-    EventKind("joined", ("seat", "name", "roles_in_play"), EVERYONE,
-              "a seat is taken in the lobby; the cards the table would deal now"),
+    EventKind("joined", ("seat", "name", "bot", "roles_in_play"), EVERYONE,
+              "a seat is taken in the lobby (`bot`: by a bot; a seat already listed: a human "
+              "took a bot's seat); the cards the table would deal now"),
+    EventKind("bot_seat", ("seat", "bot"), EVERYONE,
+              "a running game's seat is played by a bot from now on (true: its player left or "
+              "turned away), or its player took it back (false)"),
     EventKind("presence", ("seat", "connected"), EVERYONE, "a seat's sockets came or all went"),
     EventKind("spectators", ("count",), EVERYONE, "how many watch",
               types={"count": {"type": "integer", "minimum": 0}}),

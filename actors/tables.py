@@ -72,10 +72,11 @@ class Listing:
     seats: int
     size: int
     starts_at: int | None = None  # a lobby's countdown
+    bots: int = 0  # of the seats, those bots hold
 
     def facts(self) -> dict:
         """What the list shows of an open table besides its seats."""
-        return {"size": self.size, "starts_at": self.starts_at}
+        return {"size": self.size, "starts_at": self.starts_at, "bots": self.bots}
 
 
 async def relist(index: TableIndex | MemoryTableIndex, code: str, before: Listing | None,
@@ -91,7 +92,8 @@ async def relist(index: TableIndex | MemoryTableIndex, code: str, before: Listin
     if after.running:
         if before is None or not before.running:
             await index.started(after.kind, code, now,
-                                {"seats": after.seats, "size": after.size, "started": now})
+                                {"seats": after.seats, "size": after.size, "started": now,
+                                 "bots": after.bots})
     elif before is None:  # made public, or its first write stored
         await index.listed(after.kind, code, after.seats, after.facts())
     else:
