@@ -326,9 +326,9 @@ class Room:
         self._timer: asyncio.Task | None = None
         self._worker = asyncio.create_task(self._run(), name=f"room {data.code}")
         # The seats bots play, beside the room: fed the stored events after each durable write.
-        self.bots = BotSeats(data.code, clock, self._bot_command, data.language or "en",
+        self.bots = BotSeats(data.code, clock, self._bot_command,
                              **({"make_bot": make_bot} if make_bot else {}))
-        self.bots.sync(_bot_seats(data), data.view)
+        self._sync_bots()
         self._arm()
 
     @property
@@ -389,6 +389,15 @@ class Room:
         return await self._submit(_command, (seat, frame, received, self._take_token,
                                              self._timing, proof),
                                   lambda code, message: error_frame(frame_id, code, message), rider)
+
+    def _sync_bots(self, items: Sequence[bytes] = (), restart: bool = False) -> None:
+        """Feed the bots what the durable write `items` told their seats (actors.bot_seats)."""
+        data = self.data
+        self.bots.language = data.language or "en"  # a private table's lines: English
+        if restart:
+            self.bots.restart(_bot_seats(data), data.view)
+        else:
+            self.bots.sync(_bot_seats(data), data.view, items)
 
     def _bot_command(self, seat: int, frame: dict) -> asyncio.Future:
         """A command of the seat's bot (actors.bot_seats): a socket's way, from the room."""
@@ -529,7 +538,7 @@ class Room:
             if failure is not None:
                 return [failure(on_error) for _, _, on_error, _, _ in group]
             await self._reindex(committed, data, seated)
-            self.bots.sync(_bot_seats(self.data), self.data.view, events)
+            self._sync_bots(events)
             if riders:
                 replies = [RODE if rider is not None else reply
                            for (_, _, _, _, rider), reply in zip(group, replies)]
@@ -604,7 +613,7 @@ class Room:
         self.data = data
         self._chat_stored = (_game_id(data), chat_stored)
         self._resync = False
-        self.bots.restart(_bot_seats(data), data.view)
+        self._sync_bots(restart=True)
         self._arm()
         return True
 

@@ -262,3 +262,29 @@ async def test_a_public_game_s_away_seat_is_played_by_a_bot_until_its_player_is_
     await room.command(0, {"type": "chat", "text": "sorry, back"})
     assert not room.data.players[0].bot and 0 not in room.bots.seats
     room.close()
+
+
+class Broken(Bot):
+    def decide(self, now):
+        raise RuntimeError("a bug in a bot")
+
+
+async def test_a_bot_s_bug_costs_its_seat_its_bot_not_the_room(store, clock):
+    room = await host_with_bots(store, clock, 6, make_bot=Broken)
+    await room.command(0, {"type": "start"})
+    dealt = room.data.seq
+    await play_out(room, clock, limit_ms=600_000)
+    # nobody plays (a private game has no away rule): its timers run on, the room is whole
+    assert room.data.status == "running" and room.data.seq > dealt + 10
+    assert room.bots.sent == 0 and room.bots.seats == set()
+    room.close()
+
+
+async def test_the_bots_speak_the_table_s_language(store, clock):
+    room = await new_room(store, clock)
+    await room.join("Layla", "hash0")
+    await room.command(0, {"type": "table", "public": True, "language": "vi"})
+    clock.advance(30_000)
+    await store.wait_for(lambda: room.data.status == "running")
+    assert room.bots.language == "vi" and {b.language for b in room.bots._bots.values()} == {"vi"}
+    room.close()
