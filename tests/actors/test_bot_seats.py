@@ -288,3 +288,15 @@ async def test_the_bots_speak_the_table_s_language(store, clock):
     await store.wait_for(lambda: room.data.status == "running")
     assert room.bots.language == "vi" and {b.language for b in room.bots._bots.values()} == {"vi"}
     room.close()
+
+
+async def test_a_bot_is_seated_as_a_bot_again_at_its_table_s_next_game(store, clock):
+    """`RoomClient.again` joins every seat of the finished table with its token hash."""
+    first = await host_with_bots(store, clock, 2)
+    again = await new_room(store, clock, code="NEXTGM")
+    for player in first.data.players:
+        await again.join(player.name, player.token_hash)
+    assert [(p.name, p.bot) for p in again.data.players] == [
+        (p.name, p.bot) for p in first.data.players]
+    first.close()
+    again.close()
