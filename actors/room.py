@@ -44,7 +44,7 @@ from actors.clock import Clock
 from actors.inbox import RODE, Rider
 from actors.bot_seats import BotSeats
 from actors.lobby import LobbyTiming, _add_bot, _fill_and_deal, _join, _settings, _start, _table
-from actors.moderation import (_bot_plays, _count_missed, _leave, _pass_for_gone,
+from actors.moderation import (_bot_plays, _count_missed, _leave, _pass_for_gone, _player_back,
                                _remove_absent, _remove_bot, _remove_seat, _shared_actions)
 from actors.ratelimit import TokenBucket
 from actors.room_data import (EVENTS, WATCHER, Change, Refused, RoomData, _with_ack, _with_acks,
@@ -126,8 +126,8 @@ def _with_gateways(data: RoomData, now: int, gateways: dict[int, tuple[str, ...]
         players[seat] = replace(player, gateways=held, absent_since=absent_since)
         if held and not player.connected and player.bot and data.status == "running":
             # its player is back (a socket of the seat connected): the seat is theirs again
-            players[seat] = replace(players[seat], bot=False)
-            events.append({"kind": "bot_seat", "to": None, "seat": seat, "bot": False})
+            players[seat], back = _player_back(players[seat], seat)
+            events += back
     if any(p.connected for p in players):
         idle_since = None
     else:
@@ -267,7 +267,8 @@ def _act(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     if not isinstance(action, str) or not isinstance(targets, list) or not all(
             type(t) is int for t in targets):
         raise Refused("bad_frame", "act needs an action name and a list of seats")
-    shared = data.public and action in _shared_actions(data.game)
+    # A bot's answer says nothing of its player: the seat stays away until its player is back.
+    shared = data.public and action in _shared_actions(data.game) and not data.players[seat].bot
     game, events = rules.act(data.game, seat=seat, action=action, targets=targets, now=now)
     data = _with_game(data, game)
     if shared:  # only an answer to a shared prompt says the seat is back (a night act is secret)
