@@ -20,7 +20,8 @@ PORTS_LOCK = Path(tempfile.gettempdir()) / "werewolf-serve-ports.lock"
 @contextmanager
 def lock_file(path: Path, holder: str, refused):
     """Hold an flock on `path` (which then says `holder`) for the block, or exit with
-    `refused(what the holder wrote)`. The kernel drops the lock with the process, however it ends."""
+    `refused(what the holder wrote)`. The kernel drops the lock with the process, however it
+    ends."""
     import fcntl
 
     try:
