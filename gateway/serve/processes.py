@@ -23,14 +23,6 @@ def answers(host: str, port: int) -> bool:
         return False
 
 
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
 def free_port(start: int | None = None) -> int:
     for port in range(start, start + 200) if start else [0]:
         with socket.socket() as s:
@@ -53,13 +45,18 @@ def refuse_taken_port(host: str, port: int) -> None:
                          "pass --port.")
 
 
-def wait(ready, proc: subprocess.Popen, what: str) -> None:
-    """Until `ready()`; exits if `proc` exits first or takes STARTUP_TIMEOUT."""
+def wait(ready, proc: subprocess.Popen, what: str, log: str | None = None) -> None:
+    """Until `ready()`; exits if `proc` exits first (with the end of its `log`, if it has one)
+    or takes STARTUP_TIMEOUT."""
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while not ready():
         STOP.check()
         if proc.poll() is not None:
-            sys.exit(f"{what} exited with {proc.returncode}")
+            said = ""
+            if log is not None:
+                with open(log, "rb") as file:
+                    said = ":\n" + file.read()[-2000:].decode(errors="replace")
+            sys.exit(f"{what} exited with {proc.returncode}{said}")
         if time.monotonic() > deadline:
             sys.exit(f"{what} did not start in {STARTUP_TIMEOUT:.0f}s")
         time.sleep(0.2)

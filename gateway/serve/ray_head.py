@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gateway.serve.locks import ports_lock
-from gateway.serve.processes import free_port, kill_all, kill_family, listening, wait
+from gateway.serve.processes import free_port, kill_all, kill_family, wait
 
 RAY_FIRST_PORT = 6380  # Ray's default 6379 is Redis's port
 
@@ -68,7 +68,8 @@ def local_ray(session: list[str]):
             port = free_port(RAY_FIRST_PORT)
             print(f"Starting a local Ray head on 127.0.0.1:{port} (its files in {temp_dir})",
                   flush=True)
-            with open(os.path.join(temp_dir, "head.log"), "wb") as log:
+            head_log = os.path.join(temp_dir, "head.log")
+            with open(head_log, "wb") as log:
                 proc = subprocess.Popen(
                     [str(ray_exe) if ray_exe.exists() else "ray", "start", "--head", "--block",
                      "--disable-usage-stats", "--node-ip-address=127.0.0.1", f"--port={port}",
@@ -79,7 +80,9 @@ def local_ray(session: list[str]):
                      f"--runtime-env-agent-port={free_port()}",
                      f"--metrics-export-port={free_port()}"],
                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-            wait(lambda: listening(port), proc, "ray head")
+            # The whole node, not the GCS port alone: it opens before the raylet registers, and
+            # a gateway connecting in between failed on a loaded machine (GCS timed out).
+            wait(lambda: _says(head_log, b"Ray runtime started"), proc, "ray head", head_log)
             wait(lambda: os.path.exists(os.path.join(temp_dir, "session_latest")), proc,
                  "ray head")
         session.append(os.path.basename(os.readlink(os.path.join(temp_dir, "session_latest"))))
@@ -90,6 +93,11 @@ def local_ray(session: list[str]):
             _stop_ray(proc, temp_dir)
             print("Stopped the local Ray head", flush=True)
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _says(path: str, text: bytes) -> bool:
+    with open(path, "rb") as log:
+        return text in log.read()
 
 
 def _stop_ray(proc: subprocess.Popen, temp_dir: str) -> None:
