@@ -6,7 +6,7 @@ player's card as infected.
 
 The review of a game where every deed happens is the engine's own scripted game
 (tests/rules/story_game.py), its log laid out as the review endpoint lays out a room's stored log
-(gateway/routes/rooms.py `review`), shown by the real review page in English and Arabic at 360 px and
+(gateway/routes/rooms.py), shown by the real review page in English and Arabic at 360 px and
 1280x720. The games played through the pages against the real stack check the end screen and the
 real endpoint's review."""
 from __future__ import annotations
