@@ -75,7 +75,7 @@ from actors.room import RATE_LIMITS  # noqa: E402
 from actors.store import Keys  # noqa: E402
 from devstack.processes import stop  # noqa: E402
 from devstack.stack import HTTP_TIMEOUT, connect, ws_frame  # noqa: E402
-from gateway.app import REVIEW_EVENTS  # noqa: E402
+from gateway.routes.rooms import REVIEW_EVENTS  # noqa: E402
 from gateway.headers import SECURITY_HEADERS  # noqa: E402
 from gateway.limits import SITE_SHARE  # noqa: E402
 from gateway.ws import LOCAL_BURST_FACTOR  # noqa: E402

@@ -84,7 +84,7 @@ def test_every_event_kind_and_win_reason_has_its_words_in_every_catalogue():
     """Each kind the server declares (`/api/rules` "events": the rules' and the room's) has its
     line, `event.<kind>` or a variant `event.<kind>.<x>`, and each win reason the rules can
     produce its `end.reason.<reason>`, in every language; the generic lines exist for the others."""
-    from gateway.app import DECLARATION
+    from gateway.routes.pages import DECLARATION
     from rules.registry import WINS
 
     assert DECLARATION["events"] and WINS

@@ -6,7 +6,7 @@ player's card as infected.
 
 The review of a game where every deed happens is the engine's own scripted game
 (tests/rules/story_game.py), its log laid out as the review endpoint lays out a room's stored log
-(gateway/app.py `review`), shown by the real review page in English and Arabic at 360 px and
+(gateway/routes/rooms.py), shown by the real review page in English and Arabic at 360 px and
 1280x720. The games played through the pages against the real stack check the end screen and the
 real endpoint's review."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from devstack.stack import durations
-from gateway.app import DECLARATION
+from gateway.routes.pages import DECLARATION
 from tests.client.table import (PHONE, Player, answer, chromium, new_player, play_all, seat_table,
                                 unless_closed, without_isolates)
 from tests.client.table import play as play_in_page

@@ -42,7 +42,7 @@ SAMPLE = {
 
 
 def declared_events() -> dict:
-    from gateway.app import DECLARATION
+    from gateway.routes.pages import DECLARATION
     return DECLARATION["events"]
 
 

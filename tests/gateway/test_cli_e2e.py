@@ -13,7 +13,7 @@ import redis
 
 from devstack.ray_head import free_port
 from devstack.stack import ROOT, start_gateway
-from gateway.cli import kill_family
+from gateway.serve.processes import kill_family
 
 pytestmark = pytest.mark.e2e
 

@@ -1,4 +1,4 @@
-"""`werewolf serve` as the one process that owns the local stack (gateway/cli.py): the redis-server
+"""`werewolf serve` as the one process that owns the local stack (gateway/serve/): the redis-server
 it started comes back after a crash with its rooms; of two started together on one state
 directory and port, one serves and the other names it; SIGTERM, serving or still starting, leaves
 nothing it started running.
@@ -23,9 +23,9 @@ import httpx
 import psutil
 import pytest
 
-from gateway.cli import kill_family
 from devstack.ray_head import free_port
 from devstack.stack import ROOT
+from gateway.serve.processes import kill_family
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")]
