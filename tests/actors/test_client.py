@@ -16,9 +16,7 @@ from actors.room import RATE_LIMITS, encode_event
 from actors.pubsub import shard_pubsub
 from actors.store import Keys, RedisStore, events_message
 from tests.actors.conftest import REDIS_URL
-
-CODE = "ABCDEF"
-
+from tests.actors.rooms import CODE, take, write
 
 @pytest.fixture
 async def rstore(redis, prefix):
@@ -33,22 +31,6 @@ async def subscriptions(redis, prefix, rstore):
     await subs.start(Keys(prefix).replies("test"), lambda message: None)
     yield subs
     await subs.close()
-
-
-async def write(rstore, first_seq: int, count: int) -> None:
-    await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="lobby", first_seq=first_seq,
-                         chat_from=0, chat=[], events=[encode_event(first_seq + i, {"kind": "chat", "to": None, "n": i})
-                                 for i in range(count)], tokens={})
-
-
-async def take(queue: asyncio.Queue, count: int) -> list[int]:
-    """The seqs of the next `count` events (a queue's `Since` mark is not one)."""
-    seqs = []
-    while len(seqs) < count:
-        item = await asyncio.wait_for(queue.get(), 5)
-        if not isinstance(item, Since):
-            seqs.append(item["seq"])
-    return seqs
 
 
 def test_room_codes_are_case_insensitive_and_checked():

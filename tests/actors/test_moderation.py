@@ -8,7 +8,7 @@ import orjson
 import rules
 from actors.room import AWAY_AFTER, GONE_AFTER, LobbyTiming, Room, WATCHER
 from actors.tables import Kind
-from tests.actors.test_room import CODE, frames, seat, stored
+from tests.actors.rooms import CODE, frames, seat, stored
 
 CLASSIC = Kind("seed_000", "en")
 TIMING = LobbyTiming(countdown=600_000, absent=60_000)

@@ -13,26 +13,11 @@ from actors.names import name_skeleton
 from actors.room import BadName, Room, RoomData, clean_name, wakeup
 from actors.store import MemoryStore
 from tests.actors.players import act_frames
-
-CODE = "ABCDEF"
-
+from tests.actors.rooms import CODE, frames, seat, stored
 
 async def new_room(store, clock, code=CODE, host="h1") -> Room:
     return await Room.create(code, settings=rules.Settings.default(), host=host, store=store,
                              clock=clock)
-
-
-async def seat(room: Room, count: int) -> None:
-    for i in range(count):
-        assert await room.join(f"Player{i}", f"hash{i}") == {"seat": i}
-
-
-def stored(store: MemoryStore, code=CODE) -> list[dict]:
-    return [orjson.loads(raw) for raw in store.logs.get(code, [])]
-
-
-def frames(store: MemoryStore, code=CODE) -> list[dict]:
-    return [orjson.loads(event["frame"]) for event in stored(store, code)]
 
 
 async def test_players_join_in_turn_and_the_creator_hosts(store, clock):

@@ -7,7 +7,7 @@ import pytest
 import rules
 from actors.room import LobbyTiming, Room
 from actors.tables import Kind, NoSuchKind, TableIndex, kinds
-from tests.actors.test_room import CODE, frames, seat
+from tests.actors.rooms import CODE, frames, seat
 
 CLASSIC = Kind("seed_000", "en")
 COUNTDOWN = 20_000
