@@ -17,6 +17,7 @@ from actors.pubsub import shard_pubsub
 from actors.store import Keys, RedisStore, events_message
 from tests.actors.conftest import REDIS_URL
 from tests.actors.rooms import CODE, take, write
+from tests.helpers import until
 
 @pytest.fixture
 async def rstore(redis, prefix):
@@ -118,7 +119,7 @@ async def lose_on_reconnection(redis, prefix, seqs: range) -> None:
         pipe.rpush(keys.log(CODE), *events)
         pipe.spublish(keys.room(CODE), events_message(events))
         await pipe.execute()
-    await asyncio.wait_for(resubscribed(redis, keys.room(CODE)), 10)
+    await until(lambda: resubscribed(redis, keys.room(CODE)), 10, "the room's channel subscribed again")
 
 
 async def test_listeners_survive_a_dropped_connection(named_subscriptions, rstore, redis, prefix):
@@ -149,9 +150,8 @@ async def test_a_connection_dropped_before_the_first_message_is_told_to_its_list
             Since(2), (await rstore.events_after(CODE, 2))[0]]
 
 
-async def resubscribed(redis, channel: str) -> None:
-    while (await redis.pubsub_shardnumsub(channel))[0][1] == 0:
-        await asyncio.sleep(0.05)  # polling Redis for the resubscription, not waiting blindly
+async def resubscribed(redis, channel: str) -> int:
+    return (await redis.pubsub_shardnumsub(channel))[0][1]
 
 
 

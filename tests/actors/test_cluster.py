@@ -17,6 +17,7 @@ from devstack.redis_servers import redis_server
 from devstack.stack import drop_actors, durations
 from tests.actors.conftest import REDIS_URL
 from tests.actors.players import act_frames
+from tests.helpers import until
 
 pytestmark = pytest.mark.e2e
 
@@ -88,7 +89,9 @@ async def test_a_game_runs_from_lobby_to_game_over(cluster):
     assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
     assert kinds(log)[-1] == "game_over"
     # game_over is published by the write that stores it, a moment before the room takes it as done
-    await until(lambda: rc.welcome(room, 3), lambda w: w["seq"] == len(log))
+    async def caught_up() -> bool:
+        return (await rc.welcome(room, 3))["seq"] == len(log)
+    await until(caught_up, 10, "a welcome at the log's end")
     assert (await rc.welcome(room, 3))["view"]["status"] == "finished"
     assert (await rc.command(room, 0, {"type": "chat", "id": 1, "text": "gg"}))["code"] == "room_closed"
 
@@ -218,14 +221,6 @@ async def test_games_outlive_the_gateway_that_created_them(cluster):
     assert welcome["view"]["status"] == "running"
 
 
-async def until(fetch, done, timeout: float = 10.0):
-    """Ask again until `done(answer)`: for a state that follows an event the test already saw."""
-    async with asyncio.timeout(timeout):
-        while not done(answer := await fetch()):
-            await asyncio.sleep(0.01)
-    return answer
-
-
 # Waits on a loaded machine: the ended game's host slot was released later than 10 s in two CI
 # runs (88a8a66, dc95cb6; never here, cause not found); its wait is 60 s now.
 @pytest.mark.flaky(reruns=1)
@@ -241,9 +236,12 @@ async def test_hosts_emptied_by_ended_games_are_stopped_and_their_rooms_still_re
     # The store releases the host slot after the script that published game_over; the
     # placement's own maintenance (every MAINTAIN_EVERY s) may retire the emptied host first (None).
     seen = []  # the slot counts read, for the failure's message
+
+    async def released() -> bool:
+        seen.append(rooms := await rc.redis.zscore(rc.keys.hosts(), ended_host))
+        return rooms in (0, None)
     try:
-        await until(lambda: rc.redis.zscore(rc.keys.hosts(), ended_host),
-                    lambda rooms: seen.append(rooms) or rooms in (0, None), timeout=60)
+        await until(released, 60, f"{ended_host}'s slot released")
     except TimeoutError:
         pytest.fail(f"{ended_host}'s slot count stayed {sorted(set(seen))}; its rooms: "
                     f"{await rc.redis.smembers(rc.keys.host_rooms(ended_host))}, ended: {ended}")
@@ -323,15 +321,12 @@ async def test_a_creation_given_up_leaves_nothing_half_made(outage):
         with pytest.raises(StorageUnavailable):
             await rc.create_room("Ines")
         await asyncio.to_thread(server.start)
-        await until_slots_taken(rc, 1)
+        await until(lambda: slots_are(rc, 1), 30, "the client's slot given back")
         assert await room_keys(rc) == kept
     rc._place, rc._claim_code = place, claim_code
     assert (await rc.create_room("Tariq"))["seat"] == 0
     assert await slots_taken(rc) == 2
 
 
-async def until_slots_taken(rc: RoomClient, count: int) -> None:
-    async def given_back() -> None:
-        while await slots_taken(rc) != count:
-            await asyncio.sleep(0.1)  # polling Redis for the client's give-back
-    await asyncio.wait_for(given_back(), 30)
+async def slots_are(rc: RoomClient, count: int) -> bool:
+    return await slots_taken(rc) == count

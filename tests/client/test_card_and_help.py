@@ -10,7 +10,7 @@ import pytest
 from rules.registry import CARDS
 from rules.settings import DEFAULT_RULES
 from tests.client.table import chromium, new_player
-from tests.client.test_catalogues import catalogue
+from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

@@ -1,18 +1,13 @@
 """Every visible string of the client comes from one catalogue per language, and the four agree."""
 from __future__ import annotations
 
-import json
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 
-STATIC = Path(__file__).resolve().parents[2] / "gateway" / "static"
+from tests.client.static import STATIC, catalogue
+
 LANGS = ["en", "ar", "zh", "vi"]
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-
-def catalogue(lang: str) -> dict[str, str]:
-    return json.loads((STATIC / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
 
 
 def test_every_language_has_every_key_with_the_same_placeholders():

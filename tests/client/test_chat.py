@@ -20,7 +20,7 @@ import pytest
 from tests.client.table import (
     DOCS, PAGE_STATE, PHONE, Player, chromium, new_player, play, say, seat_table, until, wolves_of,
 )
-from tests.client.test_catalogues import catalogue
+from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

@@ -18,7 +18,7 @@ import pytest
 from tests.client.table import (
     LAPTOP, PAGE_STATE, Player, chromium, play, say, seat_table, until, wolves_of,
 )
-from tests.client.test_catalogues import catalogue
+from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

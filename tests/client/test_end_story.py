@@ -19,10 +19,10 @@ import pytest
 
 from devstack.stack import durations
 from gateway.app import DECLARATION
-from tests.client.table import (PHONE, Player, answer, chromium, new_player, play_all, seat_table,
-                                unless_closed, without_isolates)
+from tests.client.table import (PHONE, SHORT_004, Player, answer, chromium, new_player, play_all,
+                                seat_table, unless_closed, without_isolates)
 from tests.client.table import play as play_in_page
-from tests.client.test_events import STATIC, fake_api, static_site  # noqa: F401 (a fixture)
+from tests.client.static import STATIC, fake_api
 from tests.rules.driver import NAMES
 from tests.rules.story_game import BAKER, DEAL, play
 
@@ -68,7 +68,7 @@ HIDDEN = {"reveal_night_deaths": "no", "reveal_exile": "no"}
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("rules", [None, HIDDEN], ids=["cards_shown", "cards_hidden"])
-def test_the_review_tells_every_night_deed_once_and_every_card(static_site, rules):  # noqa: F811
+def test_the_review_tells_every_night_deed_once_and_every_card(static_site, rules):
     game = play(rules)
     if rules:
         assert all(e["role"] is None for e in game.events("death"))
@@ -243,8 +243,6 @@ def test_a_game_played_in_the_pages_tells_its_night_deeds_at_the_end(stack):
 def test_after_a_seed_004_game_every_hidden_card_shows(stack):
     """reveal_night_deaths = no keeps the cards of the dead hidden while the game runs; once it is
     over the deal is public: the end screen and the review show every card."""
-    from tests.client.test_seed_004 import SHORT_004
-
     gateway = stack.start_gateway()
 
     async def main():

@@ -8,21 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
+from tests.client.static import PLAYERS, ROOM, STATIC, fake_api
 from tests.client.table import LAPTOP, chromium, new_player
 
 pytestmark = [pytest.mark.browser]
 
-STATIC = Path(__file__).resolve().parents[2] / "gateway" / "static"
 EN = json.loads((STATIC / "i18n" / "en.json").read_text(encoding="utf-8"))
-ROOM = "EVTS"
-PLAYERS = [{"seat": s, "name": n, "connected": True} for s, n in enumerate(["Ann", "Ben", "Cy", "Di"])]
 
 # A value for each field a kind may declare, by the field's name (an unknown field gets 1): a
 # sample event of every kind, built from its declaration alone.
@@ -54,38 +48,6 @@ def win_owners() -> dict[str, str]:
     """Every win reason the rules can produce, and the role that declares it."""
     from rules.roles import UNITS
     return {win.reason: unit.id for unit in UNITS for win in unit.wins}
-
-
-class Quiet(SimpleHTTPRequestHandler):
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript",
-                      ".mjs": "text/javascript", ".json": "application/json"}
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def static_site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(STATIC)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-async def fake_api(page, declaration: dict, review: dict | None = None) -> None:
-    async def rules(route):
-        await route.fulfill(json=declaration)
-
-    async def room(route):
-        if route.request.url.endswith("/review"):
-            await route.fulfill(json=review) if review else await route.fulfill(status=404, json={})
-        else:
-            await route.fulfill(json={"room": ROOM, "status": "finished", "players": PLAYERS, "next": None})
-
-    await page.route("**/api/rules", rules)
-    await page.route("**/api/rooms/**", room)
 
 
 def the_review(events: dict, reason: str) -> dict:

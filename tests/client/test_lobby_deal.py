@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.client.table import chromium, new_player
-from tests.client.test_catalogues import catalogue
+from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

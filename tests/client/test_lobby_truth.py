@@ -16,7 +16,8 @@ import pytest
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.client.table import PHONE, chromium, new_player, without_isolates
-from tests.client.test_catalogues import catalogue
+from tests.client.static import catalogue
+from tests.helpers import until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -60,12 +61,10 @@ async def shows(player, **want) -> None:
 
 async def dealt(http: httpx.AsyncClient, room: str, settled) -> dict:
     """The room's deal once `settled(deal)` holds (within 30 s)."""
-    async with asyncio.timeout(30):
-        while True:
-            deal = (await http.get(f"/api/rooms/{room}")).json()["roles_in_play"]
-            if settled(deal):
-                return deal
-            await asyncio.sleep(0.1)
+    async def deal() -> dict | None:
+        roles = (await http.get(f"/api/rooms/{room}")).json()["roles_in_play"]
+        return roles if settled(roles) else None
+    return await until(deal, 30, "the deal settled")
 
 
 def chips(deal: dict) -> list[str]:

@@ -14,7 +14,7 @@ import pytest
 
 from devstack.stack import durations
 from tests.client.table import LAPTOP, PHONE, chromium, play_all, seat_table, until, without_isolates
-from tests.client.test_catalogues import catalogue
+from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

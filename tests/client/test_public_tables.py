@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.client.table import DOCS, PHONE, chromium, isolated, new_player, play_all, say, shown
-from tests.client.test_catalogues import catalogue
+from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

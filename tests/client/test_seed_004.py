@@ -13,15 +13,11 @@ import pytest
 from devstack.players import Bot
 from devstack.stack import connect, join_room
 from tests.client.table import (
-    DOCS, LAPTOP, PHONE, THE_END, Player, chromium, pick, play_all, seat_table, wolves_of,
+    DOCS, LAPTOP, PHONE, SHORT_004, THE_END, Player, chromium, pick, play_all, seat_table, wolves_of,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
-# The role steps always last their full time with hidden cards (RULES.md O1): a few seconds each.
-# A day's vote ran its full time in every round of a 20-seat game (some page always late), so
-# the vote is short: 30 s of it made half the game's length.
-SHORT_004 = {"seer": 4, "guard": 4, "medium": 2, "wolves": 20, "discussion": 20, "vote": 15}
 FEED = """() => [...document.querySelectorAll("#feed li")].map((li) => li.textContent)"""
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from devstack.stack import durations
 from tests.client.table import LAPTOP, PHONE, chromium, seat_table
-from tests.client.test_events import STATIC
+from tests.client.static import STATIC
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

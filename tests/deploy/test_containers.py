@@ -33,29 +33,18 @@ from actors.store import Keys
 from devstack.checks import assert_exact_stream
 from devstack.players import Bot, connect_all, is_phase, seat_table, start
 from devstack.stack import TEST_DURATIONS, connect
-from tests.deploy.docker import ROOT, Network, build_image, engine, remove_leftovers
+from tests.deploy.docker import (READY_TIMEOUT, ROOT, Network, build_image, engine,
+                                 remove_leftovers)
+from tests.helpers import until_sync
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
 
-READY_TIMEOUT = 240.0  # five Ray nodes starting at once on a 2-core machine
 RESUME_TIMEOUT = 120.0  # Ray notices a dead node after its health checks time out (~30 s)
 METRICS_TIMEOUT = 90.0  # Ray's agents export user metrics every 10 s
 PLAYERS = 8
 LOOKUP_BUDGET = 3  # the stack's WW_LOOKUP_FAILURES_PER_ADDRESS: unknown room codes per client
 RAY_FLAGS = ("--disable-usage-stats", "--object-store-memory=80000000",
              "--metrics-export-port=8080")
-
-
-def wait_until(check, timeout: float, what: str, interval: float = 0.5):
-    """Poll `check` (a value or None) until it gives a value; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} within {timeout:.0f} s")
-        time.sleep(interval)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +78,7 @@ def start_cluster(net: Network, image: str) -> dict:
     ray_options = ("--restart", "on-failure:5")
     net.run("head", "ray", "start", "--head", "--block", "--port=6380", "--num-cpus=0",
             "--include-dashboard=false", *RAY_FLAGS, env=env, options=ray_options)
-    wait_until(lambda: "Ray runtime started" in net.logs("head"), READY_TIMEOUT,
+    until_sync(lambda: "Ray runtime started" in net.logs("head"), READY_TIMEOUT,
                "the Ray head starts")
     for host in ("host1", "host2"):
         net.run(host, "ray", "start", "--block", "--address=head:6380", "--num-cpus=1",
@@ -107,10 +96,10 @@ def start_cluster(net: Network, image: str) -> dict:
     for client in CLIENTS:  # two players' machines: an address each, curl to reach the balancer
         net.run(client, "sleep", "infinity")
     for gateway in ("gateway1", "gateway2"):
-        wait_until(lambda: net.exec(gateway, "curl", "-sf", "localhost:8000/readyz", check=False),
+        until_sync(lambda: net.exec(gateway, "curl", "-sf", "localhost:8000/readyz", check=False),
                    READY_TIMEOUT, f"{gateway} is ready")
     url = f"http://{net.published('lb', 80)}"
-    wait_until(lambda: _status(url + "/readyz") == 200, READY_TIMEOUT, "the load balancer serves")
+    until_sync(lambda: _status(url + "/readyz") == 200, READY_TIMEOUT, "the load balancer serves")
     return {"net": net, "url": url, "ws_url": url.replace("http", "ws", 1)}
 
 

@@ -12,7 +12,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 
 import jsonschema
 import kubernetes_validate
@@ -20,6 +19,7 @@ import pytest
 import yaml
 
 from tests.deploy.docker import ROOT
+from tests.helpers import until_sync
 
 MANIFESTS = sorted((ROOT / "deploy/kubernetes").glob("*.yaml"))
 K8S = kubernetes_validate.latest_version()
@@ -469,15 +469,13 @@ class Pods:
                               capture_output=True, text=True, timeout=30).stdout.replace("\r", "")
 
     def wait_ready(self, timeout: float = 90.0) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            ready = [self.script(i, "ready.sh").returncode == 0 for i in range(self.count)]
-            if all(ready):
-                return
-            if time.monotonic() > deadline:
-                logs = {i: (self.root / f"log-{i}").read_text()[-600:] for i in range(self.count)}
-                raise TimeoutError(f"not ready: {ready}; {logs}")
-            time.sleep(1)  # polling the nodes' own readiness script
+        def ready() -> bool:  # the nodes' own readiness script
+            return all(self.script(i, "ready.sh").returncode == 0 for i in range(self.count))
+
+        def logs() -> str:
+            tails = {i: (self.root / f"log-{i}").read_text()[-600:] for i in range(self.count)}
+            return f"every node ready ({tails})"
+        until_sync(ready, timeout, logs, every=1)
 
 
 @pytest.mark.e2e

@@ -20,6 +20,7 @@ from actors.config import Config
 from devstack.checks import stored_log
 from devstack.stack import HTTP_TIMEOUT, TEST_DURATIONS, Stack, connect, open_socket, ws_frame
 from gateway.seats import REPORT_BURST, REPORT_RATE
+from tests.helpers import until
 
 pytestmark = pytest.mark.e2e
 
@@ -274,11 +275,11 @@ async def test_a_seat_reconnecting_in_a_loop_costs_its_table_a_few_presence_even
             tab = await connect(gateway.ws_url, room, guest["token"])
             await tab.close()
 
-        async def reported(connected: bool) -> None:
-            while (await http.get(f"/api/rooms/{room}")).json()["players"][1]["connected"] \
-                    is not connected:
-                await asyncio.sleep(0.1)  # polling the lobby for the room's presence
-        await asyncio.wait_for(reported(False), 60)  # the last state is the one the room has
+        async def reported(connected: bool) -> bool:
+            lobby = (await http.get(f"/api/rooms/{room}")).json()
+            return lobby["players"][1]["connected"] is connected
+        # the last state is the one the room has
+        await until(lambda: reported(False), 60, "the seat reported gone")
         elapsed = time.monotonic() - started
         flaps = [e for e in await stored_log(redis_url, gateway.prefix, room)
                  if '"kind":"presence"' in e["frame"] and '"seat":1' in e["frame"]]
@@ -288,7 +289,7 @@ async def test_a_seat_reconnecting_in_a_loop_costs_its_table_a_few_presence_even
         # The phone is back: served at once, and the table learns it.
         phone = await connect(gateway.ws_url, room, guest["token"])
         assert (await phone.request({"type": "ping"}))["type"] == "ack"
-        await asyncio.wait_for(reported(True), 60)
+        await until(lambda: reported(True), 60, "the seat reported back")
         assert (await watcher.request({"type": "ping"}))["type"] == "ack"
         for socket in (phone, watcher):
             await socket.close()
@@ -329,10 +330,8 @@ async def test_a_socket_that_never_reads_its_replay_is_dropped(gateway, ray_addr
     attacker.sendall(ws_frame(orjson.dumps({"type": "hello", "token": host["token"], "since": 0})))
     try:
         async with client(gateway) as http:
-            async def dropped() -> None:
-                while await metric(http, "ww_ws_dropped_total") < 1:
-                    await asyncio.sleep(0.2)  # polling the gateway's counter for the drop
-            await asyncio.wait_for(dropped(), 60)
+            await until(lambda: metric(http, "ww_ws_dropped_total"), 60, "a socket dropped",
+                        every=0.2)
         # The gateway let the connection go: reset, so the kernel drops what the socket never
         # read (a reader may still get some of it first, then the reset or EOF).
         attacker.setblocking(False)
@@ -362,10 +361,8 @@ async def test_hosts_are_capped_and_empty_lobbies_close_soon(stack):
         assert full.status_code == 503  # two hosts, one room each: no third process
         assert full.json()["detail"]["code"] == "server_full"
 
-        async def closed() -> None:
-            while (await http.get(f"/api/rooms/{abandoned['room']}")).json()["status"] != "finished":
-                await asyncio.sleep(0.2)  # polling the room's status for the idle close
-        await asyncio.wait_for(closed(), 60)
+        await until(lambda: finished(http, abandoned["room"]), 60, "the idle lobby closed",
+                    every=0.2)
         assert (await http.get(f"/api/rooms/{kept['room']}")).json()["status"] == "lobby"
         # The closed lobby gave its host slot back.
         assert (await http.post("/api/rooms", json={"name": "Ines"})).status_code == 201
@@ -384,11 +381,12 @@ async def finished_table(http: httpx.AsyncClient, gateway, host_name: str) -> di
                                      json={"name": f"Guest{i}"})).status_code == 200
     await present.close()
 
-    async def closed() -> None:
-        while (await http.get(f"/api/rooms/{host['room']}")).json()["status"] != "finished":
-            await asyncio.sleep(0.2)  # polling the room's status for the idle close
-    await asyncio.wait_for(closed(), 60)
+    await until(lambda: finished(http, host["room"]), 60, "the idle lobby closed", every=0.2)
     return host
+
+
+async def finished(http: httpx.AsyncClient, room: str) -> bool:
+    return (await http.get(f"/api/rooms/{room}")).json()["status"] == "finished"
 
 
 async def test_playing_again_counts_against_the_rooms_of_the_clicking_address(stack):

@@ -21,6 +21,7 @@ from actors.client import RoomClient
 from actors.config import Config
 from devstack.stack import HTTP_TIMEOUT, TEST_DURATIONS, Client, Stack, connect, ws_frame
 from gateway.headers import SECURITY_HEADERS
+from tests.helpers import until
 
 pytestmark = pytest.mark.e2e
 
@@ -76,10 +77,9 @@ async def metric(gateway, name: str) -> float:
 
 
 async def until_metric(gateway, name: str, value: float, timeout: float = 60) -> None:
-    async def reached() -> None:
-        while await metric(gateway, name) < value:
-            await asyncio.sleep(0.2)  # polling the gateway's counter
-    await asyncio.wait_for(reached(), timeout)
+    async def reached() -> bool:
+        return await metric(gateway, name) >= value
+    await until(reached, timeout, f"{name} at {value:g}", every=0.2)
 
 
 # ---------------------------------------------------------------------------- request heads
