@@ -6,7 +6,6 @@ win its banner (js/outcome.js). In Debian's headless Chromium, against the stati
 """
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -91,62 +90,60 @@ OUTCOMES = """async ([reasons, base]) => {
 
 
 @pytest.mark.timeout(300)
-def test_the_renderer_words_every_declared_kind_and_the_review_shows_each(static_site):
+async def test_the_renderer_words_every_declared_kind_and_the_review_shows_each(static_site):
     events = declared_events()
     declaration = {"events": events, "roles": [], "rules": [], "presets": [], "durations": {}}
     owners = win_owners()
 
-    async def main():
-        async with chromium() as browser:
-            reader = await new_player(browser, "Reader", viewport=LAPTOP)
-            page = reader.page
-            await fake_api(page, declaration, the_review(events, "fox_survives"))
-            await page.goto(f"{static_site}/review.html#{ROOM}")
-            await page.wait_for_selector("#review-timeline .period li")
+    async with chromium() as browser:
+        reader = await new_player(browser, "Reader", viewport=LAPTOP)
+        page = reader.page
+        await fake_api(page, declaration, the_review(events, "fox_survives"))
+        await page.goto(f"{static_site}/review.html#{ROOM}")
+        await page.wait_for_selector("#review-timeline .period li")
 
-            # The renderer: a line for every declared kind from a sample of its declared fields,
-            # no placeholder left, none the generic line of an unknown kind; an unknown kind too.
-            texts = await page.evaluate(RENDER_ALL, [[sample(k, d) for k, d in events.items()], static_site])
-            unknown = EN["event.unknown"].format(kind="not_a_kind")
-            for kind, shown in texts.items():
-                for where, text in shown.items():
-                    if kind == "not_a_kind" and where == "review":
-                        continue
-                    assert text.strip() and "{" not in text, (kind, where, text)
-                    assert (text == unknown) == (kind == "not_a_kind"), (kind, where, text)
+        # The renderer: a line for every declared kind from a sample of its declared fields,
+        # no placeholder left, none the generic line of an unknown kind; an unknown kind too.
+        texts = await page.evaluate(RENDER_ALL, [[sample(k, d) for k, d in events.items()], static_site])
+        unknown = EN["event.unknown"].format(kind="not_a_kind")
+        for kind, shown in texts.items():
+            for where, text in shown.items():
+                if kind == "not_a_kind" and where == "review":
+                    continue
+                assert text.strip() and "{" not in text, (kind, where, text)
+                assert (text == unknown) == (kind == "not_a_kind"), (kind, where, text)
 
-            # The few lists of kinds the client keeps name declared kinds only (none gone stale).
-            for kinds in await page.evaluate(LISTS, static_site):
-                assert sorted(set(kinds) - set(events)) == []
+        # The few lists of kinds the client keeps name declared kinds only (none gone stale).
+        for kinds in await page.evaluate(LISTS, static_site):
+            assert sorted(set(kinds) - set(events)) == []
 
-            # The review: every kind it tells, marked secret exactly when the declaration says
-            # some seats only heard it; the Fox's win has the Fox's card.
-            shown = {li["kind"]: li for li in await page.eval_on_selector_all(
-                "#review-timeline .period li",
-                "els => els.map((li) => ({kind: li.dataset.kind, text: li.textContent, secret: li.classList.contains('secret')}))")}
-            skipped = set((await page.evaluate(LISTS, static_site))[1])
-            assert sorted(set(events) - skipped - set(shown)) == []
-            for kind, li in shown.items():
-                assert li["text"].strip(), kind
-                if kind == "story":  # no kind: a line of game_over's story, secret while it ran
-                    assert li["secret"], li
-                elif kind != "chat":
-                    assert li["secret"] == (events[kind]["audience"] != "everyone"), (kind, li)
-            assert await page.get_attribute("#review-banner img", "data-role") == "fox"
-            assert await page.text_content("#review-reason") == EN["end.reason.fox_survives"]
+        # The review: every kind it tells, marked secret exactly when the declaration says
+        # some seats only heard it; the Fox's win has the Fox's card.
+        shown = {li["kind"]: li for li in await page.eval_on_selector_all(
+            "#review-timeline .period li",
+            "els => els.map((li) => ({kind: li.dataset.kind, text: li.textContent, secret: li.classList.contains('secret')}))")}
+        skipped = set((await page.evaluate(LISTS, static_site))[1])
+        assert sorted(set(events) - skipped - set(shown)) == []
+        for kind, li in shown.items():
+            assert li["text"].strip(), kind
+            if kind == "story":  # no kind: a line of game_over's story, secret while it ran
+                assert li["secret"], li
+            elif kind != "chat":
+                assert li["secret"] == (events[kind]["audience"] != "everyone"), (kind, li)
+        assert await page.get_attribute("#review-banner img", "data-role") == "fox"
+        assert await page.text_content("#review-reason") == EN["end.reason.fox_survives"]
 
-            # Every win reason the rules can produce: its owner's card and its own words.
-            outcomes = await page.evaluate(OUTCOMES, [[*owners, "not_a_reason"], static_site])
-            for reason, role in owners.items():
-                assert outcomes[reason] == [role, EN[f"end.reason.{reason}"]], reason
-            assert outcomes["not_a_reason"] == [None, EN["end.reason.unknown"]]
-            assert not reader.errors, reader.errors
+        # Every win reason the rules can produce: its owner's card and its own words.
+        outcomes = await page.evaluate(OUTCOMES, [[*owners, "not_a_reason"], static_site])
+        for reason, role in owners.items():
+            assert outcomes[reason] == [role, EN[f"end.reason.{reason}"]], reason
+        assert outcomes["not_a_reason"] == [None, EN["end.reason.unknown"]]
+        assert not reader.errors, reader.errors
 
-    asyncio.run(main())
 
 
 @pytest.mark.timeout(300)
-def test_the_end_screen_shows_every_win_with_its_banner(static_site):
+async def test_the_end_screen_shows_every_win_with_its_banner(static_site):
     """The end screen of a finished game, one welcome per win reason: the owner's card, the words."""
     declaration = {"events": declared_events(), "roles": [], "rules": [], "presets": [], "durations": {}}
     owners = win_owners()
@@ -162,27 +159,25 @@ def test_the_end_screen_shows_every_win_with_its_banner(static_site):
                           "chat": []}}
         return {"type": "welcome", "seat": 0, "seq": 10, "view": view}
 
-    async def main():
-        async with chromium() as browser:
-            player = await new_player(browser, "Ann", viewport=LAPTOP)
-            page = player.page
-            await fake_api(page, declaration)
-            reason_now = {}
+    async with chromium() as browser:
+        player = await new_player(browser, "Ann", viewport=LAPTOP)
+        page = player.page
+        await fake_api(page, declaration)
+        reason_now = {}
 
-            def socket(ws):
-                ws.on_message(lambda message: ws.send(json.dumps(welcome(reason_now["reason"])))
-                              if json.loads(message).get("type") == "hello" else None)
+        def socket(ws):
+            ws.on_message(lambda message: ws.send(json.dumps(welcome(reason_now["reason"])))
+                          if json.loads(message).get("type") == "hello" else None)
 
-            await page.route_web_socket("**/ws/**", socket)
-            await page.goto(f"{static_site}/")
-            await page.evaluate("(room) => localStorage.setItem(`ww:token:${room}`, 'tok')", ROOM)
-            for reason, role in owners.items():
-                reason_now["reason"] = reason
-                await page.goto(f"{static_site}/?r={reason}#/r/{ROOM}")
-                await page.wait_for_selector("#screen-end:not([hidden]) #end-banner img")
-                assert await page.get_attribute("#end-banner img", "data-role") == role, reason
-                assert await page.text_content("#end-reason") == EN[f"end.reason.{reason}"], reason
-                assert await page.text_content("#end-me") == EN["end.you_won"]
-            assert not player.errors, player.errors
+        await page.route_web_socket("**/ws/**", socket)
+        await page.goto(f"{static_site}/")
+        await page.evaluate("(room) => localStorage.setItem(`ww:token:${room}`, 'tok')", ROOM)
+        for reason, role in owners.items():
+            reason_now["reason"] = reason
+            await page.goto(f"{static_site}/?r={reason}#/r/{ROOM}")
+            await page.wait_for_selector("#screen-end:not([hidden]) #end-banner img")
+            assert await page.get_attribute("#end-banner img", "data-role") == role, reason
+            assert await page.text_content("#end-reason") == EN[f"end.reason.{reason}"], reason
+            assert await page.text_content("#end-me") == EN["end.you_won"]
+        assert not player.errors, player.errors
 
-    asyncio.run(main())

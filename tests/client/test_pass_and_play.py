@@ -307,62 +307,60 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
 
 
 @pytest.mark.timeout(600)
-def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_the_table_whatever_the_deal(stack):
+async def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_the_table_whatever_the_deal(stack):
     gateway = stack.start_gateway(games_per_actor=4)
     SHOTS.mkdir(exist_ok=True)
 
-    async def main():
-        async with chromium() as browser:
-            first_deal: asyncio.Future = asyncio.get_running_loop().create_future()
+    async with chromium() as browser:
+        first_deal: asyncio.Future = asyncio.get_running_loop().create_future()
 
-            async def first(cards):
-                first_deal.set_result(cards)
-                return True
+        async def first(cards):
+            first_deal.set_result(cards)
+            return True
 
-            async def other(cards):  # the second table plays on only with another deal
-                return cards != await first_deal
+        async def other(cards):  # the second table plays on only with another deal
+            return cards != await first_deal
 
-            async def second():
-                for _ in range(3):  # the same deal twice: one in 120
-                    played = await play_table(browser, gateway.url, dawns=2, dealt=other)
-                    if played:
-                        return played
-                raise AssertionError("three tables dealt like the first")
+        async def second():
+            for _ in range(3):  # the same deal twice: one in 120
+                played = await play_table(browser, gateway.url, dawns=2, dealt=other)
+                if played:
+                    return played
+            raise AssertionError("three tables dealt like the first")
 
-            shots = set()  # the README's pictures: the first cover, the first special card, the first vote
-            one, two = await asyncio.gather(play_table(browser, gateway.url, shots=shots, dealt=first), second())
-            page = one.page
+        shots = set()  # the README's pictures: the first cover, the first special card, the first vote
+        one, two = await asyncio.gather(play_table(browser, gateway.url, shots=shots, dealt=first), second())
+        page = one.page
 
-            assert sorted(one.cards) == list(range(len(NAMES)))  # every player saw their card
-            # the checks had something to find: a reading, the pack, a prompt's facts
-            assert any(screen["private"] for screen in one.seen.values()), one.seen
-            assert one.covers >= 2 * len(NAMES) and one.checks >= one.covers, (one.covers, one.checks)
-            assert one.idle and two.idle  # the villagers' turns: nothing to do, a pick that goes nowhere
-            assert shots == {"cover", "reload", "card", "vote"}
-            assert await page.locator("#end-cards li").count() == len(NAMES)
-            assert (await page.text_content("#end-winners")).strip()
+        assert sorted(one.cards) == list(range(len(NAMES)))  # every player saw their card
+        # the checks had something to find: a reading, the pack, a prompt's facts
+        assert any(screen["private"] for screen in one.seen.values()), one.seen
+        assert one.covers >= 2 * len(NAMES) and one.checks >= one.covers, (one.covers, one.checks)
+        assert one.idle and two.idle  # the villagers' turns: nothing to do, a pick that goes nowhere
+        assert shots == {"cover", "reload", "card", "vote"}
+        assert await page.locator("#end-cards li").count() == len(NAMES)
+        assert (await page.text_content("#end-winners")).strip()
 
-            # Night by night, both tables saw the same covers: every seat (nobody left on night 1
-            # nor on day 1), in seat order, once for each step of the night; the second night has
-            # several steps (the Seer's, the Guard's, the pack's).
-            assert one.cards != two.cards
-            assert len(one.nights) >= 2 and len(two.nights) == 2, (one.nights, two.nights)
-            everyone = list(range(len(NAMES)))
-            steps = [rounds_of(turns, everyone) for turns in one.nights[:2]]
-            assert steps == [rounds_of(turns, everyone) for turns in two.nights], (one.nights, two.nights)
-            assert one.nights[:2] == two.nights
-            assert len(steps[1]) >= 2, steps
+        # Night by night, both tables saw the same covers: every seat (nobody left on night 1
+        # nor on day 1), in seat order, once for each step of the night; the second night has
+        # several steps (the Seer's, the Guard's, the pack's).
+        assert one.cards != two.cards
+        assert len(one.nights) >= 2 and len(two.nights) == 2, (one.nights, two.nights)
+        everyone = list(range(len(NAMES)))
+        steps = [rounds_of(turns, everyone) for turns in one.nights[:2]]
+        assert steps == [rounds_of(turns, everyone) for turns in two.nights], (one.nights, two.nights)
+        assert one.nights[:2] == two.nights
+        assert len(steps[1]) >= 2, steps
 
-            # Again at the same table: the same seats on this phone, the next game's cards behind covers.
-            # The same seats land in the next game's lobby; the phone (the host) starts it.
-            await page.click("#again")
-            await page.wait_for_selector("#screen-lobby:not([hidden]) #start:not([disabled])")
-            assert await page.locator("#lobby-players li").count() == len(NAMES)
-            await page.click("#start")
-            await page.wait_for_selector(COVER)
-            room = (await page.evaluate("() => location.hash")).removeprefix("#/p/")
-            seats = await page.evaluate(f"() => JSON.parse(localStorage.getItem('ww:pass:{room}'))")
-            assert [s["name"] for s in seats] == NAMES and not any("seen" in s for s in seats)
-            assert not one.phone.errors and not two.phone.errors, (one.phone.errors, two.phone.errors)
+        # Again at the same table: the same seats on this phone, the next game's cards behind covers.
+        # The same seats land in the next game's lobby; the phone (the host) starts it.
+        await page.click("#again")
+        await page.wait_for_selector("#screen-lobby:not([hidden]) #start:not([disabled])")
+        assert await page.locator("#lobby-players li").count() == len(NAMES)
+        await page.click("#start")
+        await page.wait_for_selector(COVER)
+        room = (await page.evaluate("() => location.hash")).removeprefix("#/p/")
+        seats = await page.evaluate(f"() => JSON.parse(localStorage.getItem('ww:pass:{room}'))")
+        assert [s["name"] for s in seats] == NAMES and not any("seen" in s for s in seats)
+        assert not one.phone.errors and not two.phone.errors, (one.phone.errors, two.phone.errors)
 
-    asyncio.run(main())

@@ -86,7 +86,7 @@ async def play_004(url: str, seats: int, pages: int, *, screenshot: bool = False
 # Twenty pages beside the rest of the suite on two cores took ~250 s alone and several times that
 # beside it: six pages show the twenty-seat table, fourteen bots fill it.
 @pytest.mark.timeout(900)
-def test_a_twenty_seat_seed_004_table_plays_to_the_end_in_six_pages(stack):
+async def test_a_twenty_seat_seed_004_table_plays_to_the_end_in_six_pages(stack):
     gateway = stack.start_gateway()
-    players, bots = asyncio.run(play_004(gateway.url, 20, 6, screenshot=True))
+    players, bots = await play_004(gateway.url, 20, 6, screenshot=True)
     assert sorted([p.seat for p in players] + [b.client.seat for b in bots]) == list(range(20))
