@@ -76,7 +76,8 @@ async def test_a_lost_message_is_refilled_from_the_log_and_a_repeat_dropped(subs
         await redis.rpush(keys.log(CODE), encode_event(2, {"kind": "chat", "to": None}))
         await write(rstore, 3, 1)
         assert await take(queue, 2) == [2, 3]
-        await redis.spublish(keys.room(CODE), events_message([encode_event(3, {"kind": "chat", "to": None})]))
+        await redis.spublish(keys.room(CODE),
+                             events_message([encode_event(3, {"kind": "chat", "to": None})]))
         await write(rstore, 4, 1)
         assert await take(queue, 1) == [4]
         event = orjson.loads((await rstore.events_after(CODE, 3))[0]["frame"])
@@ -119,7 +120,8 @@ async def lose_on_reconnection(redis, prefix, seqs: range) -> None:
         pipe.rpush(keys.log(CODE), *events)
         pipe.spublish(keys.room(CODE), events_message(events))
         await pipe.execute()
-    await until(lambda: resubscribed(redis, keys.room(CODE)), 10, "the room's channel subscribed again")
+    await until(lambda: resubscribed(redis, keys.room(CODE)), 10,
+                "the room's channel subscribed again")
 
 
 async def test_listeners_survive_a_dropped_connection(named_subscriptions, rstore, redis, prefix):
@@ -300,7 +302,8 @@ class SweepHeldStore(GatedStore):
         return live
 
 
-async def test_seats_announced_again_after_a_lapse_survive_the_sweep_that_read_the_lapse(redis, prefix):
+async def test_seats_announced_again_after_a_lapse_survive_the_sweep_that_read_the_lapse(
+        redis, prefix):
     async with wire(redis, prefix, SweepHeldStore) as (rc, host, store):
         assert await rc.renew_lease()  # the first lease: the seats are announced under it
         await rc.presence("AAAAAA", 0, True)

@@ -81,7 +81,8 @@ async def test_a_game_runs_from_lobby_to_game_over(cluster):
     async with rc.listen(room) as queue:
         welcome = await rc.welcome(room, 0)
         assert welcome["seq"] == 6
-        assert await rc.command(room, 0, {"type": "start", "id": "go"}) == {"type": "ack", "id": "go"}
+        assert await rc.command(room, 0,
+                                {"type": "start", "id": "go"}) == {"type": "ack", "id": "go"}
         with pytest.raises(RoomStarted):
             await rc.join(room, "Late")
         await play(rc, room, 6, queue)
@@ -93,7 +94,8 @@ async def test_a_game_runs_from_lobby_to_game_over(cluster):
         return (await rc.welcome(room, 3))["seq"] == len(log)
     await until(caught_up, 10, "a welcome at the log's end")
     assert (await rc.welcome(room, 3))["view"]["status"] == "finished"
-    assert (await rc.command(room, 0, {"type": "chat", "id": 1, "text": "gg"}))["code"] == "room_closed"
+    assert (await rc.command(room, 0,
+                             {"type": "chat", "id": 1, "text": "gg"}))["code"] == "room_closed"
 
 
 @pytest.mark.parametrize("cluster", [1], indirect=True, ids=["actor-per-game"])
@@ -102,7 +104,8 @@ async def test_each_game_gets_its_own_actor_and_a_warm_one_waits(cluster):
     rooms = [(await rc.create_room(f"Host{i}"))["room"] for i in range(3)]
     pids = {(await rc.host_stats(room))["pid"] for room in rooms}
     assert len(pids) == 3
-    await ray.get_actor(f"{rc.config.prefix}-placement", namespace=rc.config.namespace).settled.remote()
+    await ray.get_actor(f"{rc.config.prefix}-placement",
+                        namespace=rc.config.namespace).settled.remote()
     hosts = await rc.redis.zrange(rc.keys.hosts(), 0, -1, withscores=True)
     scores = [score for _, score in hosts]
     assert scores.count(1) == 3 and 0 in scores  # and a spare one is started
@@ -142,7 +145,8 @@ async def test_a_killed_host_comes_back_with_every_acknowledged_action(cluster):
                     return
                 if not view["channels"]:
                     continue  # a sleeping villager: the rate limit counts every line sent
-                reply = await rc.command(room, 0, {"type": "chat", "id": f"c{n}", "text": f"line {n}"})
+                reply = await rc.command(room, 0,
+                                         {"type": "chat", "id": f"c{n}", "text": f"line {n}"})
                 if reply["type"] == "ack":
                     acked.append(f"line {n}")
                 if len(acked) >= 8:  # the burst of 5, then one a second
@@ -163,7 +167,8 @@ async def test_a_killed_host_comes_back_with_every_acknowledged_action(cluster):
         await play(rc, room, 6, queue)
     log = await rc.events_after(room, 0)
     assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
-    said = [orjson.loads(e["frame"])["text"] for e in log if orjson.loads(e["frame"])["kind"] == "chat"]
+    said = [orjson.loads(e["frame"])["text"]
+            for e in log if orjson.loads(e["frame"])["kind"] == "chat"]
     for text in acked:
         assert said.count(text) == 1
     assert kinds(log)[-1] == "game_over"
@@ -250,7 +255,8 @@ async def test_hosts_emptied_by_ended_games_are_stopped_and_their_rooms_still_re
     assert await rc.redis.zscore(rc.keys.hosts(), ended_host) is None
     assert (await rc.welcome(ended, 2))["view"]["status"] == "finished"
     assert (await rc.lobby(ended))["status"] == "finished"
-    assert (await rc.command(ended, 0, {"type": "chat", "id": 9, "text": "gg"}))["code"] == "room_closed"
+    assert (await rc.command(ended, 0,
+                             {"type": "chat", "id": 9, "text": "gg"}))["code"] == "room_closed"
     await rc.presence(ended, 0, False)
     with pytest.raises(RoomStarted):
         await rc.join(ended, "Late")

@@ -23,7 +23,8 @@ from devstack.redis_servers import RedisServer, aof_args
 from devstack.stack import Stack
 
 pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif(not available(), reason="needs root and iproute2 (network namespaces)")]
+              pytest.mark.skipif(not available(),
+                                 reason="needs root and iproute2 (network namespaces)")]
 
 async def probe_all(clients) -> list[float]:
     """Each seat sends a chat line; seconds until the room answered it (ack, or a refusal such as
@@ -92,7 +93,8 @@ async def play_and_kill_a_node(lan, stack, nodes) -> list[float]:
     doomed_room, seats, clients = tables[0]
     doomed = where[doomed_room]
     bots = [Bot(c, random.Random(i)) for i, c in enumerate(clients)]
-    games = [asyncio.create_task(play_through_failover(bot, doomed_room, seat["token"], gateway.ws_url))
+    games = [asyncio.create_task(play_through_failover(bot, doomed_room, seat["token"],
+                                                       gateway.ws_url))
              for bot, seat in zip(bots, seats)]
     others = [(room, clients) for room, _, clients in tables[1:]]
     # Twelve seats would make a long game; eight with 2 s phases still reach day 1 first.

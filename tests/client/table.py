@@ -32,7 +32,8 @@ PHONE = {"width": 360, "height": 740}
 WAIT_MS = 120_000  # one phase on a two-core machine running the other tests beside the pages
 GAME_MS = 600_000  # a whole game on a loaded machine (a seat dead on the first night waits it out)
 # Seed 004's durations for a game through the pages. The role steps always last their full time
-# with hidden cards (RULES.md O1): a few seconds each. A day's vote ran its full time in every round of a 20-seat game (some page always late), so
+# with hidden cards (RULES.md O1): a few seconds each. A day's vote ran its full time in every round
+# of a 20-seat game (some page always late), so
 # the vote is short: 30 s of it made half the game's length.
 SHORT_004 = {"seer": 4, "guard": 4, "medium": 2, "wolves": 20, "discussion": 20, "vote": 15}
 # The page wraps every name it puts in a sentence in FSI...PDI (bidi isolation, js/i18n.js): text
@@ -89,14 +90,16 @@ async def chromium():
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS,
+                                           headless=True)
         try:
             yield browser
         finally:
             await browser.close()
 
 
-async def new_player(browser: Browser, name: str, *, locale: str = "en-US", viewport=LAPTOP) -> Player:
+async def new_player(
+        browser: Browser, name: str, *, locale: str = "en-US", viewport=LAPTOP) -> Player:
     context = await browser.new_context(locale=locale, viewport=viewport)
     page = await context.new_page()
     page.set_default_timeout(WAIT_MS)
@@ -181,7 +184,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
     await host.page.wait_for_selector("#screen-lobby:not([hidden])")
     link = await host.page.input_value("#share-link")
     room = link.rsplit("/", 1)[1]
-    if preset is not None:  # first, as on the host's form (and seed 004 seats 19 and 20 only under it)
+    # first, as on the host's form (and seed 004 seats 19 and 20 only under it)
+    if preset is not None:
         await host.page.select_option("#host-preset", preset)
         await host.page.wait_for_selector(f"#lobby-preset[data-preset='{preset}']")
     for i, p in enumerate(players[1:], start=1):
@@ -209,7 +213,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
             await box.set_checked(await box.get_attribute("value") in roles)
         await host.page.wait_for_function(SHOWS_SETTINGS, arg=[{}, roles])
     # The phases this table times (no other ever runs, tests/rules/test_properties.py)
-    offered = await host.page.eval_on_selector_all("#host-durations input", "els => els.map((e) => e.name)")
+    offered = await host.page.eval_on_selector_all("#host-durations input",
+                                                   "els => els.map((e) => e.name)")
     durations = {name: seconds for name, seconds in durations.items() if name in offered}
     for name, seconds in durations.items():
         await host.page.fill(f"#host-durations input[name={name}]", str(seconds))
@@ -224,10 +229,12 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
     if before_start:
         await before_start(players)
     await host.page.click("#start:not([disabled])")
-    # The click sent the start and the room took it (a click lost in a re-rendered form sends nothing).
+    # The click sent the start and the room took it (a click lost in a re-rendered form sends
+    # nothing).
     try:
         started = await until(host.news, lambda: next(
-            (host.replies[i] for i, kind in host.sent.items() if kind == "start" and i in host.replies), None))
+            (host.replies[i] for i, kind in host.sent.items() if kind == "start"
+             and i in host.replies), None))
     except TimeoutError:
         raise AssertionError(f"the host's start was {'sent' if 'start' in host.sent.values() else 'never sent'}"
                              " and never answered") from None
@@ -392,5 +399,7 @@ CHANNEL_OF_ACTION = {"vote.request": "day", "wolves.point": "wolves"}
 async def chatty(player: Player, action: str) -> None:
     """Say one line in each channel the seat reaches, before its move there."""
     channel = CHANNEL_OF_ACTION.get(action)
-    if channel and channel not in player.said and await say(player, f"{player.name} speaks in {channel}", channel):
+    if channel and channel not in player.said and await say(player,
+                                                            f"{player.name} speaks in {channel}",
+                                                            channel):
         player.said.add(channel)

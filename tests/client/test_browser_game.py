@@ -93,7 +93,8 @@ async def test_seven_browsers_play_to_the_end_with_the_seed_003_and_001_roles_de
     async with chromium() as browser:
         async def offered(players):
             host = players[0].page
-            boxes = await host.eval_on_selector_all("#host-roles input", "els => els.map(e => e.value)")
+            boxes = await host.eval_on_selector_all("#host-roles input",
+                                                    "els => els.map(e => e.value)")
             assert set(roles) <= set(boxes)
             assert await host.locator("#host-preset option").count() > 1  # the seeds' presets
 
@@ -122,7 +123,8 @@ async def test_reload_or_a_dropped_connection_keeps_the_seat_and_misses_nothing(
                                          durations, replicas={5: replica.url})
         await play_all(players, until=DAY)
         leaver = players[5]
-        speaker = [p for p in players[:5] if await p.page.locator("#players li.me[data-alive='1']").count()][0]
+        speaker = [p
+                   for p in players[:5] if await p.page.locator("#players li.me[data-alive='1']").count()][0]
         page = leaver.page
 
         # Reload: the page goes away, the table talks, the page comes back from the link.
@@ -144,7 +146,8 @@ async def test_reload_or_a_dropped_connection_keeps_the_seat_and_misses_nothing(
         await page.wait_for_selector("#conn[data-state=offline]")
         line2 = "said while your gateway was down"
         assert await say(speaker, line2)
-        stack.gateways.append(start_gateway(ray_address=stack.ray_address, redis_url=stack.redis_url,
+        stack.gateways.append(start_gateway(ray_address=stack.ray_address,
+                                            redis_url=stack.redis_url,
                                             prefix=stack.prefix, port=replica.port))
         await page.wait_for_selector(f'#chat-log li:has-text("{line2}")')
         assert await page.get_attribute("#conn", "data-state") == "online"
@@ -188,11 +191,13 @@ async def test_arabic_at_360px_is_right_to_left_and_fits(stack):
 
         durations = {**SHORT, "discussion": 300}
         _, players = await seat_table(
-            browser, gateway.url, specs(["en-US", "ar-SA"] + ["en-US"] * 4, [LAPTOP, PHONE] + [LAPTOP] * 4),
+            browser, gateway.url,
+            specs(["en-US", "ar-SA"] + ["en-US"] * 4, [LAPTOP, PHONE] + [LAPTOP] * 4),
             durations, roles=["seer", "witch", "cupid"], before_start=arabic_lobby)
         arab = players[1]
         await play_all(players, until=DAY)
-        alive = [p for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
+        alive = [p
+                 for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
         for p in alive[:2]:
             assert await say(p, f"مرحبًا من {p.name}")  # the discussion lasts 300 s
         page = arab.page
@@ -200,8 +205,10 @@ async def test_arabic_at_360px_is_right_to_left_and_fits(stack):
             await page.click("#chat-tabs button[data-channel=day]")
         await page.wait_for_selector(f'#chat-log li:has-text("{alive[1].name}")')
 
-        layout = await assert_fits_rtl(page, ["#phase-name", "#countdown", "#card", "#act", "#players",
-                                              "#chat-log", "#chat-tabs", "#feed", "#lang"], PHONE["width"])
+        layout = await assert_fits_rtl(page, ["#phase-name", "#countdown", "#card", "#act",
+                                              "#players",
+                                              "#chat-log", "#chat-tabs", "#feed", "#lang"],
+                                       PHONE["width"])
         assert await page.text_content("#phase-name") == "النهار: الحوار"
         # Right to left: the phase name starts at the right edge, the countdown sits at the left.
         assert layout["boxes"]["#phase-name"][0] > layout["boxes"]["#countdown"][0]

@@ -56,7 +56,8 @@ async def test_a_hidden_card_stays_hidden_and_the_help_explains_every_card(stack
         await page.click("#help-open")
         await page.wait_for_selector("#help[open]")
         shown = await page.eval_on_selector_all(
-            "#help-roles section", "els => els.map(e => [e.dataset.role, e.querySelector('p').textContent])")
+            "#help-roles section",
+            "els => els.map(e => [e.dataset.role, e.querySelector('p').textContent])")
         assert shown == [[r, card_text(r)] for r in ROLES]
         assert set(CARDS) <= set(ROLES)
         await page.click("#help button[type=submit]")

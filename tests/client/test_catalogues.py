@@ -86,7 +86,8 @@ def test_every_event_kind_and_win_reason_has_its_words_in_every_catalogue():
     for lang in LANGS:
         keys = catalogue(lang).keys()
         missing = [kind for kind in DECLARATION["events"]
-                   if f"event.{kind}" not in keys and not any(k.startswith(f"event.{kind}.") for k in keys)]
+                   if f"event.{kind}" not in keys
+                   and not any(k.startswith(f"event.{kind}.") for k in keys)]
         missing += [f"end.reason.{w.reason}" for w in WINS if f"end.reason.{w.reason}" not in keys]
         missing += [k for k in ("event.unknown", "end.reason.unknown") if k not in keys]
         assert missing == [], lang

@@ -24,7 +24,8 @@ from tests.client.static import catalogue
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 LAPTOP_720 = {"width": 1280, "height": 720}
-NAMES = {"en": ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"], "ar": ["ليلى", "عمر", "مي", "لين", "آنا", "توم"]}
+NAMES = {"en": ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"],
+         "ar": ["ليلى", "عمر", "مي", "لين", "آنا", "توم"]}
 LOCALE = {"en": "en-US", "ar": "ar"}
 # The test ends phases by acting; the clock never should.
 LONG = {name: 900 for name in ("cupid", "seer", "wolves", "witch", "election", "discussion", "vote",
@@ -107,7 +108,8 @@ async def test_speakers_channels_mentions_reactions_and_why_the_composer_is_clos
     names = NAMES[lang]
 
     async with chromium() as browser:
-        spectators = [await new_player(browser, f"watcher-{i}", locale=LOCALE[lang], viewport=viewport)
+        spectators = [await new_player(browser, f"watcher-{i}", locale=LOCALE[lang],
+                                       viewport=viewport)
                       for i, viewport in enumerate([PHONE, LAPTOP_720])]
 
         async def watch(players):
@@ -116,8 +118,10 @@ async def test_speakers_channels_mentions_reactions_and_why_the_composer_is_clos
                 await s.page.goto(link)
                 await s.page.wait_for_selector("#screen-lobby:not([hidden])")
 
-        specs = [(n, LOCALE[lang], PHONE if i % 2 == 0 else LAPTOP_720) for i, n in enumerate(names)]
-        _, players = await seat_table(browser, gateway.url, specs, LONG, roles=[], before_start=watch)
+        specs = [(n, LOCALE[lang], PHONE if i % 2 == 0 else LAPTOP_720)
+                 for i, n in enumerate(names)]
+        _, players = await seat_table(browser, gateway.url, specs, LONG, roles=[],
+                                      before_start=watch)
         wolves = wolves_of(players)
         [wolf] = [p for p in players if p.role == "werewolf"]
         villagers = [p for p in players if p is not wolf]
@@ -133,7 +137,8 @@ async def test_speakers_channels_mentions_reactions_and_why_the_composer_is_clos
         assert await say(wolf, pack, "wolves")
         await wait_line(wolf, pack)
         [line] = await lines(wolf)
-        assert line == {"seat": wolf.seat, "channel": "wolves", "badge": f"☾ {cat['chat.badge.wolves']}",
+        assert line == {"seat": wolf.seat, "channel": "wolves",
+                        "badge": f"☾ {cat['chat.badge.wolves']}",
                         "badgeChannel": "wolves", "who": wolf.name, "hue": line["tableHue"],
                         "tableHue": line["tableHue"], "text": pack, "mine": True, "mention": False,
                         "marks": []}, line
@@ -192,7 +197,8 @@ async def test_speakers_channels_mentions_reactions_and_why_the_composer_is_clos
                 await wait_line(p, "👍")
                 reactions = [line for line in await lines(p) if line["seat"] == reactor.seat]
                 assert [(r["text"], r["who"]) for r in reactions] == [
-                    ("👍", reactor.name), (cat["chat.react.suspicious"], reactor.name)], (p.name, reactions)
+                    ("👍", reactor.name), (cat["chat.react.suspicious"],
+                                          reactor.name)], (p.name, reactions)
 
         # Too fast: the sixth tap at once waits, and the composer says for how long.
         hasty = living[3]

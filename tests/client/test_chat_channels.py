@@ -40,7 +40,8 @@ COMPOSER_NAMES = """(want) => {
 
 
 async def table(browser, url: str) -> list[Player]:
-    _, players = await seat_table(browser, url, [(n, "en-US", LAPTOP) for n in NAMES], LONG, roles=[])
+    _, players = await seat_table(browser, url, [(n, "en-US", LAPTOP) for n in NAMES], LONG,
+                                  roles=[])
     return players
 
 
@@ -62,7 +63,8 @@ async def composer_names(player: Player, channel: str | None) -> None:
 
 
 async def chat_text(player: Player) -> str:
-    return " ".join(await player.page.eval_on_selector_all("#chat-log li", "els => els.map(e => e.textContent)"))
+    return " ".join(await player.page.eval_on_selector_all("#chat-log li",
+                                                           "els => els.map(e => e.textContent)"))
 
 
 async def alive(players: list[Player]) -> list[Player]:
@@ -75,7 +77,8 @@ def roles(players):
 
 
 @pytest.mark.timeout(600)
-async def test_the_composer_names_the_server_s_channel_and_a_pack_draft_never_reaches_the_village(stack):
+async def test_the_composer_names_the_server_s_channel_and_a_pack_draft_never_reaches_the_village(
+        stack):
     gateway = stack.start_gateway()
 
     async with chromium() as browser:

@@ -17,7 +17,8 @@ from tests.client.table import LAPTOP, ROOT, Player, answer, chromium, play, pla
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"]
-DURATIONS = {**durations(30, witch=10), "discussion": 300, "vote": 300}  # the day waits for the test
+# the day waits for the test
+DURATIONS = {**durations(30, witch=10), "discussion": 300, "vote": 300}
 DISCUSSION = "body[data-phase='day.discussion']"
 VOTE = "body[data-phase='day.vote']"
 EN = json.loads((ROOT / "gateway/static/i18n/en.json").read_text(encoding="utf-8"))
@@ -52,7 +53,8 @@ class Stall:
         if self.stalled:
             entry = (page_side, [])
             page_side.on_message(lambda message: entry[1].append(message))
-            page_side.on_close(lambda code, reason: entry in self.parked and self.parked.remove(entry))
+            page_side.on_close(lambda code, reason: entry in self.parked
+                               and self.parked.remove(entry))
             self.parked.append(entry)
             return
         self._connect(page_side, [])
@@ -79,7 +81,8 @@ class Stall:
 
 async def controls(player: Player) -> dict:
     shown = await player.page.evaluate(CONTROLS)
-    assert shown["prompts"] and shown["composer"], shown  # the ask-to-vote button, the day's composer
+    # the ask-to-vote button, the day's composer
+    assert shown["prompts"] and shown["composer"], shown
     return shown
 
 
@@ -91,7 +94,8 @@ async def down_then_back(player: Player, *, stall: Stall | None = None) -> None:
     shown = await controls(player)
     assert all(shown["prompts"]) and shown["send"], shown
     if stall is not None:
-        await asyncio.wait_for(stall.given_up.wait(), TOLD_MS / 1000)  # the page dropped the dead socket itself
+        # the page dropped the dead socket itself
+        await asyncio.wait_for(stall.given_up.wait(), TOLD_MS / 1000)
         stall.restore()
     else:
         await player.context.set_offline(False)
@@ -101,13 +105,16 @@ async def down_then_back(player: Player, *, stall: Stall | None = None) -> None:
 
 
 @pytest.mark.timeout(900)
-async def test_a_stalled_or_offline_connection_is_told_its_controls_wait_and_sent_survives_a_reload(stack):
+async def test_a_stalled_or_offline_connection_is_told_its_controls_wait_and_sent_survives_a_reload(
+        stack):
     gateway = stack.start_gateway()
 
     async with chromium() as browser:
-        _, players = await seat_table(browser, gateway.url, [(n, "en-US", LAPTOP) for n in NAMES], DURATIONS, roles=[])
+        _, players = await seat_table(browser, gateway.url, [(n, "en-US", LAPTOP) for n in NAMES],
+                                      DURATIONS, roles=[])
         await play_all(players, until=DISCUSSION)
-        living = [p for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
+        living = [p
+                  for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
         player, others = living[0], [p for p in players if p is not living[0]]
         page = player.page
         stall = Stall()

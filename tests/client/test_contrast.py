@@ -24,7 +24,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 LAPTOP_720 = {"width": 1280, "height": 720}
 # Names that bidi reorders when nothing isolates them: Latin ones with digits in an Arabic line,
 # an Arabic one in an English line.
-SPECS = [("Quill", "en-US", LAPTOP_720), ("سارة", "ar", PHONE), ("Zed 7", "en-US", PHONE), ("Omar 2", "ar", LAPTOP_720),
+SPECS = [("Quill", "en-US", LAPTOP_720), ("سارة", "ar", PHONE), ("Zed 7", "en-US", PHONE),
+         ("Omar 2", "ar", LAPTOP_720),
          ("Ynez", "ar", PHONE), ("Xiu", "en-US", LAPTOP_720)]  # six: the smallest table
 NAMES = [name for name, _, _ in SPECS]
 DURATIONS = durations(30, witch=10)
@@ -297,7 +298,8 @@ async def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_
                     scrolled[p.name] = await p.page.evaluate(
                         "() => { window.scrollTo(0, document.documentElement.scrollHeight); return scrollY; }")
 
-        _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=["seer"], before_start=in_the_lobby)
+        _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=["seer"],
+                                      before_start=in_the_lobby)
         # A new screen opens at its top: the game's, after a lobby scrolled to its foot. A seat
         # with a move this night is then scrolled to it (table.js showTurn), and only that far.
         assert scrolled and all(y > 0 for y in scrolled.values()), scrolled
@@ -306,7 +308,8 @@ async def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_
                 try:
                     await p.page.wait_for_function(AT_TOP_OR_AT_THE_MOVE, timeout=10_000)
                 except PlaywrightTimeout:
-                    raise AssertionError((p.name, scrolled[p.name], await p.page.evaluate(WHERE))) from None
+                    raise AssertionError((p.name, scrolled[p.name],
+                                          await p.page.evaluate(WHERE))) from None
         wolves = {p.seat for p in players if p.role == "werewolf"}
         for p in players:  # the first night, for every seat (most have nothing to do in it)
             await looks.look(p.page, p.name, "table", toast=error_text(p))
@@ -346,7 +349,8 @@ async def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_
 
     assert not looks.problems, "\n".join(looks.problems)
     # What the game showed: every page by day, by night, in the lobby, at the end and on the
-    # review, toasts in both palettes; "Sent" by day; the dawn over at least one page, taking no tap.
+    # review, toasts in both palettes; "Sent" by day; the dawn over at least one page, taking no
+    # tap.
     for name in NAMES:
         seen = looks.seen[name]
         home = ("home:screen-home", "home error toast:screen-home") if name in NAMES[:4] else ()

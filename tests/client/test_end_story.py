@@ -82,7 +82,8 @@ async def test_the_review_tells_every_night_deed_once_and_every_card(static_site
         for lang in ("en", "ar"):
             cat = CATALOGUES[lang]
             for viewport in (PHONE, DESKTOP):
-                reader = await new_player(browser, "Reader", locale=LOCALES[lang], viewport=viewport)
+                reader = await new_player(browser, "Reader", locale=LOCALES[lang],
+                                          viewport=viewport)
                 page = reader.page
                 await fake_api(page, json.loads(json.dumps(DECLARATION)), review)
                 await page.goto(f"{static_site}/review.html#{ROOM}")
@@ -95,7 +96,8 @@ async def test_the_review_tells_every_night_deed_once_and_every_card(static_site
                 # Each secret deed once, in its own night, in this language's words.
                 told = [li for li in lines if li["kind"] == "story"]
                 assert [li["text"] for li in told] == [story_line(cat, e) for e in story], where
-                assert [(li["night"], li["day"]) for li in told] == [(True, e["night"]) for e in story]
+                assert [(li["night"], li["day"]) for li in told] == [(True, e["night"])
+                                                                     for e in story]
                 # What events told already, once each: the reading, the bread, the charm;
                 # the infection once (the story's line, not the infected's own event too).
                 kinds = [li["kind"] for li in lines]
@@ -173,33 +175,41 @@ async def the_story_told(players: list[Player], log: list, review_url: str) -> N
     """Every end screen and the review (English and Arabic, phone and laptop) tell `log`'s end."""
     over = next(e["event"] for e in log if e["event"]["kind"] == "game_over")
     names = {p.seat: p.name for p in players}
-    infected = {s for e in over["story"] if e["what"] == "infect_father.infected" for s in e["targets"]}
+    infected = {s for e in over["story"] if e["what"] == "infect_father.infected"
+                for s in e["targets"]}
     for p in players:
         cat = CATALOGUES[await p.page.get_attribute("html", "lang")]
         cards = without_isolates(await p.page.evaluate(END_CARDS))
-        assert {c["seat"]: c["role"] for c in cards} == {int(s): r for s, r in over["roles"].items()}, p.name
+        assert {c["seat"]: c["role"] for c in cards} == {int(s): r
+                                                         for s, r in over["roles"].items()}, p.name
         for c in cards:
             card = cat[f"role.{c['role']}"]
             assert c["card"] == (cat["end.infected"].format(role=card) if c["seat"] in infected else card), (p.name, c)
         told = without_isolates(await p.page.evaluate(END_STORY))
         assert told == [cat["game.night"].format(n=e["night"]) + ": " + cat[f"story.{e['what']}"].format(
-            name=names[e["seat"]], target=", ".join(names[s] for s in e["targets"])) for e in over["story"]], p.name
-    counts = {kind: sum(1 for e in log if e["event"]["kind"] == kind) for kind in ("medium_result", "bread", "charmed", "death")}
+            name=names[e["seat"]], target=", ".join(names[s] for s in e["targets"]))
+                        for e in over["story"]], p.name
+    counts = {kind: sum(1 for e in log if e["event"]["kind"] == kind)
+              for kind in ("medium_result", "bread", "charmed", "death")}
     for lang, viewport in (("en", PHONE), ("en", DESKTOP), ("ar", PHONE), ("ar", DESKTOP)):
         cat = CATALOGUES[lang]
-        reader = await new_player(players[0].context.browser, "Reader", locale=LOCALES[lang], viewport=viewport)
+        reader = await new_player(players[0].context.browser, "Reader", locale=LOCALES[lang],
+                                  viewport=viewport)
         await reader.page.goto(review_url)
         await reader.page.wait_for_selector("#review-timeline .period li")
         lines = without_isolates(await reader.page.evaluate(TIMELINE))
         kinds = [li["kind"] for li in lines]
         where = (lang, viewport["width"])
-        assert [li["what"] for li in lines if li["kind"] == "story"] == [e["what"] for e in over["story"]], where
+        assert [li["what"] for li in lines if li["kind"] == "story"] == [e["what"]
+                                                                         for e in over["story"]], where
         assert {k: kinds.count(k) for k in counts} == counts and "infected" not in kinds, (where, counts)
         deaths = [li["text"] for li in lines if li["kind"] == "death"]
-        assert all(cat["role.unknown"] not in text and cat["event.death.hidden"].rsplit("}", 1)[1] not in text
+        assert all(cat["role.unknown"] not in text
+                   and cat["event.death.hidden"].rsplit("}", 1)[1] not in text
                    for text in deaths), (where, deaths)
         shown_deal = without_isolates(await reader.page.evaluate(DEAL_SHOWN))
-        assert {li["seat"]: li["role"] for li in shown_deal} == {int(s): r for s, r in over["roles"].items()}, where
+        assert {li["seat"]: li["role"] for li in shown_deal} == {int(s): r
+                                                                 for s, r in over["roles"].items()}, where
         assert {li["seat"] for li in shown_deal if li["infected"]} == infected, where
         assert cat["role.unknown"] not in await reader.page.text_content("body"), where
         assert await reader.page.evaluate(OVERFLOW) <= 0, where
@@ -220,7 +230,8 @@ async def test_a_game_played_in_the_pages_tells_its_night_deeds_at_the_end(stack
     gateway = stack.start_gateway()
 
     async with chromium() as browser:
-        specs = [(f"P{i}", "ar" if i % 2 else "en-US", PHONE if i % 4 < 2 else DESKTOP) for i in range(8)]
+        specs = [(f"P{i}", "ar" if i % 2 else "en-US", PHONE if i % 4 < 2 else DESKTOP)
+                 for i in range(8)]
         room, players = await seat_table(browser, gateway.url, specs, SHORT, roles=DEEDS)
         wolves = {p.seat for p in players if p.role in PACK}
         await asyncio.gather(*(play_in_page(p, wolves, move=deed) for p in players))
@@ -242,11 +253,13 @@ async def test_after_a_seed_004_game_every_hidden_card_shows(stack):
     gateway = stack.start_gateway()
 
     async with chromium() as browser:
-        specs = [("P0", "en-US", PHONE), ("P1", "ar", DESKTOP), ("P2", "en-US", DESKTOP), ("P3", "ar", PHONE)]
+        specs = [("P0", "en-US", PHONE), ("P1", "ar", DESKTOP), ("P2", "en-US", DESKTOP),
+                 ("P3", "ar", PHONE)]
         room, players = await seat_table(browser, gateway.url, specs, SHORT_004, preset="seed_004")
         await play_all(players)
         log = await review_log(gateway.url, room)
-        hidden = [e["event"] for e in log if e["event"]["kind"] == "death" and e["event"]["role"] is None]
+        hidden = [e["event"] for e in log if e["event"]["kind"] == "death"
+                  and e["event"]["role"] is None]
         assert hidden, "no card was hidden while the game ran"
         await the_story_told(players, log, f"{gateway.url}/review.html#{room}")
         for p in players:

@@ -20,14 +20,18 @@ EN = json.loads((STATIC / "i18n" / "en.json").read_text(encoding="utf-8"))
 # A value for each field a kind may declare, by the field's name (an unknown field gets 1): a
 # sample event of every kind, built from its declaration alone.
 SAMPLE = {
-    "seat": 1, "target": 2, "victim": 2, "moved": None, "role": "seer", "phase": "day.vote", "day": 1,
+    "seat": 1, "target": 2, "victim": 2, "moved": None, "role": "seer", "phase": "day.vote",
+    "day": 1,
     "deadline": None, "action": "vote", "choices": [1, 2], "min": 1, "max": 1, "cause": "wolves",
     "seats": [{"seat": p["seat"], "name": p["name"]} for p in PLAYERS],
     "roles_in_play": {"werewolf": 1, "seer": 1, "villager": 2},
-    "winners": [0], "alive": [0, 1], "roles": {"0": "werewolf", "1": "seer", "2": "villager", "3": "villager"},
-    "causes": {}, "chat": [], "story": [{"night": 1, "seat": 1, "what": "guard.protect", "targets": [2]}],
+    "winners": [0], "alive": [0, 1],
+    "roles": {"0": "werewolf", "1": "seer", "2": "villager", "3": "villager"},
+    "causes": {}, "chat": [],
+    "story": [{"night": 1, "seat": 1, "what": "guard.protect", "targets": [2]}],
     "reason": "left", "channel": "day", "name": "Ann", "text": "hello", "ts": 0,
-    "overheard": True, "wolves": [0], "lovers": [1, 2], "tie": [1, 2], "tally": {"2": 2}, "voters": [1, 2],
+    "overheard": True, "wolves": [0], "lovers": [1, 2], "tie": [1, 2], "tally": {"2": 2},
+    "voters": [1, 2],
     "pointing": {"A": 1}, "charmed": [1], "cards": ["witch", "hunter"], "count": 2, "needed": 3,
     "how": "elected", "connected": True, "settings": {}, "public": True, "language": "en",
     "starts_at": None, "away": True, "votes": 1, "remove_votes": {}, "guarded": False,
@@ -40,7 +44,8 @@ def declared_events() -> dict:
 
 
 def sample(kind: str, declaration: dict) -> dict:
-    return {"kind": kind, **{f: SAMPLE.get(f, 1) for f in (*declaration["fields"], *declaration["optional"])}}
+    return {"kind": kind,
+            **{f: SAMPLE.get(f, 1) for f in (*declaration["fields"], *declaration["optional"])}}
 
 
 def win_owners() -> dict[str, str]:
@@ -51,15 +56,18 @@ def win_owners() -> dict[str, str]:
 
 def the_review(events: dict, reason: str) -> dict:
     """A finished game's log holding one sample event of every declared kind, then its end."""
-    log = [{"to": None, "event": {"kind": "phase", "phase": "night.wolves", "day": 1, "deadline": None}}]
+    log = [{"to": None,
+            "event": {"kind": "phase", "phase": "night.wolves", "day": 1, "deadline": None}}]
     for kind, d in events.items():
         if kind in ("game_over", "phase"):
             continue
         log.append({"to": None if d["audience"] == "everyone" else [1], "event": sample(kind, d)})
-    log.append({"to": None, "event": {**sample("game_over", events["game_over"]), "reason": reason}})
+    log.append({"to": None,
+                "event": {**sample("game_over", events["game_over"]), "reason": reason}})
     for seq, item in enumerate(log, start=1):
         item["event"]["seq"] = seq
-    return {"room": ROOM, "players": PLAYERS, "settings": {}, "next": None, "truncated": False, "events": log}
+    return {"room": ROOM, "players": PLAYERS, "settings": {}, "next": None, "truncated": False,
+            "events": log}
 
 
 RENDER_ALL = """async ([samples, base]) => {
@@ -104,7 +112,8 @@ async def test_the_renderer_words_every_declared_kind_and_the_review_shows_each(
 
         # The renderer: a line for every declared kind from a sample of its declared fields,
         # no placeholder left, none the generic line of an unknown kind; an unknown kind too.
-        texts = await page.evaluate(RENDER_ALL, [[sample(k, d) for k, d in events.items()], static_site])
+        texts = await page.evaluate(RENDER_ALL,
+                                    [[sample(k, d) for k, d in events.items()], static_site])
         unknown = EN["event.unknown"].format(kind="not_a_kind")
         for kind, shown in texts.items():
             for where, text in shown.items():
@@ -145,17 +154,21 @@ async def test_the_renderer_words_every_declared_kind_and_the_review_shows_each(
 @pytest.mark.timeout(300)
 async def test_the_end_screen_shows_every_win_with_its_banner(static_site):
     """The end screen of a finished game, one welcome per win reason: the owner's card, the words."""
-    declaration = {"events": declared_events(), "roles": [], "rules": [], "presets": [], "durations": {}}
+    declaration = {"events": declared_events(), "roles": [], "rules": [], "presets": [],
+                   "durations": {}}
     owners = win_owners()
 
     def welcome(reason: str) -> dict:
-        seats = [{"seat": p["seat"], "name": p["name"], "alive": p["seat"] < 2, "role": None, "mayor": False}
+        seats = [{"seat": p["seat"], "name": p["name"], "alive": p["seat"] < 2, "role": None,
+                  "mayor": False}
                  for p in PLAYERS]
         view = {"room": ROOM, "status": "finished", "host": 0, "players": PLAYERS, "seats": seats,
-                "phase": "over", "day": 2, "deadline": None, "settings": {"rules": {}}, "roles_in_play": {},
+                "phase": "over", "day": 2, "deadline": None, "settings": {"rules": {}},
+                "roles_in_play": {},
                 "me": {"seat": 0, "role": "fox", "alive": True}, "prompts": [], "chat": {},
                 "outcome": {"winners": [0], "reason": reason},
-                "final": {"alive": [0, 1], "roles": {"0": "fox", "1": "seer", "2": "werewolf", "3": "villager"},
+                "final": {"alive": [0, 1],
+                          "roles": {"0": "fox", "1": "seer", "2": "werewolf", "3": "villager"},
                           "chat": []}}
         return {"type": "welcome", "seat": 0, "seq": 10, "view": view}
 

@@ -100,7 +100,8 @@ async def test_the_lobby_shows_what_is_dealt_and_only_that(stack, host_spec, gue
         await guest.page.wait_for_selector("#screen-lobby:not([hidden])")
 
         async def pick(rule: str, value) -> None:
-            await page.select_option(f"#host-rules select[name={rule}]", str(values[rule].index(value)))
+            await page.select_option(f"#host-rules select[name={rule}]",
+                                     str(values[rule].index(value)))
 
         # Three named wolves and nothing else: every wolf seat is theirs, no plain Werewolf.
         for role in SPECIAL_WOLVES:
@@ -124,7 +125,8 @@ async def test_the_lobby_shows_what_is_dealt_and_only_that(stack, host_spec, gue
             await shows(p, rules=["mayor_candidacy"])
         assert {"mayor", "mayor_candidacy", "election_tie"} <= set((await page.evaluate(LOBBY))["hostRules"])
         await pick("mayor", "none")
-        no_mayor = ["big_bad_wolf", "discussion", "infect_father", "vote", "white_werewolf", "wolves"]
+        no_mayor = ["big_bad_wolf", "discussion", "infect_father", "vote", "white_werewolf",
+                    "wolves"]
         for p in (host, guest):
             await shows(p, rules=["mayor"], durations=no_mayor)
         await shows(host, hostDurations=no_mayor)

@@ -57,13 +57,15 @@ async def test_night_day_cards_deaths_and_votes_move_unless_reduced_and_sound_un
                     assert await page.get_attribute("#sound", "aria-pressed") == "false"
                     await page.reload()
                     await page.wait_for_selector("#screen-lobby:not([hidden])")
-                    assert await page.get_attribute("#sound", "aria-pressed") == "false"  # remembered
+                    # remembered
+                    assert await page.get_attribute("#sound", "aria-pressed") == "false"
                     await page.click("#lobby-title")  # a tap: audio may start, and stays muted
                 if p.name in REDUCED:
                     await page.emulate_media(reduced_motion="reduce")
                 await page.evaluate(RECORD)
 
-        _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=[], before_start=ready)
+        _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=[],
+                                      before_start=ready)
         moving = [p for p in players if p.name not in REDUCED]
         still = [p for p in players if p.name in REDUCED]
 
@@ -76,7 +78,8 @@ async def test_night_day_cards_deaths_and_votes_move_unless_reduced_and_sound_un
             except PlaywrightTimeout:
                 raise AssertionError(f"{p.name}'s page at the deal: {await p.page.evaluate(STILL)}") from None
         for p in still:
-            await p.page.wait_for_selector("body[data-phase^='night'] #veil[data-sky='nightfall']", state="attached")
+            await p.page.wait_for_selector("body[data-phase^='night'] #veil[data-sky='nightfall']",
+                                           state="attached")
             await p.page.evaluate(NEXT_FRAMES)
             shown = await p.page.evaluate(STILL)
             assert shown == {"animations": [], "transitions": [], "running": [], "veil": "none",

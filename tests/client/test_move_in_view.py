@@ -56,7 +56,8 @@ async def test_the_move_is_in_view_and_a_seat_on_the_table_chooses(stack):
             for p in players:
                 events[p.name] = await watch_events(p)
 
-        _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=[], before_start=watched)
+        _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=[],
+                                      before_start=watched)
         wolves = wolves_of(players)
         seen_in_view = set()  # (phone?, dir) of the pages that checked a prompt
         tapped = {p.name: [] for p in players}
@@ -83,13 +84,15 @@ async def test_the_move_is_in_view_and_a_seat_on_the_table_chooses(stack):
         async def tap_a_seat(player, key, action):
             page = player.page
             prompt = f'.prompt[data-key="{key}"]'
-            choices = await page.eval_on_selector_all(f"{prompt} button.choice", "els => els.map(e => Number(e.dataset.seat))")
+            choices = await page.eval_on_selector_all(f"{prompt} button.choice",
+                                                      "els => els.map(e => Number(e.dataset.seat))")
             target = pick(action, choices, player, wolves, 1)[0]
             other = next((s for s in choices if s != target), None)
 
             async def move():
                 # Only the seats the prompt offers are buttons on the table.
-                offered = await page.eval_on_selector_all("#table .seat-pick", "els => els.map(e => Number(e.dataset.seat))")
+                offered = await page.eval_on_selector_all("#table .seat-pick",
+                                                          "els => els.map(e => Number(e.dataset.seat))")
                 assert sorted(offered) == sorted(choices), (player.name, offered, choices)
                 if other is not None:  # a name button moves the table's choice too
                     await page.click(f'{prompt} button.choice[data-seat="{other}"]')
@@ -104,7 +107,8 @@ async def test_the_move_is_in_view_and_a_seat_on_the_table_chooses(stack):
                 kind = TAPPED[action]
                 # The server took the move: its event names this seat and the one tapped.
                 taken = await until(player.news, lambda: next(
-                    (e for e in events[player.name][before:] if e["kind"] == kind and e["seat"] == player.seat), None))
+                    (e for e in events[player.name][before:] if e["kind"] == kind
+                     and e["seat"] == player.seat), None))
                 assert taken["target"] == target, (player.name, taken, target)
                 tapped[player.name].append(action)
 

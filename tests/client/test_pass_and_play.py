@@ -40,13 +40,15 @@ HOLDER = "#screen-game:not([hidden]) #pass-bar:not([hidden])"
 TABLE_TODO = ("#pass-table:not([hidden]) #pass-vote-now, "
               "#pass-table:not([hidden]) .prompt:not([data-answered]):not([data-action='vote.request'])")
 END = "#screen-end:not([hidden])"
-OPEN = ".prompt:not([data-answered]):not([data-action='vote.request'])"  # asking to vote: the table's button
+# asking to vote: the table's button
+OPEN = ".prompt:not([data-answered]):not([data-action='vote.request'])"
 # Resolves with the first of these shown: a list of selectors that Playwright's own wait would
 # settle on its first match in the page's order, shown or not.
 NEXT = f"""() => [{", ".join(repr(sel) for sel in (COVER, HOLDER, TABLE_TODO, END))}]
     .some((sel) => [...document.querySelectorAll(sel)].some((e) => e.checkVisibility()))"""
 # Feed lines only their seat is told.
-PRIVATE_FEED = ["seer_result", "medium_result", "traitor_pack", "lover_pair", "lovers", "infected", "thief_cards",
+PRIVATE_FEED = ["seer_result", "medium_result", "traitor_pack", "lover_pair", "lovers", "infected",
+                "thief_cards",
                 "peeked", "little_girl_caught", "charmed"]
 
 # What the page shows now: the screen, whose it is, and every private thing a seat's screen holds.
@@ -160,7 +162,8 @@ def rounds_of(turns: list[tuple[int, str]], living: list[int]) -> list[str]:
     return steps
 
 
-async def answer_here(page, scope: str, role: str, wolves: set[int], voter: int, abstain: bool) -> None:
+async def answer_here(
+        page, scope: str, role: str, wolves: set[int], voter: int, abstain: bool) -> None:
     """Answer the first open prompt under `scope`: the night's move from table.pick; by day the
     village abstains on the first day (nobody leaves: the next night has every seat), then votes
     out the wolf."""
@@ -240,7 +243,8 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
         if now["screen"] == "screen-end":
             break
         if last is not None:  # the first screen after a player put the phone down (or a reload)
-            assert now["screen"] in ("screen-cover", "screen-game") and not now["who"], now["screen"]
+            assert now["screen"] in ("screen-cover",
+                                     "screen-game") and not now["who"], now["screen"]
             assert not (now["role"] or now["art"] or now["cardText"] or now["explain"]), now
             assert no_trace_of(last, now) == [], (last["name"], now["screen"])
             checks += 1
@@ -266,7 +270,8 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
                 assert mine["alive"] == len(NAMES), (name, phase, mine["alive"])
             assert await page.is_hidden("#dawn"), name
             cards[mine["seat"]] = mine["role"]
-            if shots is not None and "reload" not in shots:  # a reload puts the phone down: a cover comes back
+            # a reload puts the phone down: a cover comes back
+            if shots is not None and "reload" not in shots:
                 shots.add("reload")
                 await page.reload()
                 last = mine
@@ -302,7 +307,8 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
         voter = int(await scope.get_attribute("data-seat"))
         await answer_here(page, f'#pass-prompts .pass-seat[data-seat="{voter}"]', cards[voter],
                           wolves, voter, dawned < 2)
-    return SimpleNamespace(phone=phone, page=page, cards=cards, seen=seen, covers=covers, checks=checks,
+    return SimpleNamespace(phone=phone, page=page, cards=cards, seen=seen, covers=covers,
+                           checks=checks,
                            idle=idle, nights=nights_of(await page.evaluate(READ_LOG)))
 
 
@@ -328,15 +334,18 @@ async def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_
                     return played
             raise AssertionError("three tables dealt like the first")
 
-        shots = set()  # the README's pictures: the first cover, the first special card, the first vote
-        one, two = await asyncio.gather(play_table(browser, gateway.url, shots=shots, dealt=first), second())
+        # the README's pictures: the first cover, the first special card, the first vote
+        shots = set()
+        one, two = await asyncio.gather(play_table(browser, gateway.url, shots=shots, dealt=first),
+                                        second())
         page = one.page
 
         assert sorted(one.cards) == list(range(len(NAMES)))  # every player saw their card
         # the checks had something to find: a reading, the pack, a prompt's facts
         assert any(screen["private"] for screen in one.seen.values()), one.seen
         assert one.covers >= 2 * len(NAMES) and one.checks >= one.covers, (one.covers, one.checks)
-        assert one.idle and two.idle  # the villagers' turns: nothing to do, a pick that goes nowhere
+        # the villagers' turns: nothing to do, a pick that goes nowhere
+        assert one.idle and two.idle
         assert shots == {"cover", "reload", "card", "vote"}
         assert await page.locator("#end-cards li").count() == len(NAMES)
         assert (await page.text_content("#end-winners")).strip()
@@ -352,7 +361,8 @@ async def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_
         assert one.nights[:2] == two.nights
         assert len(steps[1]) >= 2, steps
 
-        # Again at the same table: the same seats on this phone, the next game's cards behind covers.
+        # Again at the same table: the same seats on this phone, the next game's cards behind
+        # covers.
         # The same seats land in the next game's lobby; the phone (the host) starts it.
         await page.click("#again")
         await page.wait_for_selector("#screen-lobby:not([hidden]) #start:not([disabled])")

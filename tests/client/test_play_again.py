@@ -76,7 +76,8 @@ async def test_the_host_plays_again_into_a_lobby_of_the_same_table(stack):
         host.sent.clear()
         await host.page.click("#start:not([disabled])")
         started = await until(host.news, lambda: next(
-            (host.replies[i] for i, kind in host.sent.items() if kind == "start" and i in host.replies), None))
+            (host.replies[i] for i, kind in host.sent.items() if kind == "start"
+             and i in host.replies), None))
         assert started["type"] == "ack", started
         for p in players:
             await p.page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")

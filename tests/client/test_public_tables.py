@@ -60,7 +60,8 @@ async def quick_play(player, url: str, preset: str, language: str | None = None)
 
 
 async def http_quick_play(http: httpx.AsyncClient, name: str, preset: str, language: str) -> dict:
-    response = await http.post("/api/quickplay", json={"name": name, "preset": preset, "language": language,
+    response = await http.post("/api/quickplay", json={"name": name, "preset": preset,
+                                                       "language": language,
                                                        "press": f"press-{name}-0123"})
     response.raise_for_status()
     return response.json()
@@ -72,11 +73,14 @@ def row(room: str, state: str) -> str:
 
 @pytest.mark.timeout(600)
 async def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_spectator(stack):
-    gateway = stack.start_gateway(env={"WW_PUBLIC_COUNTDOWN": "2", "WW_QUICK_PLAYS_PER_ADDRESS": "0"})
+    gateway = stack.start_gateway(env={"WW_PUBLIC_COUNTDOWN": "2",
+                                       "WW_QUICK_PLAYS_PER_ADDRESS": "0"})
 
-    async with chromium() as browser, httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
+    async with chromium() as browser, httpx.AsyncClient(base_url=gateway.url,
+                                                        timeout=HTTP_TIMEOUT) as http:
         alice = await new_player(browser, "Alice")
-        bahar = await new_player(browser, "Bahar", locale="ar", viewport=PHONE)  # Arabic, on a phone
+        # Arabic, on a phone
+        bahar = await new_player(browser, "Bahar", locale="ar", viewport=PHONE)
         carol = await new_player(browser, "Carol")
         dan = await new_player(browser, "Dan", locale="zh-CN")
         presses = record_presses(alice)
@@ -181,7 +185,8 @@ async def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_s
 
 
 # Day 1 comes quickly (nobody acts at night), its discussion leaves time to talk.
-MODERATION_DURATIONS = {"cupid": 5, "seer": 5, "wolves": 5, "witch": 5, "election": 5, "discussion": 120,
+MODERATION_DURATIONS = {"cupid": 5, "seer": 5, "wolves": 5, "witch": 5, "election": 5,
+                        "discussion": 120,
                         "vote": 60, "tiebreak": 10, "hunter": 10, "successor": 10}
 
 
@@ -189,7 +194,8 @@ async def toasted(player, text: str) -> None:
     await player.page.wait_for_selector(f"#toast:not([hidden]) p:text-is('{text}')")
 
 
-async def report(player, entry: str, reason: str, text: str | None, expect: str = EN["report.sent"]) -> None:
+async def report(
+        player, entry: str, reason: str, text: str | None, expect: str = EN["report.sent"]) -> None:
     """Through the Report button of a player entry: the dialog, its reason and words, the toast."""
     page = player.page
     await page.click(f"{entry} button.report")
@@ -206,10 +212,12 @@ async def report(player, entry: str, reason: str, text: str | None, expect: str 
 @pytest.mark.timeout(600)
 async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack):
     gateway = stack.start_gateway(durations=MODERATION_DURATIONS, env={
-        "WW_PUBLIC_COUNTDOWN": "600", "WW_QUICK_PLAYS_PER_ADDRESS": "0", "WW_ADMIN_SECRET": ADMIN_SECRET})
+        "WW_PUBLIC_COUNTDOWN": "600", "WW_QUICK_PLAYS_PER_ADDRESS": "0",
+        "WW_ADMIN_SECRET": ADMIN_SECRET})
     admin = {"authorization": f"Bearer {ADMIN_SECRET}"}
 
-    async with chromium() as browser, httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
+    async with chromium() as browser, httpx.AsyncClient(base_url=gateway.url,
+                                                        timeout=HTTP_TIMEOUT) as http:
         ann, ben, cyd, dee, eve, fay = [await new_player(browser, name) for name in
                                         ("Ann", "Ben", "Cyd", "Dee", "Eve", "Fay")]
         room = await quick_play(ann, gateway.url, "seed_004")
@@ -219,7 +227,8 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
             await p.page.wait_for_selector("#lobby-players li:nth-child(4)")
         # Seats: Ann 0 (host), Ben 1, Cyd 2, Dee 3. At a public table anyone votes to remove.
         assert await ann.page.text_content("#lobby-players li[data-seat='1'] button.remove") == EN["mod.vote_remove"]
-        assert await cyd.page.locator("#lobby-players li[data-seat='2'] button").count() == 0  # not herself
+        # not herself
+        assert await cyd.page.locator("#lobby-players li[data-seat='2'] button").count() == 0
 
         # Ann and Cyd vote Ben off (most of the other three): Dee, the last seat, takes his.
         await ann.page.click("#lobby-players li[data-seat='1'] button.remove")
@@ -274,7 +283,8 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         assert await ann.page.evaluate(f"() => localStorage.getItem('ww:mute:{room}')") == "[2]"
         line = "Cyd says something rude"
         for p in players:
-            await shown(p.page, "body[data-phase='day.discussion'] #chat-form:not([hidden])", timeout=120_000)
+            await shown(p.page, "body[data-phase='day.discussion'] #chat-form:not([hidden])",
+                        timeout=120_000)
         assert await say(cyd, line, "day")
         await dee.page.wait_for_selector(f"#chat-log li:has-text('{line}')")
         for _ in range(2):
@@ -302,7 +312,8 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         await review.wait_for_selector("#review-deal li[data-seat='0'] button.report")
         assert await review.locator("#review-deal li[data-seat='1'] button.report").count() == 0
         await report(dee, "#review-deal li[data-seat='0']", "other", None)
-        await report(dee, "#review-deal li[data-seat='2']", "cheating", None, expect=EN["report.duplicate"])
+        await report(dee, "#review-deal li[data-seat='2']", "cheating", None,
+                     expect=EN["report.duplicate"])
         reports = (await http.get("/api/admin/reports", headers=admin)).json()["reports"]
         assert sorted((r["reported"]["name"], r["reason"]) for r in reports if r["room"] == room) == [
             ("Ann", "other"), ("Cyd", "abuse")]

@@ -34,7 +34,8 @@ class Knowing(Bot):
                           "targets": pick(action, choices, me, self.wolves, n)})
 
 
-async def play_004(url: str, seats: int, pages: int, *, screenshot: bool = False) -> tuple[list, list]:
+async def play_004(
+        url: str, seats: int, pages: int, *, screenshot: bool = False) -> tuple[list, list]:
     """`pages` seats play in browser pages, the rest as protocol bots playing as the pages do."""
     bots: list[Knowing] = []
 
@@ -42,7 +43,8 @@ async def play_004(url: str, seats: int, pages: int, *, screenshot: bool = False
         ws_url = url.replace("http://", "ws://")
         for i in range(pages, seats):
             seat = await join_room(url, room, f"Bot {i}")
-            bots.append(Knowing(await connect(ws_url, room, seat["token"]), random.Random(i), chatty=False))
+            bots.append(Knowing(await connect(ws_url, room, seat["token"]), random.Random(i),
+                                chatty=False))
         return len(bots)
 
     async with chromium() as browser:
@@ -57,7 +59,8 @@ async def play_004(url: str, seats: int, pages: int, *, screenshot: bool = False
                 await host.page.evaluate("() => window.scrollTo(0, 0)")
                 form = await host.page.locator("#lobby-host").bounding_box()
                 # the whole page, cut to the form: the sticky top bar is not drawn over it
-                await host.page.screenshot(path=str(DOCS / "screenshots" / "settings-004.png"), full_page=True, clip=form)
+                await host.page.screenshot(path=str(DOCS / "screenshots" / "settings-004.png"),
+                                           full_page=True, clip=form)
             for p in players:  # every seat sees the chosen rules
                 assert await p.page.locator("#lobby-rules dt[data-key='wolves_win']").count() == 1
                 # Pages animating every night and dawn on two cores fell a phase behind; the

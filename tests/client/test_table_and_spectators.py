@@ -53,7 +53,8 @@ def a_night_and_a_day(phases: list[str]) -> bool:
 
 
 def watch_frames(page, frames: list) -> None:
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(json.loads(payload))))
+    page.on("websocket",
+            lambda ws: ws.on("framereceived", lambda payload: frames.append(json.loads(payload))))
 
 
 @pytest.mark.timeout(600)
@@ -83,7 +84,8 @@ async def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(s
                 await p.page.wait_for_function(
                     "() => document.querySelector('#lobby-spectators').textContent.includes('1')")
 
-        specs = [(n, "ar" if i == 1 else "en-US", PHONE if i == 1 else LAPTOP) for i, n in enumerate(NAMES)]
+        specs = [(n, "ar" if i == 1 else "en-US", PHONE if i == 1 else LAPTOP)
+                 for i, n in enumerate(NAMES)]
         room, players = await seat_table(browser, gateway.url, specs, DURATIONS, roles=["cupid"],
                                          before_start=a_spectator_in_the_lobby)
         for p in players:  # count the page's vibrations from now on
@@ -113,7 +115,8 @@ async def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(s
                     "art": await p.page.locator("#card-art img[src$='.svg']").count()}
 
         async def votes_by_day(page):  # a voter's table once others have voted, before its own vote
-            await page.wait_for_selector("body[data-phase='day.vote'] #table line.arrow.vote", state="attached")
+            await page.wait_for_selector("body[data-phase='day.vote'] #table line.arrow.vote",
+                                         state="attached")
             looks["votes"] = await page.locator("#table .seat[data-votes]").count()
             await page.evaluate(TOP)
             await page.screenshot(path=str(SHOTS / "table-day-votes.png"))
@@ -122,7 +125,8 @@ async def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(s
             page = spectator.page
             await page.wait_for_selector("body[data-phase^='day.'] #table .seat", timeout=240_000)
             looks["spectator"] = {
-                "banner": await page.is_visible("#spectating"), "card": await page.is_visible("#card"),
+                "banner": await page.is_visible("#spectating"),
+                "card": await page.is_visible("#card"),
                 "composer": await page.is_visible("#chat-form"),
                 "cards": await page.locator("#table .seat[data-alive='1'][data-role]").count(),
                 "marks": await page.locator("#table .seat[data-wolf], #table .seat[data-lover]").count()}
@@ -193,7 +197,8 @@ async def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(s
 
         # The time-lapse holds the night, the dawn and the day's vote.
         kinds = {phase.split(".")[0] for phase in recording.phases}
-        assert {"night", "day"} <= kinds and any(p == "day.vote" for p in recording.phases), recording.phases
+        assert {"night", "day"} <= kinds and any(p == "day.vote"
+                                                 for p in recording.phases), recording.phases
         recording.save(SHOTS / "night-and-day.gif", width=800, frame_ms=400)
 
         # The phone: phase and timer stay in view, the chat is less than two screens down.
@@ -206,7 +211,8 @@ async def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(s
         await host.page.screenshot(path=str(SHOTS / "end.png"))
         href = await host.page.get_attribute("#review-link", "href")
         assert href == f"review.html#{room}"
-        for locale, viewport, shot in (("en-US", LAPTOP, "review.png"), ("ar", PHONE, "review-ar-360.png")):
+        for locale, viewport, shot in (("en-US", LAPTOP, "review.png"),
+                                       ("ar", PHONE, "review-ar-360.png")):
             reader = await new_player(browser, "Reader", locale=locale, viewport=viewport)
             await reader.page.goto(f"{gateway.url}/{href}")
             await reader.page.wait_for_selector("#review-timeline .period li[data-kind='death']")

@@ -65,7 +65,8 @@ def cluster():
 
 def start_cluster(net: Network, image: str) -> dict:
     # A loaded machine starts a node's agents slowly: give them longer than Ray's default.
-    env = {"RAY_agent_register_timeout_ms": "120000", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+    env = {"RAY_agent_register_timeout_ms": "120000", "RAY_AUTH_MODE": "token",
+           "RAY_AUTH_TOKEN": secrets.token_hex(32),
            "REDIS_URL": "redis://redis:6379/0", "WW_HOST_RESOURCE": "werewolf_host",
            "WW_WARM_ACTORS": "1", "WW_PRESENCE_LEASE": "5",
            # A day's window: the limits' window cannot turn over (and forgive) mid-test.
@@ -277,7 +278,8 @@ def scraped_names(net: Network) -> set[str]:
     """Sample names on the live stack's scrape targets: a gateway replica (any worker answers
     for both) and the Ray nodes' metrics agents (where the game hosts' metrics are exported)."""
     names = set()
-    for alias, port in ((live_gateway(net), 8000), ("host1", 8080), ("host2", 8080), ("head", 8080)):
+    for alias, port in ((live_gateway(net), 8000), ("host1", 8080), ("host2", 8080),
+                        ("head", 8080)):
         text = net.exec(alias, "curl", "-s", f"localhost:{port}/metrics", check=False)
         names |= {line.split("{")[0].split(" ")[0] for line in text.splitlines()
                   if line and not line.startswith("#")}

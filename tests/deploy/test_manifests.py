@@ -33,7 +33,8 @@ K8S = kubernetes_validate.latest_version()
 # strict field validation (kubectl >= 1.27) refuses them and its pruning would drop them.
 _STRINGS = {"type": "object", "additionalProperties": {"type": "string"}}
 _TEMPLATE = {"type": "object"}
-_GROUP = {"rayStartParams": _STRINGS, "template": _TEMPLATE, "resources": _STRINGS, "labels": _STRINGS}
+_GROUP = {"rayStartParams": _STRINGS, "template": _TEMPLATE, "resources": _STRINGS,
+          "labels": _STRINGS}
 RAYCLUSTER = {
     "type": "object",
     "properties": {
@@ -166,7 +167,8 @@ def test_haproxy_names_the_client_and_drops_what_the_client_wrote():
     assert frontends
     for name in frontends:
         assert "http-request del-header X-Forwarded-For" in sections[name], name
-        assert any(d.startswith("http-request set-header X-Forwarded-Proto") for d in sections[name])
+        assert any(d.startswith("http-request set-header X-Forwarded-Proto")
+                   for d in sections[name])
         # the metrics tell rooms and traffic: Prometheus scrapes the replicas, not the balancer
         assert "http-request deny deny_status 404 if { path_beg /metrics }" in sections[name]
 
@@ -430,7 +432,8 @@ class Pods:
                 (etc / name).write_text(text)
 
     def env(self, i: int, **extra) -> dict[str, str]:
-        return {"PATH": f"{self.root / 'bin'}:{os.environ['PATH']}", "HOSTS": str(self.root / "hosts"),
+        return {"PATH": f"{self.root / 'bin'}:{os.environ['PATH']}",
+                "HOSTS": str(self.root / "hosts"),
                 "POD_NAME": self.names[i].split(".")[0], "POD_IP": self.ips[i],
                 "SERVICE": self.sts["spec"]["serviceName"], "REDIS_URL": self.url, **extra}
 

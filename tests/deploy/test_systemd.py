@@ -124,7 +124,8 @@ def come_up_play_kill_and_play_again(net: Network) -> None:
     for alias in ("worker", "gateway"):
         put(net, alias, TOKEN, token, "600")
         net.exec(alias, "systemctl", "start", *UNITS[alias])
-    until_sync(lambda: len(alive_nodes(net)) == 3, READY_TIMEOUT, "the worker and gateway nodes join")
+    until_sync(lambda: len(alive_nodes(net)) == 3, READY_TIMEOUT,
+               "the worker and gateway nodes join")
     before = alive_nodes(net)
     url = f"http://{net.published('gateway', 8000)}"
     until_sync(lambda: net.exec("gateway", "curl", "-sf", "localhost:8000/readyz", check=False),

@@ -17,7 +17,8 @@ async def start_games(gateway, rooms: int, players: int):
         clients = await connect_all(gateway.ws_url, room, seats)
         bots = [Bot(c, random.Random(100 * r + i)) for i, c in enumerate(clients)]
         await start(clients[0])
-        games = [asyncio.create_task(play_through_failover(bot, room, seat["token"], gateway.ws_url))
+        games = [asyncio.create_task(play_through_failover(bot, room, seat["token"],
+                                                           gateway.ws_url))
                  for bot, seat in zip(bots, seats)]
         tables.append((room, clients, games))
     return tables

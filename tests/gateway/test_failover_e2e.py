@@ -54,7 +54,8 @@ async def test_the_seats_of_a_gateway_that_dies_unannounced_show_disconnected(st
     room, seats = await seat_table(survivor.url, 3)
     watcher = await connect(survivor.ws_url, room, seats[0]["token"])
     # Seat 1 plays on two devices, one through each gateway; seat 2 only through the doomed one.
-    devices = [await connect(url, room, seats[1]["token"]) for url in (doomed.ws_url, survivor.ws_url)]
+    devices = [await connect(url, room, seats[1]["token"])
+               for url in (doomed.ws_url, survivor.ws_url)]
     stranded = await connect(doomed.ws_url, room, seats[2]["token"])
     for seat in (1, 2):
         await watcher.wait_for(presence(seat, True))

@@ -32,7 +32,8 @@ async def server(request):
     port = free_port()
     config = uvicorn.Config(Starlette(routes=[WebSocketRoute("/ws", speak)]), port=port,
                             ws="gateway.framing:FramedWebSocketProtocol",
-                            ws_per_message_deflate=request.param, log_level="warning", lifespan="off")
+                            ws_per_message_deflate=request.param, log_level="warning",
+                            lifespan="off")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     await until(lambda: server.started, 10, "the server started", every=0.01)

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def gateway(ray_address, redis_url):
-    stack = Stack(ray_address=ray_address, redis_url=redis_url, prefix="t" + random.randbytes(5).hex())
+    stack = Stack(ray_address=ray_address, redis_url=redis_url,
+                  prefix="t" + random.randbytes(5).hex())
     yield stack.start_gateway()
     stack.close()
 
@@ -28,7 +29,8 @@ async def test_a_spectator_watches_a_whole_game_and_sees_nothing_private_before_
     room, seats = await seat_table(gateway.url, 8)
     clients = await connect_all(gateway.ws_url, room, seats)
     # Every dead seat sees every card here: the spectator must still see none.
-    assert (await clients[0].request({"type": "settings", "roles": ["seer", "witch", "hunter", "cupid"],
+    assert (await clients[0].request({"type": "settings",
+                                      "roles": ["seer", "witch", "hunter", "cupid"],
                                       "rules": {"dead_see_roles": "yes"}}))["type"] == "ack"
     spectator = await watch(gateway.ws_url, room)
     assert spectator.welcome["type"] == "welcome" and spectator.welcome["seat"] is None
@@ -59,7 +61,8 @@ async def test_a_spectator_watches_a_whole_game_and_sees_nothing_private_before_
     assert [f["seq"] for f in late.events] == [e["seq"] for e in log if e["to"] is None]
     async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
         review = (await http.get(f"/api/rooms/{room}/review")).json()
-    assert [(e["event"]["seq"], e["to"]) for e in review["events"]] == [(e["seq"], e["to"]) for e in log]
+    assert [(e["event"]["seq"], e["to"]) for e in review["events"]] == [(e["seq"], e["to"])
+                                                                        for e in log]
     assert [p["name"] for p in review["players"]] == [p["name"] for p in
                                                       spectator.welcome["view"]["players"]]
     for client in [*clients, spectator, late]:

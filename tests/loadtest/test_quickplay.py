@@ -24,7 +24,8 @@ def press(pid: str, name: str, *answers, clicks: int = 1) -> dict:
 
 
 def test_the_report_counts_overfilled_tables_and_doubly_seated_presses():
-    facts = {"AAAA": {"status": "running", "players": [{"seat": i, "name": f"n{i}"} for i in range(3)]},
+    facts = {"AAAA": {"status": "running",
+                      "players": [{"seat": i, "name": f"n{i}"} for i in range(3)]},
              "BBBB": {"status": "lobby", "players": [{"seat": 0, "name": "n3"}]}}
     clean = [press(f"p{i}", f"n{i}", ("AAAA", i)) for i in range(3)] + [
         press("p3", "n3", ("BBBB", 0), ("BBBB", 0), clicks=2)]

@@ -136,7 +136,8 @@ def test_rush_tables_play_real_games_through_the_real_stack(stack, tmp_path):
 
 # Long enough for the human model's 2-15 s thinking and 20-40 s chat gaps to happen in a minute.
 HUMAN_SMOKE_DURATIONS = {"cupid": 4, "seer": 4, "wolves": 30, "witch": 4, "election": 20,
-                         "discussion": 40, "vote": 20, "tiebreak": 10, "hunter": 10, "successor": 10}
+                         "discussion": 40, "vote": 20, "tiebreak": 10, "hunter": 10,
+                         "successor": 10}
 
 
 @pytest.mark.e2e

@@ -28,7 +28,8 @@ def test_an_event_its_declaration_does_not_allow_is_refused(event, why):
 
 
 def test_declared_events_pass_with_or_without_their_optional_fields():
-    events = [{"kind": "seen", "to": [1], "seat": 2}, {"kind": "seen", "to": [1], "seat": 2, "note": "x"},
+    events = [{"kind": "seen", "to": [1], "seat": 2},
+              {"kind": "seen", "to": [1], "seat": 2, "note": "x"},
               {"kind": "shout", "to": None, "text": "hi"}]
     assert check(DECLARED, events) == events
 

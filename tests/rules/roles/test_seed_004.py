@@ -32,8 +32,10 @@ def through_day(g, target=None):
 @pytest.mark.parametrize("n, wolves, roles", [
     (4, 1, ("seer",)), (5, 1, ("seer", "guard")), (6, 1, ("seer", "guard")),
     (7, 2, ("seer", "guard", "medium")), (8, 2, ("seer", "guard", "medium", "traitor")),
-    (11, 3, ("seer", "guard", "medium", "traitor")), (14, 4, ("seer", "guard", "medium", "traitor")),
-    (18, 5, ("seer", "guard", "medium", "traitor")), (20, 5, ("seer", "guard", "medium", "traitor"))])
+    (11, 3, ("seer", "guard", "medium", "traitor")),
+    (14, 4, ("seer", "guard", "medium", "traitor")),
+    (18, 5, ("seer", "guard", "medium", "traitor")),
+    (20, 5, ("seer", "guard", "medium", "traitor"))])
 def test_the_004_preset_deals_recommended_setup_for_each_table_size(n, wolves, roles):
     table = Settings.from_json({"preset": "seed_004"})
     assert recommended_setup(n) == roles
