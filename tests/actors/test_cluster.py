@@ -1,4 +1,5 @@
-"""The real thing: RoomClient -> placement -> GameHost Ray actors -> Redis, on a private Ray head."""
+"""The real thing: RoomClient -> placement -> GameHost Ray actors -> Redis, on a private Ray
+head."""
 import asyncio
 import itertools
 import os
@@ -162,7 +163,9 @@ async def test_a_killed_host_comes_back_with_every_acknowledged_action(cluster):
         seq = (await rc.welcome(room, 0))["seq"]
         while True:
             event = await asyncio.wait_for(queue.get(), 30)
-            if not isinstance(event, Since) and event["seq"] > seq and orjson.loads(event["frame"])["kind"] == "phase":
+            if isinstance(event, Since) or event["seq"] <= seq:
+                continue
+            if orjson.loads(event["frame"])["kind"] == "phase":
                 break
         await play(rc, room, 6, queue)
     log = await rc.events_after(room, 0)

@@ -1,5 +1,6 @@
-"""A real three-node Ray cluster (devstack/netns.py: one network namespace per node): game hosts only
-on the two worker nodes (WW_HOST_RESOURCE); kill -9 the worker node holding a room's host mid-game.
+"""A real three-node Ray cluster (devstack/netns.py: one network namespace per node): game hosts
+only on the two worker nodes (WW_HOST_RESOURCE); kill -9 the worker node holding a room's host
+mid-game.
 Ray restarts the host on the other worker node, it reloads the room from Redis, every seat can act
 again, and no acknowledged command is lost."""
 import asyncio
@@ -63,7 +64,8 @@ def test_rooms_of_a_killed_worker_node_resume_on_the_other(ww_prefix, capsys):
             recovery = run_in_namespace(lan, 0, body)
             with capsys.disabled():
                 print(f"\nworker node killed: every seat of its rooms answered again after "
-                      f"{max(recovery):.1f} s (median {sorted(recovery)[len(recovery) // 2]:.1f} s)")
+                      f"{max(recovery):.1f} s "
+                      f"(median {sorted(recovery)[len(recovery) // 2]:.1f} s)")
         finally:
             for node in nodes:
                 stop_node(node)

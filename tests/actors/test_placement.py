@@ -32,7 +32,8 @@ async def test_rooms_fill_one_host_before_the_next(redis, prefix):
     for _ in range(7):
         hosts.append(await p.place())
         await p.settled()
-    assert hosts == [f"{prefix}-host-000001"] * 3 + [f"{prefix}-host-000002"] * 3 + [f"{prefix}-host-000003"]
+    assert hosts == ([f"{prefix}-host-000001"] * 3 + [f"{prefix}-host-000002"] * 3
+                     + [f"{prefix}-host-000003"])
     assert started == [f"{prefix}-host-{i:06d}" for i in range(1, 5)]  # always one empty spare
 
 
@@ -73,7 +74,7 @@ async def test_a_room_told_no_slot_just_before_a_host_came_up_takes_again_instea
     assert started == [f"{prefix}-host-{i:06d}" for i in range(1, 4)]
 
 
-async def test_rooms_arriving_together_start_only_the_hosts_they_fill_when_the_first_start_ends_first(
+async def test_rooms_arriving_together_start_only_the_hosts_they_fill_when_the_first_start_ends_first(  # noqa: E501 (its name)
         redis, prefix):
     p, started, _ = placement(redis, prefix, games_per_actor=4, warm_actors=0)
     gates: dict[str, asyncio.Event] = {}

@@ -124,8 +124,8 @@ async def test_every_command_kind_is_rate_limited_per_seat(store, clock):
     assert {r["code"] for r in replies[burst:]} == {"rate_limited"}
     assert [f["kind"] for f in frames(store)].count("settings") == burst  # refused: no broadcast
     clock.advance(int(1000 / rate))
-    assert (await room.command(0,
-                               {"type": "settings", "id": "later", "durations": {"vote": 99}}))["type"] == "ack"
+    later = {"type": "settings", "id": "later", "durations": {"vote": 99}}
+    assert (await room.command(0, later))["type"] == "ack"
     # Another seat's budget, and another kind's, are its own.
     assert (await room.command(1, {"type": "settings", "id": "x"}))["code"] == "not_host"
     assert (await room.command(0, {"type": "start", "id": "go"}))["type"] == "ack"
@@ -245,8 +245,8 @@ async def test_bad_frames_are_refused_and_change_nothing(store, clock):
                   {"type": "chat", "id": 4}, {"type": "chat", "id": 2**70, "text": "big"},
                   ["not", "an", "object"]):
         assert (await room.command(1, frame))["code"] == "bad_frame"
-    assert (await room.command(99,
-                               {"type": "chat", "id": 5, "text": "hi"}))["code"] == "not_authenticated"
+    unseated = await room.command(99, {"type": "chat", "id": 5, "text": "hi"})
+    assert unseated["code"] == "not_authenticated"
     assert room.data is before
     assert room.data.status == "running"
 
@@ -537,10 +537,12 @@ async def test_each_persist_stores_only_the_new_chat_lines_and_a_reload_has_them
     for i in range(3):
         assert (await room.command(wolf,
                                    {"type": "chat", "id": i, "text": f"line {i}"}))["type"] == "ack"
-    assert [orjson.loads(line)["text"] for line in store.chats[CODE]] == ["line 0", "line 1", "line 2"]
+    assert [orjson.loads(line)["text"] for line in store.chats[CODE]] == [
+        "line 0", "line 1", "line 2"]
     assert orjson.loads(store.snapshots[CODE])["game"]["chat"] == 0  # the lines are not in it
     written = []
-    store.persist = lambda code, _persist=store.persist, **kw: written.append(kw["chat"]) or _persist(code, **kw)
+    store.persist = (lambda code, _persist=store.persist, **kw:
+                     written.append(kw["chat"]) or _persist(code, **kw))
     reloaded = await Room.load(CODE, host="h1", store=store, clock=clock)
     assert reloaded.data == room.data
     await reloaded.command(wolf, {"type": "chat", "id": 3, "text": "line 3"})

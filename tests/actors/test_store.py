@@ -199,7 +199,8 @@ async def test_a_room_is_released_from_its_host_once_however_often_it_is_told(
     await rstore.claim(CODE, "h1")
     await rstore.release("h1", CODE)
     await rstore.release("h1", CODE)  # a host's start releasing what a final persist already did
-    assert await rstore.host_rooms("h1") == [] and await redis.zscore(Keys(prefix).hosts(), "h1") == 1
+    assert await rstore.host_rooms("h1") == []
+    assert await redis.zscore(Keys(prefix).hosts(), "h1") == 1
 
 
 async def test_a_room_s_keys_share_one_slot_and_a_host_s_keys_another(prefix):
@@ -207,7 +208,8 @@ async def test_a_room_s_keys_share_one_slot_and_a_host_s_keys_another(prefix):
     slot = {key_slot(key.encode()) for key in (k.room(CODE), k.state(CODE), k.log(CODE),
                                                 k.tokens(CODE), k.chat(CODE))}
     assert slot == {key_slot(CODE.encode())}
-    assert key_slot(k.inbox("h1").encode()) == key_slot(k.host_rooms("h1").encode()) == key_slot(b"h1")
+    assert (key_slot(k.inbox("h1").encode()) == key_slot(k.host_rooms("h1").encode())
+            == key_slot(b"h1"))
     assert k.code_of(k.room(CODE)) == CODE
 
 

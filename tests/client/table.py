@@ -193,8 +193,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
         try:  # the form's fields show once the page has read the lobby (main.js showJoin)
             await p.page.wait_for_selector("#form-join input[name=name]", state="visible")
         except PlaywrightTimeout:
-            raise AssertionError(f"{p.name}'s join form never showed: {await p.page.evaluate(JOIN_STATE)}, "
-                                 f"errors {p.errors}") from None
+            raise AssertionError(f"{p.name}'s join form never showed: "
+                                 f"{await p.page.evaluate(JOIN_STATE)}, errors {p.errors}") from None
         await p.page.fill("#form-join input[name=name]", p.name)
         await p.page.click("#form-join button[type=submit]")
         await p.page.wait_for_selector("#screen-lobby:not([hidden])")
@@ -225,7 +225,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
             await p.page.wait_for_function(SHOWS_SETTINGS, arg=[durations, roles])
         except PlaywrightTimeout:
             shown = await p.page.evaluate(LOBBY_SHOWS)
-            raise AssertionError(f"{p.name}'s lobby never showed {durations}, {roles}: {shown}") from None
+            raise AssertionError(
+                f"{p.name}'s lobby never showed {durations}, {roles}: {shown}") from None
     if before_start:
         await before_start(players)
     await host.page.click("#start:not([disabled])")
@@ -236,8 +237,9 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
             (host.replies[i] for i, kind in host.sent.items() if kind == "start"
              and i in host.replies), None))
     except TimeoutError:
-        raise AssertionError(f"the host's start was {'sent' if 'start' in host.sent.values() else 'never sent'}"
-                             " and never answered") from None
+        raise AssertionError(
+            f"the host's start was {'sent' if 'start' in host.sent.values() else 'never sent'}"
+            " and never answered") from None
     assert started["type"] == "ack", started
     for p in players:
         try:
@@ -248,7 +250,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
                 " document.querySelector('#card')?.dataset.role, document.body.dataset.phase,"
                 " document.querySelector('#lobby-need')?.textContent]")
             raise AssertionError(f"{p.name}'s game never showed a card: {screen}, errors "
-                                 f"{p.errors}, refused {p.refused[-3:]}, replies {list(p.replies.values())[-3:]}") from None
+                                 f"{p.errors}, refused {p.refused[-3:]}, "
+                                 f"replies {list(p.replies.values())[-3:]}") from None
         p.seat = int(await p.page.get_attribute("#players li.me", "data-seat"))
         p.role = await p.page.get_attribute("#card", "data-role")
     return room, players
@@ -299,7 +302,8 @@ async def say(player: Player, text: str, channel: str | None = None) -> bool:
         reply = await until(player.news, lambda: player.replies.get(player.chat_ids.get(text)))
     except TimeoutError:
         raise AssertionError(f"{player.name}'s line {text!r} was never answered: "
-                             f"{await player.page.evaluate(PAGE_STATE)}, refused: {player.refused[-3:]}") from None
+                             f"{await player.page.evaluate(PAGE_STATE)}, "
+                             f"refused: {player.refused[-3:]}") from None
     if reply["type"] == "error":
         assert reply["code"] == "not_your_turn", (player.name, text, reply)
         return False
@@ -328,10 +332,12 @@ async def answer(player: Player, key: str, action: str, wolves: set[int]) -> Non
         except PlaywrightTimeout:
             acts = [i for i, kind in player.sent.items() if kind == "act"]
             raise AssertionError(
-                f"{player.name}'s {action} ({key}) was never marked answered: {await page.evaluate(PAGE_STATE)}, "
-                f"acts sent {acts[-3:]}, their replies {[player.replies.get(i) for i in acts[-3:]]}, "
-                f"refused {player.refused[-3:]}, errors {player.errors[-3:]}, "
-                f"prompt {await page.evaluate('(s) => document.querySelector(s)?.outerHTML', selector)!r:.600}") from None
+                f"{player.name}'s {action} ({key}) was never marked answered: "
+                f"{await page.evaluate(PAGE_STATE)}, acts sent {acts[-3:]}, "
+                f"their replies {[player.replies.get(i) for i in acts[-3:]]}, "
+                f"refused {player.refused[-3:]}, errors {player.errors[-3:]}, prompt "
+                f"{await page.evaluate('(s) => document.querySelector(s)?.outerHTML', selector)!r:.600}"
+            ) from None
 
     await unless_closed(page, selector, move)
 

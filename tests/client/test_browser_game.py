@@ -64,8 +64,8 @@ async def test_six_browsers_play_a_whole_game(stack):
             page = p.page
             cards = page.locator("#end-cards li")
             assert await cards.count() == 6
-            roles = {int(await cards.nth(i).get_attribute("data-seat")): await cards.nth(i).get_attribute("data-role")
-                     for i in range(6)}
+            roles = {int(await cards.nth(i).get_attribute("data-seat")):
+                     await cards.nth(i).get_attribute("data-role") for i in range(6)}
             assert roles == {q.seat: q.role for q in players}, p.name
             assert (await page.text_content("#end-winners")).strip()
             end_chat = await page.text_content("#end-chat")
@@ -123,8 +123,8 @@ async def test_reload_or_a_dropped_connection_keeps_the_seat_and_misses_nothing(
                                          durations, replicas={5: replica.url})
         await play_all(players, until=DAY)
         leaver = players[5]
-        speaker = [p
-                   for p in players[:5] if await p.page.locator("#players li.me[data-alive='1']").count()][0]
+        speaker = [p for p in players[:5]
+                   if await p.page.locator("#players li.me[data-alive='1']").count()][0]
         page = leaver.page
 
         # Reload: the page goes away, the table talks, the page comes back from the link.

@@ -16,7 +16,8 @@ def test_every_language_has_every_key_with_the_same_placeholders():
         other = catalogue(lang)
         assert other.keys() == english.keys(), (lang, other.keys() ^ english.keys())
         for key, text in english.items():
-            assert set(PLACEHOLDER.findall(other[key])) == set(PLACEHOLDER.findall(text)), (lang, key)
+            assert set(PLACEHOLDER.findall(other[key])) == set(PLACEHOLDER.findall(text)), \
+                (lang, key)
             assert other[key].strip(), (lang, key)
 
 

@@ -87,7 +87,8 @@ async def closed_with(player: Player, why: str, *, goto: bool = False) -> None:
     try:
         await player.page.wait_for_function(CLOSED_IS, arg=want)
     except Exception:
-        raise AssertionError(f"{player.name} should show {want}: {await player.page.evaluate(CLOSED)}") from None
+        raise AssertionError(
+            f"{player.name} should show {want}: {await player.page.evaluate(CLOSED)}") from None
 
 
 async def put_away_dawn(player: Player) -> None:
@@ -179,13 +180,15 @@ async def test_speakers_channels_mentions_reactions_and_why_the_composer_is_clos
             await wait_line(p, inside)
             shown = {line["text"]: line for line in await lines(p)}
             for text in (at_wolf, by_name, inside):
-                assert shown[text]["who"] == writer.name and shown[text]["mine"] == (p is writer), (p.name, shown[text])
+                assert shown[text]["who"] == writer.name and shown[text]["mine"] == (p is writer), \
+                    (p.name, shown[text])
             named = p is wolf
             assert (shown[at_wolf]["mention"], shown[at_wolf]["marks"]) == (
                 (True, [f"@{wolf.name}"]) if named else (False, [])), (p.name, shown[at_wolf])
             assert (shown[by_name]["mention"], shown[by_name]["marks"]) == (
                 (True, [wolf.name.lower()]) if named else (False, [])), (p.name, shown[by_name])
-            assert not shown[inside]["mention"] and shown[inside]["marks"] == [], (p.name, shown[inside])
+            assert not shown[inside]["mention"] and shown[inside]["marks"] == [], \
+                (p.name, shown[inside])
 
         # Reactions: one tap each, an emoji and a phrase in the writer's language.
         reactor = living[2]

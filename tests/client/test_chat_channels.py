@@ -54,12 +54,14 @@ async def through(relay: Relay, player: Player) -> None:
 
 async def composer_names(player: Player, channel: str | None) -> None:
     """The page offers a composer that names `channel` (None: no composer at all)."""
-    want = None if channel is None else EN["chat.write_to"].format(channel=EN[f"chat.channel.{channel}"])
+    want = None if channel is None else EN["chat.write_to"].format(
+        channel=EN[f"chat.channel.{channel}"])
     try:
         await player.page.wait_for_function(COMPOSER_NAMES, arg=want)
     except Exception:
         raise AssertionError(f"{player.name} ({player.role}) should be shown "
-                             f"{want or 'no composer'}: {await player.page.evaluate(PAGE_STATE)}") from None
+                             f"{want or 'no composer'}: "
+                             f"{await player.page.evaluate(PAGE_STATE)}") from None
 
 
 async def chat_text(player: Player) -> str:

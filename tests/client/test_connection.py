@@ -113,14 +113,15 @@ async def test_a_stalled_or_offline_connection_is_told_its_controls_wait_and_sen
         _, players = await seat_table(browser, gateway.url, [(n, "en-US", LAPTOP) for n in NAMES],
                                       DURATIONS, roles=[])
         await play_all(players, until=DISCUSSION)
-        living = [p
-                  for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
+        living = [p for p in players
+                  if await p.page.locator("#players li.me[data-alive='1']").count()]
         player, others = living[0], [p for p in players if p is not living[0]]
         page = player.page
         stall = Stall()
         await page.route_web_socket(lambda url: "/ws/" in url, stall.route)
         await page.reload()
-        await page.wait_for_selector(f"{DISCUSSION} #screen-game:not([hidden]) .prompt[data-action='vote.request'] button")
+        await page.wait_for_selector(f"{DISCUSSION} #screen-game:not([hidden]) "
+                                     ".prompt[data-action='vote.request'] button")
         await page.wait_for_selector("#conn[data-state=online]")
         shown = await controls(player)
         assert not any(shown["prompts"]) and not shown["send"], shown

@@ -147,7 +147,8 @@ async def witch_answers(player: Player, key: str, action: str, wolves: set[int])
     prompt = page.locator(f'.prompt[data-key="{key}"]')
 
     async def move() -> None:
-        seats = await prompt.locator("button.choice").evaluate_all("els => els.map((e) => Number(e.dataset.seat))")
+        seats = await prompt.locator("button.choice").evaluate_all(
+            "els => els.map((e) => Number(e.dataset.seat))")
         if action == "witch.save":
             hint = await prompt.locator(".hint").text_content()
             victim = await prompt.locator("button.choice .name").text_content()
@@ -184,11 +185,13 @@ async def the_story_told(players: list[Player], log: list, review_url: str) -> N
                                                          for s, r in over["roles"].items()}, p.name
         for c in cards:
             card = cat[f"role.{c['role']}"]
-            assert c["card"] == (cat["end.infected"].format(role=card) if c["seat"] in infected else card), (p.name, c)
+            assert c["card"] == (cat["end.infected"].format(role=card)
+                                 if c["seat"] in infected else card), (p.name, c)
         told = without_isolates(await p.page.evaluate(END_STORY))
-        assert told == [cat["game.night"].format(n=e["night"]) + ": " + cat[f"story.{e['what']}"].format(
-            name=names[e["seat"]], target=", ".join(names[s] for s in e["targets"]))
-                        for e in over["story"]], p.name
+        assert told == [
+            cat["game.night"].format(n=e["night"]) + ": " + cat[f"story.{e['what']}"].format(
+                name=names[e["seat"]], target=", ".join(names[s] for s in e["targets"]))
+            for e in over["story"]], p.name
     counts = {kind: sum(1 for e in log if e["event"]["kind"] == kind)
               for kind in ("medium_result", "bread", "charmed", "death")}
     for lang, viewport in (("en", PHONE), ("en", DESKTOP), ("ar", PHONE), ("ar", DESKTOP)):
@@ -200,16 +203,17 @@ async def the_story_told(players: list[Player], log: list, review_url: str) -> N
         lines = without_isolates(await reader.page.evaluate(TIMELINE))
         kinds = [li["kind"] for li in lines]
         where = (lang, viewport["width"])
-        assert [li["what"] for li in lines if li["kind"] == "story"] == [e["what"]
-                                                                         for e in over["story"]], where
-        assert {k: kinds.count(k) for k in counts} == counts and "infected" not in kinds, (where, counts)
+        assert [li["what"] for li in lines if li["kind"] == "story"] == [
+            e["what"] for e in over["story"]], where
+        assert {k: kinds.count(k) for k in counts} == counts and "infected" not in kinds, \
+            (where, counts)
         deaths = [li["text"] for li in lines if li["kind"] == "death"]
         assert all(cat["role.unknown"] not in text
                    and cat["event.death.hidden"].rsplit("}", 1)[1] not in text
                    for text in deaths), (where, deaths)
         shown_deal = without_isolates(await reader.page.evaluate(DEAL_SHOWN))
-        assert {li["seat"]: li["role"] for li in shown_deal} == {int(s): r
-                                                                 for s, r in over["roles"].items()}, where
+        assert {li["seat"]: li["role"] for li in shown_deal} == {
+            int(s): r for s, r in over["roles"].items()}, where
         assert {li["seat"] for li in shown_deal if li["infected"]} == infected, where
         assert cat["role.unknown"] not in await reader.page.text_content("body"), where
         assert await reader.page.evaluate(OVERFLOW) <= 0, where
@@ -238,7 +242,8 @@ async def test_a_game_played_in_the_pages_tells_its_night_deeds_at_the_end(stack
         log = await review_log(gateway.url, room)
         over = next(e["event"] for e in log if e["event"]["kind"] == "game_over")
         # the deeds every night 1 has: the Guard's and the Big Bad Wolf's (the pages always pick)
-        assert {"guard.protect", "big_bad_wolf.devour"} <= {e["what"] for e in over["story"]}, over["story"]
+        assert {"guard.protect", "big_bad_wolf.devour"} <= {e["what"] for e in over["story"]}, \
+            over["story"]
         await the_story_told(players, log, f"{gateway.url}/review.html#{room}")
         for p in players:
             assert not p.errors, (p.name, p.errors)

@@ -65,7 +65,8 @@ async def test_host_form_keeps_a_change_acked_before_its_event(stack):
         await page.goto(gateway.url + "/")
         await page.fill("#form-create input[name=name]", host.name)
         await page.click("#form-create button[type=submit]")
-        await page.wait_for_selector("#screen-lobby:not([hidden]) #lobby-roles li[data-role=hunter]")
+        await page.wait_for_selector(
+            "#screen-lobby:not([hidden]) #lobby-roles li[data-role=hunter]")
 
         proxy.holding = True
         await page.locator("#host-roles input[value=hunter]").uncheck()

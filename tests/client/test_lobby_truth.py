@@ -123,7 +123,8 @@ async def test_the_lobby_shows_what_is_dealt_and_only_that(stack, host_spec, gue
         await pick("mayor_candidacy", "candidates")
         for p in (host, guest):
             await shows(p, rules=["mayor_candidacy"])
-        assert {"mayor", "mayor_candidacy", "election_tie"} <= set((await page.evaluate(LOBBY))["hostRules"])
+        assert {"mayor", "mayor_candidacy", "election_tie"} <= set(
+            (await page.evaluate(LOBBY))["hostRules"])
         await pick("mayor", "none")
         no_mayor = ["big_bad_wolf", "discussion", "infect_father", "vote", "white_werewolf",
                     "wolves"]

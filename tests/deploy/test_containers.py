@@ -7,9 +7,9 @@ auth (RAY_AUTH_MODE=token, the token in RAY_AUTH_TOKEN on every node, as KubeRay
 Two client containers show the abuse limits counted per client behind the balancer (HAProxy's
 X-Forwarded-For, believed by the gateways from its address only: FORWARDED_ALLOW_IPS): one client
 spends its budget of unknown room codes, the other still joins; a forged X-Forwarded-For changes
-nothing. A full game plays through the load balancer, which puts every socket of the room on one gateway
-replica (room affinity, checked); mid-game the game-host node holding the room and that gateway
-are `docker kill`ed together; every seat resumes through the load balancer with `since`
+nothing. A full game plays through the load balancer, which puts every socket of the room on one
+gateway replica (room affinity, checked); mid-game the game-host node holding the room and that
+gateway are `docker kill`ed together; every seat resumes through the load balancer with `since`
 and its stream is exactly the stored log. Then the dashboard's and the alerts' metrics are looked
 up on the live stack's scrape endpoints. Everything is removed at the end, even after a failure.
 """
@@ -160,7 +160,8 @@ def test_behind_the_balancer_one_clients_limits_leave_the_others_alone(cluster):
     counters = json.loads(net.exec(
         "redis", "python", "-c",
         "import json, redis; r = redis.Redis(host='localhost');"
-        "print(json.dumps({k.decode(): int(r.get(k)) for k in r.scan_iter('ww:limit:lookups:*')}))"))
+        "print(json.dumps({k.decode(): int(r.get(k))"
+        " for k in r.scan_iter('ww:limit:lookups:*')}))"))
     assert {key.split(":")[3]: n for key, n in counters.items()} == {a: LOOKUP_BUDGET}, counters
 
 

@@ -218,7 +218,7 @@ def test_the_gateways_believe_the_client_address_from_the_balancer_only(setup):
     assert asyncio.run(seen("192.0.2.1", "198.51.100.7")) == "192.0.2.1"  # not the balancer
 
 
-# The sharded Redis (redis-cluster.yaml) ------------------------------------------------------------
+# The sharded Redis (redis-cluster.yaml) -----------------------------------------------------
 # A StatefulSet of nodes, a Job that forms them into a cluster, and the scripts of a ConfigMap that
 # both run; every node and every client reads one Secret value, the REDIS_URL.
 
@@ -289,7 +289,8 @@ def test_the_job_forms_exactly_the_statefulsets_pods_into_primaries_with_a_repli
     assert env_of(redis)["SERVICE"]["value"] == domain
     assert env_of(redis)["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
     assert env_of(redis)["POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
-    assert "cluster-announce-hostname $POD_NAME.$SERVICE" in cluster["ConfigMap"]["data"]["start.sh"]
+    start = cluster["ConfigMap"]["data"]["start.sh"]
+    assert "cluster-announce-hostname $POD_NAME.$SERVICE" in start
     # The example URL of the manifest's header names nodes of the list.
     header = (ROOT / "deploy/kubernetes/redis-cluster.yaml").read_text().split("apiVersion:")[0]
     (example,) = re.findall(r'url="redis\+cluster://:\$PASSWORD@([^"]+)"', header)
@@ -414,7 +415,8 @@ class Pods:
             '[ -n "$ip" ] || exit 2\necho "$ip $2"\n')
         (root / "bin/redis-cli").write_text(
             '#!/bin/bash\nargs=()\nfor a in "$@"; do\n  while read -r ip name; do\n'
-            '    if [ "$a" = "$name" ]; then a=$ip; elif [ "${a%:*}" = "$name" ]; then a=$ip:${a##*:}; fi\n'
+            '    if [ "$a" = "$name" ]; then a=$ip;\n'
+            '    elif [ "${a%:*}" = "$name" ]; then a=$ip:${a##*:}; fi\n'
             '  done < "$HOSTS"\n  args+=("$a")\ndone\n'
             f'exec {shutil.which("redis-cli")} -h "$POD_IP" -p {port} "${{args[@]}}"\n')
         for tool in ("getent", "redis-cli"):
@@ -494,7 +496,8 @@ def test_the_scripts_form_a_cluster_that_survives_every_pod_restarting_on_a_new_
         assert formed.returncode == 0, formed.stdout + formed.stderr
         assert "All 16384 slots covered" in formed.stdout
         again = pods.script(0, "create.sh", **job_env)  # the Job run again: nothing changes
-        assert again.returncode == 0 and "already formed" in again.stdout, again.stdout + again.stderr
+        assert again.returncode == 0 and "already formed" in again.stdout, \
+            again.stdout + again.stderr
         pods.wait_ready()
         # Clients are given the pods' names, not their addresses.
         assert pods.names[1] in pods.cli(0, "cluster", "slots")

@@ -49,7 +49,8 @@ def env_file() -> str:
 
 def put(net: Network, alias: str, path: str, text: str, mode: str) -> None:
     subprocess.run(["docker", "exec", "-i", net.containers[alias], "sh", "-c",
-                    f"umask 077; mkdir -p $(dirname {path}) && cat > {path} && chmod {mode} {path}"],
+                    f"umask 077; mkdir -p $(dirname {path}) && cat > {path}"
+                    f" && chmod {mode} {path}"],
                    input=text, text=True, check=True, timeout=60)
 
 

@@ -46,7 +46,8 @@ async def test_players_of_a_killed_gateway_resume_on_the_other_one(stack, redis_
 
 
 def presence(seat: int, connected: bool):
-    return lambda f: f.get("kind") == "presence" and f["seat"] == seat and f["connected"] is connected
+    return lambda f: (f.get("kind") == "presence" and f["seat"] == seat
+                      and f["connected"] is connected)
 
 
 async def test_the_seats_of_a_gateway_that_dies_unannounced_show_disconnected(stack):

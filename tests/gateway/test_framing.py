@@ -108,8 +108,9 @@ async def test_a_connection_that_never_drains_is_reported_then_aborted_with_its_
     peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
     peer.setblocking(False)
     await loop.sock_connect(peer, ("127.0.0.1", stalling_server))
-    await loop.sock_sendall(peer, b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-                            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+    await loop.sock_sendall(peer, b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                            b"Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                             b"Sec-WebSocket-Version: 13\r\n\r\n")
     try:
         # the peer reads nothing until the server let it go

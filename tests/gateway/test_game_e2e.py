@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from devstack.checks import (
-    assert_exact_stream, assert_frames_match_schemas, assert_no_leak, assert_spectator_sees_public_only,
-    stored_log, validators)
+    assert_exact_stream, assert_frames_match_schemas, assert_no_leak,
+    assert_spectator_sees_public_only, stored_log, validators)
 from devstack.players import Bot, connect_all, is_phase, seat_table, start, watch
 from devstack.stack import HTTP_TIMEOUT, Stack, connect
 

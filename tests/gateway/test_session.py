@@ -22,6 +22,11 @@ from gateway.ws import (CLOSE_OVERFLOW, CLOSE_REMOVED, CLOSE_RESEATED, LOCAL_BUR
 from actors.room import RATE_LIMITS
 
 
+def received(frame: dict) -> dict:
+    """What the server hands the socket for a text frame its client sent."""
+    return {"type": "websocket.receive", "text": orjson.dumps(frame).decode()}
+
+
 def stored(seq: int, to=None) -> dict:
     return {"seq": seq, "to": to, "frame": orjson.dumps({"type": "event", "seq": seq}).decode()}
 
@@ -449,7 +454,8 @@ async def test_sockets_saying_hello_at_once_share_one_welcome_of_their_seat():
     await asyncio.wait_for(asyncio.gather(*sessions), 5)
 
 
-async def test_a_flood_of_commands_is_refused_by_the_socket_past_its_burst_without_reaching_the_room(monkeypatch):
+async def test_a_flood_of_commands_is_refused_by_the_socket_past_its_burst_without_reaching_the_room(  # noqa: E501 (its name)
+        monkeypatch):
     now = [1_000_000_000]  # the gateway's read time, ms: frozen, so no token comes back meanwhile
     monkeypatch.setattr(ws.time, "time_ns", lambda: now[0] * 1_000_000)
     room = Room([stored(1)])
@@ -459,10 +465,8 @@ async def test_a_flood_of_commands_is_refused_by_the_socket_past_its_burst_witho
     await socket.until(lambda sent: sent and sent[0]["type"] == "welcome")
     sent = 50
     for i in range(sent):
-        await socket.inbox.put({"type": "websocket.receive",
-                                "text": orjson.dumps({"type": "chat", "id": i, "text": "hi"}).decode()})
-    await socket.inbox.put({"type": "websocket.receive",
-                            "text": orjson.dumps({"type": "act", "id": "a", "action": "vote", "targets": [2]}).decode()})
+        await socket.inbox.put(received({"type": "chat", "id": i, "text": "hi"}))
+    await socket.inbox.put(received({"type": "act", "id": "a", "action": "vote", "targets": [2]}))
     await socket.until(lambda frames: sum(f["type"] in ("ack", "error")
                                           for f in frames) == sent + 1)
 
@@ -472,8 +476,7 @@ async def test_a_flood_of_commands_is_refused_by_the_socket_past_its_burst_witho
     assert all(replies[i]["code"] == "rate_limited" for i in range(burst, sent))
     assert gw.metrics.refused_here.labels("chat")._value.get() == sent - burst
     now[0] += 1000 * int(1 / RATE_LIMITS["chat"][1])  # one token back
-    await socket.inbox.put({"type": "websocket.receive",
-                            "text": orjson.dumps({"type": "chat", "id": "later", "text": "hi"}).decode()})
+    await socket.inbox.put(received({"type": "chat", "id": "later", "text": "hi"}))
     await socket.until(lambda frames: frames[-1].get("id") == "later")
     assert socket.sent[-1]["type"] == "ack" and room.commands[-1]["id"] == "later"
     await socket.inbox.put({"type": "websocket.disconnect"})

@@ -30,7 +30,7 @@ def test_cpu_per_command_counts_the_processes_that_lived_through_the_window():
     cost = per_command(first, last)
     assert cost["gateway_us"] == 1_000 and cost["ray-hosts_us"] == 500 and cost["redis_us"] == 250
     assert cost["ray-system_us"] == 0 and cost["server_us"] == 1_750
-    assert cost["commands_per_s"] == 20.0 and cost["frames_per_command"] == 20.0 and cost["cores"] == 0.04
+    assert (cost["commands_per_s"], cost["frames_per_command"], cost["cores"]) == (20.0, 20.0, 0.04)
     assert cost["redis_calls_per_command"] == 12.0
 
 

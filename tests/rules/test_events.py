@@ -47,7 +47,8 @@ def test_each_kind_is_declared_by_one_module_and_private_kinds_name_their_audien
     owners = {}
     for unit in UNITS:
         for kind in unit.events:
-            assert kind.kind not in owners, f"{kind.kind} declared by {owners[kind.kind]} and {unit.id}"
+            assert kind.kind not in owners, \
+                f"{kind.kind} declared by {owners[kind.kind]} and {unit.id}"
             owners[kind.kind] = unit.id
     assert set(owners) <= set(rules.EVENTS)
     for kind in rules.EVENTS.values():
