@@ -194,7 +194,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
             await p.page.wait_for_selector("#form-join input[name=name]", state="visible")
         except PlaywrightTimeout:
             raise AssertionError(f"{p.name}'s join form never showed: "
-                                 f"{await p.page.evaluate(JOIN_STATE)}, errors {p.errors}") from None
+                                 f"{await p.page.evaluate(JOIN_STATE)}, "
+                                 f"errors {p.errors}") from None
         await p.page.fill("#form-join input[name=name]", p.name)
         await p.page.click("#form-join button[type=submit]")
         await p.page.wait_for_selector("#screen-lobby:not([hidden])")

@@ -86,7 +86,8 @@ async def test_six_browsers_play_a_whole_game(stack):
 @pytest.mark.timeout(600)
 async def test_seven_browsers_play_to_the_end_with_the_seed_003_and_001_roles_dealt(stack):
     """Issue 9: Guard, Little Girl, Thief, Elder, Idiot and Piper dealt (with the one wolf of
-    seven seats); the pages know these roles only from the server's declaration and the catalogues."""
+    seven seats); the pages know these roles only from the server's declaration and the
+    catalogues."""
     gateway = stack.start_gateway()
     roles = ["guard", "little_girl", "thief", "elder", "idiot", "piper"]
 

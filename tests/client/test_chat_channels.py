@@ -46,7 +46,8 @@ async def table(browser, url: str) -> list[Player]:
 
 
 async def through(relay: Relay, player: Player) -> None:
-    """From now on the player's page talks to the gateway through `relay` (a reload reconnects it)."""
+    """From now on the player's page talks to the gateway through `relay` (a reload reconnects
+    it)."""
     await player.page.route_web_socket(lambda url: "/ws/" in url, relay.route)
     await player.page.reload()
     await player.page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")

@@ -12,7 +12,8 @@ import json
 import pytest
 
 from devstack.stack import durations
-from tests.client.table import LAPTOP, ROOT, Player, answer, chromium, play, play_all, seat_table, wolves_of
+from tests.client.table import (LAPTOP, ROOT, Player, answer, chromium, play, play_all,
+                                seat_table, wolves_of)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

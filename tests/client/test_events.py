@@ -153,7 +153,8 @@ async def test_the_renderer_words_every_declared_kind_and_the_review_shows_each(
 
 @pytest.mark.timeout(300)
 async def test_the_end_screen_shows_every_win_with_its_banner(static_site):
-    """The end screen of a finished game, one welcome per win reason: the owner's card, the words."""
+    """The end screen of a finished game, one welcome per win reason: the owner's card, the
+    words."""
     declaration = {"events": declared_events(), "roles": [], "rules": [], "presets": [],
                    "durations": {}}
     owners = win_owners()

@@ -13,7 +13,8 @@ import pytest
 
 from devstack.stack import durations
 from tests.client.first_vote import play_through_first_vote, watch_events
-from tests.client.table import DOCS, PHONE, WAIT_MS, chromium, pick, seat_table, unless_closed, until, wolves_of
+from tests.client.table import (DOCS, PHONE, WAIT_MS, chromium, pick, seat_table, unless_closed,
+                                until, wolves_of)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

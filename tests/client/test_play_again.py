@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from devstack.stack import durations
-from tests.client.table import LAPTOP, PHONE, chromium, play_all, seat_table, until, without_isolates
+from tests.client.table import (LAPTOP, PHONE, chromium, play_all, seat_table, until,
+                                without_isolates)
 from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]

@@ -13,7 +13,8 @@ import pytest
 from devstack.players import Bot
 from devstack.stack import connect, join_room
 from tests.client.table import (
-    DOCS, LAPTOP, PHONE, SHORT_004, THE_END, Player, chromium, pick, play_all, seat_table, wolves_of,
+    DOCS, LAPTOP, PHONE, SHORT_004, THE_END, Player, chromium, pick, play_all, seat_table,
+    wolves_of,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]

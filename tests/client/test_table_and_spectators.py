@@ -12,7 +12,8 @@ import pytest
 
 from devstack.stack import durations
 from tests.client.recording import Recording, record
-from tests.client.table import DOCS, LAPTOP, PHONE, THE_END, chatty, chromium, new_player, play_all, seat_table
+from tests.client.table import (DOCS, LAPTOP, PHONE, THE_END, chatty, chromium, new_player,
+                                play_all, seat_table)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
