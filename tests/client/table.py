@@ -32,9 +32,9 @@ PHONE = {"width": 360, "height": 740}
 WAIT_MS = 120_000  # one phase on a two-core machine running the other tests beside the pages
 GAME_MS = 600_000  # a whole game on a loaded machine (a seat dead on the first night waits it out)
 # Seed 004's durations for a game through the pages. The role steps always last their full time
-# with hidden cards (RULES.md O1): a few seconds each. A day's vote ran its full time in every round
-# of a 20-seat game (some page always late), so
-# the vote is short: 30 s of it made half the game's length.
+# with hidden cards (RULES.md O1): a few seconds each. A day's vote ran its full time in every
+# round of a 20-seat game (some page always late), so the vote is short: 30 s of it made half the
+# game's length.
 SHORT_004 = {"seer": 4, "guard": 4, "medium": 2, "wolves": 20, "discussion": 20, "vote": 15}
 # The page wraps every name it puts in a sentence in FSI...PDI (bidi isolation, js/i18n.js): text
 # read off a page is compared without them (tests/client/test_contrast.py checks they are there).
@@ -406,7 +406,6 @@ CHANNEL_OF_ACTION = {"vote.request": "day", "wolves.point": "wolves"}
 async def chatty(player: Player, action: str) -> None:
     """Say one line in each channel the seat reaches, before its move there."""
     channel = CHANNEL_OF_ACTION.get(action)
-    if channel and channel not in player.said and await say(player,
-                                                            f"{player.name} speaks in {channel}",
-                                                            channel):
+    if channel and channel not in player.said and \
+            await say(player, f"{player.name} speaks in {channel}", channel):
         player.said.add(channel)
