@@ -96,8 +96,8 @@ async def test_the_review_tells_every_night_deed_once_and_every_card(static_site
                 # Each secret deed once, in its own night, in this language's words.
                 told = [li for li in lines if li["kind"] == "story"]
                 assert [li["text"] for li in told] == [story_line(cat, e) for e in story], where
-                assert [(li["night"], li["day"]) for li in told] == [(True, e["night"])
-                                                                     for e in story]
+                assert [(li["night"], li["day"]) for li in told] == [
+                    (True, e["night"]) for e in story]
                 # What events told already, once each: the reading, the bread, the charm;
                 # the infection once (the story's line, not the infected's own event too).
                 kinds = [li["kind"] for li in lines]

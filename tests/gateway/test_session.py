@@ -147,8 +147,8 @@ async def test_what_went_out_past_a_lagging_welcome_before_the_socket_listened_i
     room.publish(stored(4))
     await socket.until(lambda sent: sent[-1].get("seq") == 4)
 
-    assert [(f["type"], f["seq"]) for f in socket.sent] == [("welcome", 1), ("event", 3),
-                                                            ("event", 4)]
+    assert [(f["type"], f["seq"]) for f in socket.sent] == [
+        ("welcome", 1), ("event", 3), ("event", 4)]
     await socket.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(session, 5)
 

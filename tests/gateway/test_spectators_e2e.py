@@ -63,8 +63,8 @@ async def test_a_spectator_watches_a_whole_game_and_sees_nothing_private_before_
     assert [f["seq"] for f in late.events] == [e["seq"] for e in log if e["to"] is None]
     async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
         review = (await http.get(f"/api/rooms/{room}/review")).json()
-    assert [(e["event"]["seq"], e["to"]) for e in review["events"]] == [(e["seq"], e["to"])
-                                                                        for e in log]
+    assert [(e["event"]["seq"], e["to"]) for e in review["events"]] == [
+        (e["seq"], e["to"]) for e in log]
     assert [p["name"] for p in review["players"]] == [p["name"] for p in
                                                       spectator.welcome["view"]["players"]]
     for client in [*clients, spectator, late]:
