@@ -132,7 +132,8 @@ async def test_the_lobby_shows_what_is_dealt_and_only_that(stack, host_spec, gue
             await shows(p, rules=["mayor"], durations=no_mayor)
         await shows(host, hostDurations=no_mayor)
         host_rules = set((await page.evaluate(LOBBY))["hostRules"])
-        assert "mayor" in host_rules and not {"mayor_candidacy", "election_tie"} & host_rules, host_rules
+        assert "mayor" in host_rules and not {"mayor_candidacy", "election_tie"} & host_rules, \
+            host_rules
 
         # Seed 004 deals its row for the table seated (two seated: the smallest, four seats).
         await page.select_option("#host-preset", "seed_004")
@@ -146,7 +147,8 @@ async def test_the_lobby_shows_what_is_dealt_and_only_that(stack, host_spec, gue
         for p in (host, guest):
             await shows(p, seated=6, chips=chips(ROW_004[6]), durations=six,
                         wolves=texts[p.name]["lobby.wolves"].format(n=1))
-            assert not {"mayor_candidacy", "election_tie"} & set((await p.page.evaluate(LOBBY))["rules"])
+            assert not {"mayor_candidacy", "election_tie"} & set(
+                (await p.page.evaluate(LOBBY))["rules"])
         await shows(host, hostChecked=["guard", "seer"], hostDurations=six, start=True)
         assert (await http.get(f"/api/rooms/{room}")).json()["roles_in_play"] == ROW_004[6]
 
