@@ -2,8 +2,8 @@
 from the package table itself: each package imports only what its row allows, no package imports
 a higher layer (so no cycle between packages), no product package imports the test suite (what
 tests and load scripts share lives in devstack/), the gateway reaches actors/ only through its
-face, `actors/__init__.py`, and takes only the declarations of rules/, and the served code never
-edits `sys.path`."""
+face, `actors/__init__.py`, and takes only the declarations of rules/, the served code never
+edits `sys.path`, and no test module imports another."""
 import ast
 import functools
 import re
@@ -139,6 +139,16 @@ def test_no_product_package_imports_the_tests():
     offending = [f"{where}: {module}" for package in PRODUCT
                  for where, module, names in imports(package)
                  if module == "tests" or module.startswith("tests.")]
+    assert offending == []
+
+
+def test_no_test_module_imports_another():
+    """What tests share lives in a conftest.py or a helper module, never named test_*: a test
+    module is collected, never a library (its tests would run again wherever it is imported)."""
+    def a_test_module(name: str) -> bool:
+        return name.rsplit(".", 1)[-1].startswith("test_")
+    offending = [f"{where}: {module}" for where, module, names in imports("tests")
+                 if a_test_module(module) or any(a_test_module(name) for name in names)]
     assert offending == []
 
 

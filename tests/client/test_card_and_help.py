@@ -2,7 +2,6 @@
 Chromium against the real stack (issue 13, part 6)."""
 from __future__ import annotations
 
-import asyncio
 
 import httpx
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from rules.registry import CARDS
 from rules.settings import DEFAULT_RULES
 from tests.client.table import chromium, new_player
-from tests.client.test_catalogues import catalogue
+from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -25,44 +24,43 @@ def card_text(role: str) -> str:
     return EN.get(f"explain_as.{role}.{DEFAULT_RULES.get(f'{role}_mode')}", EN[f"explain.{role}"])
 
 
-def test_a_hidden_card_stays_hidden_and_the_help_explains_every_card(stack):
+async def test_a_hidden_card_stays_hidden_and_the_help_explains_every_card(stack):
     gateway = stack.start_gateway()
 
-    async def main():
-        async with chromium() as browser, httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
-            host = await new_player(browser, "Layla")
-            page = host.page
-            await page.goto(gateway.url + "/")
-            await page.fill("#form-create input[name=name]", host.name)
-            await page.click("#form-create button[type=submit]")
-            await page.wait_for_selector("#screen-lobby:not([hidden])")
-            room = (await page.input_value("#share-link")).rsplit("/", 1)[1]
-            for name in ["Omar", "Mei", "Linh", "Ana", "Tom"]:
-                (await http.post(f"/api/rooms/{room}/join", json={"name": name})).raise_for_status()
-            await page.click("#start:not([disabled])")
-            await page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")
-            role = await page.get_attribute("#card", "data-role")
-            assert await page.text_content("#card-role") == EN[f"role.{role}"]
+    async with chromium() as browser, httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
+        host = await new_player(browser, "Layla")
+        page = host.page
+        await page.goto(gateway.url + "/")
+        await page.fill("#form-create input[name=name]", host.name)
+        await page.click("#form-create button[type=submit]")
+        await page.wait_for_selector("#screen-lobby:not([hidden])")
+        room = (await page.input_value("#share-link")).rsplit("/", 1)[1]
+        for name in ["Omar", "Mei", "Linh", "Ana", "Tom"]:
+            (await http.post(f"/api/rooms/{room}/join", json={"name": name})).raise_for_status()
+        await page.click("#start:not([disabled])")
+        await page.wait_for_selector("#screen-game:not([hidden]) #card:not([data-role=''])")
+        role = await page.get_attribute("#card", "data-role")
+        assert await page.text_content("#card-role") == EN[f"role.{role}"]
 
-            await page.click("#card-hide")
-            for _ in range(2):  # and again after a reload
-                await page.wait_for_selector(f'#card-role:text-is("{EN["card.hidden"]}")')
-                assert await page.text_content("#card-explain") == ""
-                assert await page.locator("#players li.me .role").count() == 0
-                assert EN[f"role.{role}"] not in await page.inner_text("#card")
-                await page.reload()
-            await page.click("#card-hide")
-            await page.wait_for_selector(f'#card-role:text-is("{EN[f"role.{role}"]}")')
-            assert await page.text_content("#card-explain") == card_text(role)
+        await page.click("#card-hide")
+        for _ in range(2):  # and again after a reload
+            await page.wait_for_selector(f'#card-role:text-is("{EN["card.hidden"]}")')
+            assert await page.text_content("#card-explain") == ""
+            assert await page.locator("#players li.me .role").count() == 0
+            assert EN[f"role.{role}"] not in await page.inner_text("#card")
+            await page.reload()
+        await page.click("#card-hide")
+        await page.wait_for_selector(f'#card-role:text-is("{EN[f"role.{role}"]}")')
+        assert await page.text_content("#card-explain") == card_text(role)
 
-            await page.click("#help-open")
-            await page.wait_for_selector("#help[open]")
-            shown = await page.eval_on_selector_all(
-                "#help-roles section", "els => els.map(e => [e.dataset.role, e.querySelector('p').textContent])")
-            assert shown == [[r, card_text(r)] for r in ROLES]
-            assert set(CARDS) <= set(ROLES)
-            await page.click("#help button[type=submit]")
-            await page.wait_for_selector("#help", state="hidden")
-            assert not host.errors, host.errors
+        await page.click("#help-open")
+        await page.wait_for_selector("#help[open]")
+        shown = await page.eval_on_selector_all(
+            "#help-roles section",
+            "els => els.map(e => [e.dataset.role, e.querySelector('p').textContent])")
+        assert shown == [[r, card_text(r)] for r in ROLES]
+        assert set(CARDS) <= set(ROLES)
+        await page.click("#help button[type=submit]")
+        await page.wait_for_selector("#help", state="hidden")
+        assert not host.errors, host.errors
 
-    asyncio.run(main())

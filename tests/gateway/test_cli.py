@@ -23,7 +23,8 @@ def test_flags_and_phase_durations_become_env_vars():
                                 redis_wait=1),
                           ["--duration-discussion", "120", "--duration-vote=30"],
                           argparse.ArgumentParser())
-    assert env == {"REDIS_URL": "redis://h:1/0", "WW_GAMES_PER_ACTOR": "50", "WW_PRESENCE_LEASE": "3",
+    assert env == {"REDIS_URL": "redis://h:1/0", "WW_GAMES_PER_ACTOR": "50",
+                   "WW_PRESENCE_LEASE": "3",
                    "WW_REDIS_WAIT": "1",
                    "WW_DURATION_DISCUSSION": "120", "WW_DURATION_VOTE": "30"}
 

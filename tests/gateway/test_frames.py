@@ -1,4 +1,5 @@
-"""Client frame parsing: every malformed frame is a `bad_frame`, valid ones keep only known fields."""
+"""Client frame parsing: every malformed frame is a `bad_frame`, valid ones keep only known
+fields."""
 import orjson
 import pytest
 

@@ -14,7 +14,8 @@ EXAMPLES = {
     "hello": {"type": "hello", "token": "abc", "since": None},
     "act": {"type": "act", "id": "a1", "action": "cupid.link", "targets": [2, 5]},
     "chat": {"type": "chat", "id": 7, "text": "hello"},
-    "settings": {"type": "settings", "id": "s", "roles": ["seer", "guard"], "durations": {"vote": 30},
+    "settings": {"type": "settings", "id": "s", "roles": ["seer", "guard"],
+                 "durations": {"vote": 30},
                  "rules": {"guard_self": "yes"}, "preset": None},
     "start": {"type": "start", "id": "go"},
     "ping": {"type": "ping", "id": None},
@@ -66,5 +67,6 @@ def test_the_asyncapi_document_names_every_frame_schema():
     assert document["asyncapi"].startswith("3.")
     refs = {m["payload"]["$ref"] for m in document["channels"]["room"]["messages"].values()}
     assert refs == {f"schema/{name}.json" for name in
-                    ("hello", "act", "chat", "settings", "start", "table", "leave", "remove", "ping",
+                    ("hello", "act", "chat", "settings", "start", "table", "leave", "remove",
+                     "ping",
                      "welcome", "event", "ack", "error")}

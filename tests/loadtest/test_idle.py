@@ -18,6 +18,7 @@ def test_the_idle_row_takes_the_empty_stack_off_and_leaves_the_load_clients_out_
     now = {**{c: v + 0.009 for c, v in empty.items()}, "load clients": 0.5}
     row = idle_cpu_row(empty, now, sockets=18_000, server=SERVER)
     assert row["cores_added"]["gateway"] == pytest.approx(0.009)
-    assert row["cores_added"]["load clients"] == pytest.approx(0.5)  # no empty reading: counted whole
+    # no empty reading: counted whole
+    assert row["cores_added"]["load clients"] == pytest.approx(0.5)
     assert row["server_us_per_socket_second"] == pytest.approx(4 * 0.009 * 1e6 / 18_000, abs=1e-3)
     assert row["server_cores_at_36000_sockets"] == pytest.approx(4 * 0.009 * 2, abs=1e-4)

@@ -118,6 +118,10 @@ def test_locust_tables_against_the_bare_baseline(tmp_path):
     assert n(res["rows"], "replay") == 3 * 18
 
 
+# Waits on a loaded machine: the rush bots chat every 3 s after 0.2-1 s think times, near the
+# room's chat limit, and a stalled machine bunches their lines (two rate_limited refusals on a
+# first try in CI at 88a8a66; its rerun passed).
+@pytest.mark.flaky(reruns=1)
 @pytest.mark.e2e
 def test_rush_tables_play_real_games_through_the_real_stack(stack, tmp_path):
     gateway = stack.start_gateway(games_per_actor=100)    # devstack/stack.py: 2 s phases
@@ -132,7 +136,8 @@ def test_rush_tables_play_real_games_through_the_real_stack(stack, tmp_path):
 
 # Long enough for the human model's 2-15 s thinking and 20-40 s chat gaps to happen in a minute.
 HUMAN_SMOKE_DURATIONS = {"cupid": 4, "seer": 4, "wolves": 30, "witch": 4, "election": 20,
-                         "discussion": 40, "vote": 20, "tiebreak": 10, "hunter": 10, "successor": 10}
+                         "discussion": 40, "vote": 20, "tiebreak": 10, "hunter": 10,
+                         "successor": 10}
 
 
 @pytest.mark.e2e
