@@ -9,7 +9,9 @@ lobby     players join (seat = arrival order, seat 0 is the host); the host edit
 running   the rules game: commands (`act`, `chat`) and deadlines (one timer task sleeping until
           `rules.next_deadline`) go through the mailbox and apply one at a time, in order.
 finished  the rules report an outcome, or nobody has been connected for `idle_close` (an abandoned
-          lobby or game must not hold its host slot forever; an empty lobby: `lobby_idle_close`).
+          lobby or game must not hold its host slot forever; an empty lobby: `lobby_idle_close`),
+          or a lobby or a game reached its maximum age, or a game nobody plays ended (`unplayed`,
+          see `_game_closes`) with sockets connected or not.
           The final persist releases the room from its host and gives
           its keys a TTL; the room then closes.
 broken    an unexpected exception while applying a command: the room stops answering (errors
@@ -60,6 +62,9 @@ WATCHER = -1  # the seat of a spectator's socket: in no event's audience, so it 
 # A public game's seat that lets AWAY_AFTER prompts in a row pass is shown away; past GONE_AFTER its
 # votes pass at once where every living seat votes alike (RULES.md, "Away seats").
 AWAY_AFTER, GONE_AFTER = 2, 4
+# A timed game is unplayed once this many whole days passed with nothing the table saw from a seat
+# (and LobbyTiming.game_idle did): RULES.md, "Unplayed games".
+QUIET_DAYS = 2
 REPLY_OK = 0  # a reply's status in a gateway's reply message (actors.host has the others)
 # What `Room.command` returns when its reply rode the write's events message to the gateway
 # (`rider`): the host has nothing left to send.
@@ -76,10 +81,14 @@ class LobbyTiming:
     """How long a lobby waits (ms). A public one: from the moment it seats its preset's minimum
     to its start, and for a seat without a socket before it is removed (a closed tab must not
     hold a stranger's table). Any lobby: `max_age` from its creation, connected or not, before it
-    closes (a lobby held open by one socket must not hold its host slot for ever); None: no limit."""
+    closes (a lobby held open by one socket must not hold its host slot for ever); None: no limit.
+    A game, however many are connected: `game_idle` with no command the table sees ends it
+    (`_game_closes`), and it lasts at most `game_max_age` from the room's creation; None: never."""
     countdown: int = 30_000
     absent: int = 60_000
     max_age: int | None = None
+    game_idle: int | None = None
+    game_max_age: int | None = None
 
 
 # Characters no name may hold: controls (NUL...), format characters (zero-width, bidi overrides),
@@ -169,6 +178,11 @@ class RoomData:
     starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
     acted: frozenset = frozenset()  # seats of a public game that acted since the last deadline
     opened_at: int | None = None  # when the room was created (ms): a lobby's age
+    # What the unplayed-game rule counts from (`_game_closes`): when the table was last heard
+    # from (a command all of it sees, the deal, or a wait with no deadline beginning; the public
+    # chat lines are read from the chat itself), and the last game day that heard from it.
+    played_at: int | None = None
+    played_day: int | None = None
 
     @property
     def kind(self) -> Kind | None:
@@ -196,6 +210,8 @@ class RoomData:
             "starts_at": self.starts_at,
             "acted": sorted(self.acted),
             "opened_at": self.opened_at,
+            "played_at": self.played_at,
+            "played_day": self.played_day,
         })
 
     @classmethod
@@ -219,6 +235,8 @@ class RoomData:
             starts_at=d.get("starts_at"),
             acted=frozenset(d.get("acted", ())),
             opened_at=d.get("opened_at"),  # a room stored before lobbies aged: no limit
+            played_at=d.get("played_at"),  # and before games did: only their age ends them
+            played_day=d.get("played_day"),
         ), [orjson.loads(item) for item in stored.tail])
 
     def lobby(self) -> dict:
@@ -290,8 +308,9 @@ ROOM_EVENTS = {kind.kind: kind for kind in (
     EventKind("remove_vote", ("seat", "votes", "needed"), EVERYONE,
               "votes to remove a seat of a public lobby"),
     EventKind("closed", ("reason",), EVERYONE,
-              "the room closed without a game over: `idle` (nobody connected for a while) or "
-              "`max_age` (a lobby that never started)"),
+              "the room closed without a game over: `idle` (nobody connected for a while), "
+              "`max_age` (a lobby that never started), `unplayed` (a game nobody played for a "
+              "while) or `game_max_age` (a game that lasted too long)"),
     EventKind("away", ("seat", "away"), EVERYONE,
               "a public game's seat let the shared prompts pass (true), or is back (false)"),
 )}
@@ -597,6 +616,8 @@ def wakeup(data: RoomData, idle_close: int | None,
         times += [p.absent_since + timing.absent for p in data.players if p.absent_since is not None]
     if data.status == "lobby" and (closes := _lobby_closes(data, timing)) is not None:
         times.append(closes)
+    if (ends := _game_closes(data, timing)) is not None:
+        times.append(ends[0])
     idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and data.status not in FINAL:
         times.append(data.idle_since + idle_close)
@@ -608,6 +629,44 @@ def _lobby_closes(data: RoomData, timing: LobbyTiming | None) -> int | None:
     if timing is None or timing.max_age is None or data.opened_at is None:
         return None
     return data.opened_at + timing.max_age
+
+
+def _game_closes(data: RoomData, timing: LobbyTiming | None) -> tuple[int, str] | None:
+    """When and why a running game ends however many are connected (RULES.md, "Unplayed games"):
+    `game_max_age` after its room opened; `unplayed` `game_idle` after the table was last heard
+    from, if the game waits with no deadline (only the table ends such a wait) or QUIET_DAYS whole
+    days have passed since (a game on timers runs on without anyone). Only what the whole table
+    sees counts, so when a game ends tells nobody what a night role did."""
+    if data.status != "running" or timing is None:
+        return None
+    ends = []
+    if timing.game_max_age is not None and data.opened_at is not None:
+        ends.append((data.opened_at + timing.game_max_age, "game_max_age"))
+    if timing.game_idle is not None and data.played_at is not None and (
+            rules.next_deadline(data.game) is None
+            or data.played_day is not None and data.game.day - 1 - data.played_day >= QUIET_DAYS):
+        ends.append((_heard_at(data.game, data.played_at) + timing.game_idle, "unplayed"))
+    return min(ends, default=None)
+
+
+def _heard_at(game: rules.GameState, played_at: int) -> int:
+    """When the table was last heard from: `played_at`, or a later line of the public chat."""
+    line = next((line for line in reversed(game.chat) if line.get("to") is None), None)
+    return played_at if line is None else max(played_at, line["ts"])
+
+
+def _heard(data: RoomData, now: int, day: int) -> RoomData:
+    """The whole table saw a seat's command (or the deal) at `now`, in game day `day`."""
+    return replace(data, played_at=now, played_day=day)
+
+
+def _waits_untimed(old: RoomData, new: RoomData, now: int) -> RoomData:
+    """A wait with no deadline (a discussion without a timer) beginning now is counted from now:
+    the night before it heard nothing from the table, and must not count."""
+    if new.status == "running" and rules.next_deadline(new.game) is None \
+            and rules.next_deadline(old.game) is not None:
+        return replace(new, played_at=now)
+    return new
 
 
 def _closed(reason: str) -> dict:
@@ -623,6 +682,9 @@ def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: in
     if data.status == "lobby" and (closes := _lobby_closes(data, timing)) is not None \
             and now >= closes:  # whoever is connected is told, not left in a dead lobby
         return None, Change(replace(data, status="finished"), [_closed("max_age")])
+    if (ends := _game_closes(data, timing)) is not None and now >= ends[0]:
+        # Nobody plays it, or it lasted too long: it ends whoever is connected, freeing its slot.
+        return None, Change(replace(data, status="finished"), [_closed(ends[1])])
     if data.status == "lobby":
         change = _remove_absent(data, now, timing) if data.public else None
         current = data if change is None else change.data
@@ -641,7 +703,7 @@ def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: in
     after = rules.next_deadline(game)
     if after is not None and after <= now and rules.outcome(game) is None:
         raise RuntimeError(f"rules.advance left deadline {after} due at {now}")
-    data = _with_game(data, game)
+    data = _waits_untimed(data, _with_game(data, game), now)
     if data.public:
         data, passed = _pass_for_gone(data, now)
         events += passed
@@ -700,10 +762,12 @@ def _act(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     if not isinstance(action, str) or not isinstance(targets, list) or not all(
             type(t) is int for t in targets):
         raise Refused("bad_frame", "act needs an action name and a list of seats")
-    shared = data.public and action in _shared_actions(data.game)
+    shared = action in _shared_actions(data.game)
     game, events = rules.act(data.game, seat=seat, action=action, targets=targets, now=now)
-    data = _with_game(data, game)
-    if shared:  # only an answer to a shared prompt says the seat is back (a night act is secret)
+    before, data = data, _with_game(data, game)
+    data = _heard(data, now, before.game.day) if shared else _waits_untimed(before, data, now)
+    # Only an answer to a shared prompt says the seat is back (a night act is secret).
+    if shared and data.public:
         data = replace(data, acted=data.acted | {seat})
         if data.players[seat].missed:
             player = data.players[seat]
@@ -721,6 +785,8 @@ def _chat(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     if not isinstance(text, str):
         raise Refused("bad_frame", "chat needs a text")
     game, events = rules.say(data.game, seat=seat, text=text, now=now, channel=frame.get("channel"))
+    if events[0]["to"] is None and data.played_day != game.day:  # the day's first public line
+        data = replace(data, played_day=game.day)  # (its time is read from the chat: `_heard_at`)
     return Change(_with_game(data, game), events)
 
 
@@ -773,7 +839,7 @@ def _table(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming
 def _deal(data: RoomData, now: int) -> Change:
     game, events = rules.start_game(names=[p.name for p in data.players], settings=data.settings,
                                     seed=secrets.randbits(63), now=now)
-    return Change(_with_game(data, game), events)
+    return Change(_heard(_with_game(data, game), now, game.day - 1), events)  # day 1 may be quiet
 
 
 _COMMANDS: dict[str, Callable[..., Change]] = {
