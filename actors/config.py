@@ -144,6 +144,13 @@ class Config:
                 f"{getattr(running, name)!r}"
                 for name, variable in CLUSTER_SETTINGS if getattr(self, name) != getattr(running, name)]
 
+    def room_max_age(self) -> int:
+        """Seconds a room lives at most, its lobby and its game (0: no limit): the longest an
+        address's rooms and seats can be held (gateway.limits)."""
+        if not (self.lobby_max_age and self.max_game_age):
+            return 0
+        return max(self.lobby_max_age, self.max_game_age)
+
     def room_settings(self) -> rules.Settings:
         """The settings a new room starts with."""
         return rules.Settings.from_json({"durations": dict(self.durations)})

@@ -158,7 +158,7 @@ def create_app(config: Config) -> FastAPI:
         app.state.gateway = gw = GatewayState(
             config=config, rooms=rooms, seats=seats, metrics=metrics,
             limits=AddressLimits(rooms.redis, rooms.keys, config.request_patience,
-                                 config.limit_window, config.lobby_max_age),
+                                 config.limit_window, config.room_max_age()),
             presence=PresenceReports(seats, functools.partial(report_presence, rooms)),
             tables=PublicTables(rooms))
         watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
@@ -215,16 +215,19 @@ def create_app(config: Config) -> FastAPI:
                            f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
 
     async def not_holding_too_much(gw: GatewayState, address: str, lobby: bool = False) -> None:
-        """429 if the address already holds its share of lobbies (opening one) or lobby seats:
-        held lobbies must not fill the server (docs/architecture.md, "Abuse limits")."""
+        """429 if the address already holds its share of rooms (opening one) or seats, lobbies
+        and running games alike: held rooms must not fill the server (docs/architecture.md,
+        "Abuse limits")."""
         config, limits = gw.config, gw.limits
         if lobby and await limits.holds_too_much("lobbies", address,
                                                  config.open_lobbies_per_address):
-            raise _refusal(429, "rate_limited", f"at most {config.open_lobbies_per_address} open "
-                           "lobbies per address: start or leave one first", 60)
+            raise _refusal(429, "rate_limited", f"at most {config.open_lobbies_per_address} "
+                           "rooms (lobbies and games) per address at once: leave one, or wait for a game to "
+                           "end", 60)
         if await limits.holds_too_much("seats", address, config.lobby_seats_per_address):
             raise _refusal(429, "rate_limited", f"at most {config.lobby_seats_per_address} seats "
-                           "in lobbies per address: start or leave one first", 60)
+                           "in lobbies and games per address at once: leave one, or wait for a game to end",
+                           60)
 
     async def held(gw: GatewayState, address: str, seated: dict, lobby: bool = False) -> None:
         """Count what the address now holds (only while a cap is on)."""
@@ -264,11 +267,20 @@ def create_app(config: Config) -> FastAPI:
         a new one (which the caller then hosts, for its durations only)."""
         address = client_address(request.client and request.client.host)
         await spend(gw, "quickplay", address, gw.config.quick_plays_per_address, "quick plays")
-        await not_holding_too_much(gw, address)
+        await not_holding_too_much(gw, address, lobby=True)  # the press may open a table
+        limit = gw.config.rooms_per_address
+        if limit and await gw.limits.spent("rooms", address) >= limit:
+            raise _refusal(429, "rate_limited", f"at most {limit} new rooms per address in "
+                           f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
         try:
             seated = await gw.rooms.quick_play(body.name, Kind(body.preset, body.language),
                                                body.press)
-            await held(gw, address, seated)
+            # Seat 0: the press opened the table (a join takes the next seat), so it is a room
+            # of this address, as if created by link.
+            opened = seated["seat"] == 0
+            if opened and limit:
+                await gw.limits.spend("rooms", address)
+            await held(gw, address, seated, lobby=opened)
             return seated
         except ServerFull:
             raise _refusal(503, "server_full", "no table can be opened now, try again later",
