@@ -17,6 +17,7 @@ import pytest
 
 from actors.client import RoomClient
 from actors.config import Config
+from actors.store import Keys, connect as connect_redis
 from devstack.checks import stored_log
 from devstack.stack import HTTP_TIMEOUT, TEST_DURATIONS, Stack, connect, open_socket, ws_frame
 from gateway.seats import REPORT_BURST, REPORT_RATE
@@ -456,6 +457,27 @@ async def test_playing_again_counts_against_the_rooms_of_the_clicking_address(st
         # The other address is not held back.
         assert (await elsewhere.post(f"/api/rooms/{other['room']}/again",
                                      json={"token": other["token"]})).status_code == 200
+
+
+async def test_the_next_game_of_a_table_is_a_room_its_clicker_holds(stack):
+    """Play again opens a room: without its count, a game ended (unplayed, even) and played again
+    was a way out of what an address may hold."""
+    gateway = stack.start_gateway(games_per_actor=50, env={
+        "WW_OPEN_LOBBIES_PER_ADDRESS": "1", "WW_LOBBY_IDLE_CLOSE": "1", **ONE_WINDOW})
+    clicker = next(_addresses)
+    async with client(gateway, clicker) as http:
+        first = await finished_table(http, gateway, "Layla")  # over: no longer held
+        again = await http.post(f"/api/rooms/{first['room']}/again", json={"token": first["token"]})
+        assert again.status_code == 200
+        retried = await http.post(f"/api/rooms/{first['room']}/again", json={"token": first["token"]})
+        assert retried.status_code == 200 and retried.json()["room"] == again.json()["room"]
+    # Read from the count itself: the next room, nobody in it, closes after WW_LOBBY_IDLE_CLOSE.
+    redis = connect_redis(stack.redis_url)
+    try:
+        held = await redis.zrange(Keys(stack.prefix).held("lobbies", clicker), 0, -1)
+    finally:
+        await redis.aclose()
+    assert again.json()["room"].encode() in held
 
 
 async def test_an_address_holds_a_few_lobbies_and_seats_at_once_an_ipv6_site_a_few_more(stack):
