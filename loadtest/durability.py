@@ -29,7 +29,7 @@ import orjson
 import rules
 from actors.store import RedisStore, connect
 from devstack.redis_servers import aof_args, redis_server, sentinel_group
-from loadtest.core import percentile
+from loadtest.measure import percentile
 from loadtest.stack import tear_down_on_signals
 
 SETUPS = {
