@@ -100,7 +100,8 @@ def described(name: str, probe) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=loadtest.abuse.__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="python -m loadtest.abuse",
+                                 description=loadtest.abuse.__doc__.split("\n\n")[0],
                                  epilog="probes:\n" + "\n".join(described(name, probe)
                                                                  for name, probe in PROBES.items()),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
