@@ -11,16 +11,18 @@ a metrics token, and believes X-Forwarded-For from 127.0.0.1 (FORWARDED_ALLOW_IP
 name their clients with it, and the proxy probe's HAProxy is that peer. `--json PATH` also writes
 every row with its raw figures (`facts`), which tests/loadtest/test_abuse.py checks.
 
-A probe is a module of this package, listed in PROBES (the order they run in); its docstring says
+A probe is a module of this package, listed in `probes.PROBES` (the order they run in); its docstring says
 what it does. It has `async def run(target: common.Target) -> dict | list[dict]` (a row, or rows,
 of the table: probe, result, time, cpu, rss, ping, healthz; `facts` for the JSON), and, if it
 needs them: `add_arguments(parser)` for its options, `SHARED` (the shared rooms it uses, made
 while the probes before it run: "day", "finished"), `ALONE = True` (measured before any shared
 room is made).
 """
-from loadtest.abuse import (again, flood, forbidden, headers, headers500, lobbies, names, oracle,
-                            origin, proxy, readers, review)
+import os
 
-PROBES = {module.__name__.rsplit(".", 1)[1]: module for module in (
-    headers, readers, oracle, origin, forbidden, proxy, lobbies, names, review, again, flood,
-    headers500)}
+# Before any probe imports ray (actors.client does): every Ray process of this one on loopback (Ray
+# reads this when imported) and no token auth for the private head, as devstack/ray_head.py sets
+# them. A package's __init__ runs before any of its modules, so `python -m loadtest.abuse` sets them
+# first.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")

@@ -18,9 +18,9 @@ from actors.client import RoomClient
 from actors.config import Config
 from devstack.stack import connect
 from gateway.app import REVIEW_EVENTS
-from loadtest.abuse import PROBES
 from loadtest.abuse.common import (DURATIONS, GAMES_PER_ACTOR, METRICS_TOKEN, PING_SOCKETS, Shared,
                                    Target, rss_mb, table)
+from loadtest.abuse.probes import PROBES
 from loadtest.measure import Pinger
 from loadtest.stack import LOAD_LIMITS, real_stack, tear_down_on_signals
 

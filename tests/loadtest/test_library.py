@@ -4,9 +4,12 @@ E402 (everything runs as `python -m loadtest.NAME` from the repository root); ev
 `main(argv)`; every abuse probe is a module of the table with a `run`."""
 import ast
 import inspect
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-import loadtest.abuse
+from loadtest.abuse.probes import PROBES
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the scripts share (stack and stages also have a command of their own: a stack kept up for
@@ -68,9 +71,22 @@ def test_every_script_has_a_main_taking_its_arguments():
 
 
 def test_every_abuse_probe_is_a_module_of_the_table_with_a_run():
-    probes = loadtest.abuse.PROBES
+    probes = PROBES
     on_disk = {p.stem for p in (ROOT / "loadtest" / "abuse").glob("*.py")} - {
-        "__init__", "__main__", "common"}
+        "__init__", "__main__", "common", "probes"}
     assert set(probes) == on_disk
     for name, probe in probes.items():
         assert inspect.iscoroutinefunction(probe.run), name
+
+
+def test_the_abuse_suite_keeps_its_ray_driver_on_loopback():
+    """Ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER when imported: the suite's package sets it
+    before any probe imports ray (on a machine whose address is not loopback, the driver looked
+    for its head's GCS at that address and waited for ever)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_AUTH_MODE")}
+    found = subprocess.run(
+        [sys.executable, "-c", "import sys, loadtest.abuse.__main__; assert 'ray' in sys.modules; "
+         "from ray._private import ray_constants; print(ray_constants.ENABLE_RAY_CLUSTER)"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert found.stdout.split() == ["False"], found.stderr
