@@ -224,7 +224,8 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                        arrive_create_p50=pct(arrival.get("create_room"), "50%"),
                        arrive_create_p99=pct(arrival.get("create_room"), "99%"))
             if probe:
-                row.update(held_create_p50=probe.percentile(50), held_create_p99=probe.percentile(99),
+                row.update(held_create_p50=probe.percentile(50),
+                           held_create_p99=probe.percentile(99),
                            held_create_n=len(probe.ms), held_create_failures=probe.failures)
             row["profiles"] = {f.name: summarize_profile(f) for f in prof_files}
             row["arrival_profiles"] = {f.name: summarize_profile(f) for f in arrival_profiles[1]}

@@ -11,12 +11,12 @@ a metrics token, and believes X-Forwarded-For from 127.0.0.1 (FORWARDED_ALLOW_IP
 name their clients with it, and the proxy probe's HAProxy is that peer. `--json PATH` also writes
 every row with its raw figures (`facts`), which tests/loadtest/test_abuse.py checks.
 
-A probe is a module of this package, listed in `probes.PROBES` (the order they run in); its docstring says
-what it does. It has `async def run(target: common.Target) -> dict | list[dict]` (a row, or rows,
-of the table: probe, result, time, cpu, rss, ping, healthz; `facts` for the JSON), and, if it
-needs them: `add_arguments(parser)` for its options, `SHARED` (the shared rooms it uses, made
-while the probes before it run: "day", "finished"), `ALONE = True` (measured before any shared
-room is made).
+A probe is a module of this package, listed in `probes.PROBES` (the order they run in); its
+docstring says what it does. It has `async def run(target: common.Target) -> dict | list[dict]`
+(a row, or rows, of the table: probe, result, time, cpu, rss, ping, healthz; `facts` for the
+JSON), and, if it needs them: `add_arguments(parser)` for its options, `SHARED` (the shared rooms
+it uses, made while the probes before it run: "day", "finished"), `ALONE = True` (measured before
+any shared room is made).
 """
 import os
 

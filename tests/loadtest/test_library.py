@@ -26,7 +26,7 @@ def modules():
 
 
 def loadtest_imports(tree: ast.AST):
-    """Every loadtest module a file imports (`from loadtest import stages` names loadtest.stages)."""
+    """Every loadtest module a file imports (`from loadtest import stages`: loadtest.stages)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (a.name for a in node.names if a.name.startswith("loadtest"))
