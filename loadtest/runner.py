@@ -1,9 +1,9 @@
 """Drive Locust (master + workers, web API) from a script against a stack, and read its stats per
 step into a row (the ramp's, which the other stepped scripts share).
 
-Locust imports the locustfile as a top-level module (its directory put first on the import path); the
-locustfile's own `loadtest.*` imports find the package because every launcher here runs Locust
-with the repository as its working directory and PYTHONPATH.
+Locust imports the locustfile as a top-level module (its directory first on the import path);
+the locustfile's own `loadtest.*` imports find the package because every launcher here runs
+Locust with the repository as its working directory and PYTHONPATH (`locust_env`).
 """
 from __future__ import annotations
 
