@@ -5,8 +5,8 @@ A `Role` says everything the rest of the engine needs to know about it: its team
 wakes with the pack, how the Seer sees it, how it is dealt, its steps (night steps carry their
 place in the one night order), what it resolves at dawn (its intents, in the one dawn order), how
 it reacts to a death given the cause, its win conditions and their priority, its view fields and
-which of them its card shows (`Fact`), the settings it owns and the durations of its phases. The mayor and the day are units of the same
-shape that are never dealt (`deal=None`).
+which of them its card shows (`Fact`), the settings it owns and the durations of its phases.
+The mayor and the day are units of the same shape that are never dealt (`deal=None`).
 
 This module is the leaf of the engine: roles import it, never the flow (`rules.table`), so the
 flow can index the roles without an import cycle. `CARDS` is filled once by `rules.registry` from

@@ -2,7 +2,8 @@
 Lovers of two sides (one a wolf, the other not) leave them and win as the last two alive."""
 
 from rules.events import EventKind
-from rules.role import KILL_ACTIONS, Fact, Role, Setting, Step, Win, card_team, holder, living, option
+from rules.role import (KILL_ACTIONS, Fact, Role, Setting, Step, Win, card_team, holder, living,
+                        option)
 
 
 class CupidStep(Step):

@@ -3,7 +3,8 @@ Talkative Seer (001, `seer_kind = talkative`) has the same power, and the table 
 she saw, not whose it is."""
 
 from rules.events import EVERYONE, EventKind
-from rules.role import CARDS, Dawn, Fact, Role, Setting, Step, is_wolf, living, option, powered_holder
+from rules.role import (CARDS, Dawn, Fact, Role, Setting, Step, is_wolf, living, option,
+                        powered_holder)
 
 
 def appearance(state, seat: int) -> str:

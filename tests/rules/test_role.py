@@ -18,7 +18,8 @@ def deal_with(role: str) -> list:
 
 def test_the_declaration_gives_every_role_s_facts_in_the_roles_order():
     declared = declaration()["facts"]
-    assert declared == [{"role": unit.id, **fact.to_json()} for unit in UNITS for fact in unit.facts]
+    assert declared == [{"role": unit.id, **fact.to_json()}
+                        for unit in UNITS for fact in unit.facts]
     assert {"role": "sisters", "field": "sisters", "shape": "others", "told_by": "sisters",
             "told_in": "sisters"} in declared
     assert {f["field"] for f in declared} >= {"wolves", "seer_results", "linked", "lover",
