@@ -46,7 +46,7 @@ export function renderSetupTable() {
 // is the default. `together`: the players sit at one table (no chat, no hiding one's card: the
 // mode keeps the screens apart); `show(v, seatless)`: the mode's own parts of the screen, drawn
 // or hidden (one phone passed around: its holder's bar, the table's screen; screens/pass.js).
-export const ONLINE = { together: false, show: () => {} };
+const ONLINE = { together: false, show: () => {} };
 
 export function renderGame(v, mode = ONLINE) {
   showScreen("screen-game");
