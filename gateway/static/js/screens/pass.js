@@ -16,9 +16,9 @@ export const FIRST_NAMES = 6; // rows the names form opens with
 
 export let freshPass = null; // the room this page has just seated: it gets seed 004's preset once
 
-// The phone passed around, as it plugs into the game's screen (the shape of screens/table.js ONLINE):
-// the players sit at one table; the holder's bar over a seat's screen, and with no seat holding
-// the phone the table's own screen.
+// The phone passed around, as it plugs into the game's screen (screens/table.js, the shape of its
+// ONLINE): the players sit at one table; the holder's bar over a seat's screen, and with no seat
+// holding the phone the table's own screen.
 const PASSED = {
   together: true,
   show(v, seatless) {
