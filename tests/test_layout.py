@@ -14,11 +14,11 @@ from pathlib import Path
 import actors
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ["actors", "gateway", "rules", "loadtest", "deploy", "devstack"]
+PRODUCT = ["actors", "gateway", "rules", "bots", "loadtest", "deploy", "devstack"]
 # Each may import those before it, never those after it (tests/ is the top).
-LAYERS = ["rules", "actors", "gateway", "devstack", "loadtest", "tests"]
+LAYERS = ["rules", "bots", "actors", "gateway", "devstack", "loadtest", "tests"]
 # Where the path the modules are found on is left as Python set it.
-NO_SYS_PATH = ["rules", "actors", "gateway", "devstack"]
+NO_SYS_PATH = ["rules", "bots", "actors", "gateway", "devstack"]
 
 
 @functools.cache

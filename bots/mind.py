@@ -1,0 +1,266 @@
+"""What one seat knows and suspects, built from its frames only: the view it was shown and the
+events its audience heard. Nothing here reads a game state."""
+from __future__ import annotations
+
+import random
+
+from bots.claims import Claim, Reader
+from rules import declaration
+
+_CARDS = {card["id"]: card for card in declaration()["roles"]}
+WOLF_CARDS = frozenset({"werewolf"} | {c for c, card in _CARDS.items() if card["wolf"]})
+# cards that play for the pack without being wolves (they know it, or learn it: the Traitor)
+PACK_SIDE = frozenset(c for c, card in _CARDS.items() if card["team"] == "wolves") | WOLF_CARDS
+# readings: the Seer's under `seer_result = wolf_or_not`, or a card
+NOT_WOLF = "not_werewolf"
+
+UNIQUE = frozenset(c for c, card in _CARDS.items() if card["cards"] == 1)
+KNOWN = 100.0  # a suspicion that is no longer one: the seat's side is known
+
+
+class Mind:
+    """Knowledge (cards seen, the pack, readings) and a suspicion score per seat (higher: more
+    likely a wolf) fed by public events: deaths and cards shown, votes, claims."""
+
+    def __init__(self, seat: int, rng: random.Random):
+        self.me = seat
+        self.rng = rng
+        self.names: list[str] = []
+        self.reader: Reader | None = None
+        self.role: str | None = None
+        self.alive: list[bool] = []
+        self.cards: dict[int, str] = {}  # seat -> card the table (or I) was shown
+        self.pack: set[int] = set()  # wolves I know (as a wolf, the Traitor, infected)
+        self.friends: set[int] = set()  # lovers, sisters: known to be on my side
+        self.readings: dict[int, bool] = {}  # seat -> is a wolf (my own Seer/Medium readings)
+        self.claimed: dict[int, str] = {}  # seat -> card it claimed
+        self.said_wolf: dict[int, list[tuple[int, bool]]] = {}  # claimant -> (seat, wolf?)
+        self.accused: dict[int, set[int]] = {}  # speaker -> seats it named wolves
+        self.suspicion: dict[int, float] = {}
+        self.votes: dict[int, dict[int, int]] = {}  # day -> voter -> target (the day's last)
+        self.questions: list[tuple[int, int]] = []  # (voter, target): votes worth asking about
+        self.phase = ""
+        self.day = 0
+        self.prompts: dict[str, dict] = {}  # action -> the open prompt
+        self.pointed: int | None = None  # the pack's proposal tonight (the first one made)
+        self.my_point: int | None = None
+        self.thief_cards: list[str] = []
+        self.over = False
+
+    # ------------------------------------------------------------------ frames
+
+    def see(self, view: dict) -> None:
+        """The seat's whole view (the welcome, a resync): replaces what it covers."""
+        self.names = [s["name"] for s in view["seats"]]
+        self.reader = Reader(self.names)
+        self.alive = [s["alive"] for s in view["seats"]]
+        for s in view["seats"]:
+            if s["role"] is not None and s["seat"] != self.me:
+                self._shown(s["seat"], s["role"])
+            self.suspicion.setdefault(s["seat"], self.rng.random() * 0.2)
+        self.role = view["me"]["role"]
+        self.phase, self.day = view["phase"], view["day"]
+        self.prompts = {p["action"]: p for p in view["prompts"]}
+        self.pack |= set(view.get("wolves") or ())
+        for result in view.get("seer_results") or ():
+            self._read(result["seat"], result["role"])
+        self.thief_cards = list(view.get("thief_cards") or ())
+        for line in (view.get("chat") or {}).get("day", ()):
+            self._chat(line)
+        self.over = view["outcome"] is not None
+
+    def observe(self, event: dict) -> None:
+        handler = getattr(self, "_on_" + event["kind"], None)
+        if handler is not None:
+            handler(event)
+
+    def _on_role(self, e):
+        self.role = e["role"]
+
+    def _on_phase(self, e):
+        if e["phase"].startswith("night.") and not self.phase.startswith("night."):
+            self.pointed = self.my_point = None
+        self.phase, self.day = e["phase"], e["day"]
+
+    def _on_prompt(self, e):
+        self.prompts[e["action"]] = e
+
+    def _on_prompt_closed(self, e):
+        self.prompts.pop(e["action"], None)
+
+    def _on_wolves(self, e):
+        self.pack = set(e["wolves"])
+
+    _on_traitor_pack = _on_infected = _on_wolves
+
+    def _on_pointed(self, e):
+        if e["seat"] == self.me:
+            self.my_point = e["target"]
+        if self.pointed is None and e["target"] is not None:
+            self.pointed = e["target"]
+
+    def _on_seer_result(self, e):
+        self._read(e["seat"], e["role"])
+
+    _on_medium_result = _on_seer_result
+
+    def _on_thief_cards(self, e):
+        self.thief_cards = list(e["cards"])
+
+    def _on_lovers(self, e):
+        self.friends |= set(e["lovers"]) - {self.me}
+
+    _on_lover_pair = _on_lovers
+
+    def _on_sisters(self, e):
+        self.friends |= set(e["sisters"]) - {self.me}
+
+    def _on_death(self, e):
+        seat = e["seat"]
+        self.alive[seat] = False
+        if e["role"] is not None:
+            self._shown(seat, e["role"])
+        if e["cause"] in ("wolves", "night") and seat not in self.pack:
+            # the pack's victims are not wolves: their claims were likely true
+            self.suspicion[seat] = -KNOWN
+            for target, wolf in self.said_wolf.get(seat, ()):
+                self._accuse(target, 2.0 if wolf else -1.0)
+
+    def _on_idiot_revealed(self, e):
+        self._shown(e["seat"], e["role"])
+
+    def _on_voted(self, e):
+        if e["phase"] in ("day.vote", "day.revote") and e["target"] is not None:
+            self.votes.setdefault(self.day, {})[e["seat"]] = e["target"]
+            target = e["target"]
+            if self._trusted(target):  # voting against a claimant the village believes
+                self._accuse(e["seat"], 0.8)
+                self.questions.append((e["seat"], target))
+
+    def _on_game_over(self, e):
+        self.over = True
+
+    def _on_chat(self, e):
+        if e["channel"] in ("day", "wolves") and e["seat"] is not None:
+            self._chat(e)
+
+    # ------------------------------------------------------------------ reasoning
+
+    def _shown(self, seat: int, card: str) -> None:
+        self.cards[seat] = card
+        wolf = card in WOLF_CARDS
+        self.suspicion[seat] = KNOWN if wolf else -KNOWN
+        # a claimant's readings proved right or wrong by a card shown
+        for claimant, readings in self.said_wolf.items():
+            for target, said in readings:
+                if target == seat and claimant != self.me:
+                    self._accuse(claimant, -3.0 if said == wolf else 6.0)
+        # who voted against a villager looks worse, against a wolf better
+        for votes in self.votes.values():
+            for voter, target in votes.items():
+                if target == seat:
+                    self._accuse(voter, -0.6 if wolf else 0.6)
+
+    def _read(self, seat: int, role: str) -> None:
+        wolf = role != NOT_WOLF and role in WOLF_CARDS
+        self.readings[seat] = wolf
+        self.suspicion[seat] = KNOWN if wolf else -KNOWN
+
+    def _accuse(self, seat: int, amount: float) -> None:
+        if abs(self.suspicion.get(seat, 0.0)) < KNOWN:
+            self.suspicion[seat] = self.suspicion.get(seat, 0.0) + amount
+
+    def _chat(self, line: dict) -> None:
+        if self.reader is None:
+            return
+        claim = self.reader.parse(line["text"])
+        if claim is not None:
+            self.heard(line["seat"], claim, line["channel"])
+
+    def heard(self, speaker: int, claim: Claim, channel: str) -> None:
+        if channel == "wolves":
+            if claim.kind == "attack" and self.pointed is None:
+                self.pointed = claim.seat
+            return
+        if speaker == self.me:
+            return
+        if claim.role is not None and claim.kind in ("role", "wolf", "innocent"):
+            self._claim(speaker, claim.role)
+        seat = claim.seat
+        if seat is None:
+            return
+        if claim.kind in ("wolf", "innocent"):
+            wolf = claim.kind == "wolf"
+            if wolf:
+                self.accused.setdefault(speaker, set()).add(seat)
+            if claim.role is not None:
+                self.said_wolf.setdefault(speaker, []).append((seat, wolf))
+            self._judge_reading(speaker, seat, wolf, claim.role is not None)
+        elif claim.kind == "why_vote":
+            self._accuse(seat, 0.3)
+        elif claim.kind == "trust":
+            self._accuse(seat, -0.2)
+
+    def _claim(self, speaker: int, role: str) -> None:
+        before = self.claimed.get(speaker)
+        self.claimed[speaker] = role
+        if before not in (None, role):
+            self._accuse(speaker, 4.0)  # claimed two cards
+        if self.role == role and role in UNIQUE and self.role not in PACK_SIDE:
+            self._accuse(speaker, KNOWN)  # claims the one card I hold: a liar
+        rivals = [s for s, r in self.claimed.items() if r == role and s != speaker]
+        if role in ("seer", "medium") and rivals:
+            for seat in (speaker, *rivals):
+                self._accuse(seat, 0.5)
+
+    def _judge_reading(self, speaker: int, seat: int, wolf: bool, reading: bool) -> None:
+        if seat == self.me and self.role not in WOLF_CARDS:
+            if wolf:
+                self._accuse(speaker, KNOWN)  # a lie about me: the liar is a wolf
+            return
+        if seat in self.cards or seat in self.readings:
+            truth = self.cards[seat] in WOLF_CARDS if seat in self.cards else self.readings[seat]
+            self._accuse(speaker, -2.0 if truth == wolf else 5.0)
+            return
+        weight = self.trust(speaker) * 4.0 if reading else 0.4
+        self._accuse(seat, weight if wolf else -weight / 2)
+
+    def _trusted(self, seat: int) -> bool:
+        return self.trust(seat) >= 0.5
+
+    def trust(self, seat: int) -> float:
+        """How far I believe `seat`'s readings: a Seer or Medium claimant not proven a liar, the
+        less when another claims the same card."""
+        role = self.claimed.get(seat)
+        if role not in ("seer", "medium", "little_girl") or self.suspicion.get(seat, 0) >= 3:
+            return 0.0
+        if seat in self.pack or self.readings.get(seat):
+            return 0.0
+        rivals = [s for s, r in self.claimed.items() if r == role and s != seat
+                  and self.suspicion.get(s, 0) < 3]
+        return 1.0 / (1 + len(rivals))
+
+    # ------------------------------------------------------------------ for the policies
+
+    def living(self) -> list[int]:
+        return [s for s, alive in enumerate(self.alive) if alive]
+
+    def wolf_side(self) -> bool:
+        return self.role in PACK_SIDE
+
+    def score(self, seat: int) -> float:
+        """My suspicion of `seat`, with what I know for sure."""
+        if seat in self.pack and self.role in WOLF_CARDS:
+            return KNOWN
+        if seat in self.friends:
+            return -KNOWN
+        return self.suspicion.get(seat, 0.0)
+
+    def most_suspected(self, choices: list[int], noise: float = 0.3) -> int:
+        return max(choices, key=lambda s: self.score(s) + self.rng.random() * noise)
+
+    def least_suspected(self, choices: list[int], noise: float = 0.3) -> int:
+        return min(choices, key=lambda s: self.score(s) + self.rng.random() * noise)
+
+    def found_wolves(self) -> list[int]:
+        return [s for s, wolf in self.readings.items() if wolf and self.alive[s]]

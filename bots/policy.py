@@ -1,0 +1,300 @@
+"""What a bot picks, one policy per prompt's action (every card's, the Mayor's and the day's),
+and what it says. A policy returns targets among the prompt's choices (the bot trims and fills
+them to the prompt's bounds), or None to leave the prompt be."""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from bots.claims import Claim
+from bots.mind import KNOWN, WOLF_CARDS, Mind
+
+POWER_CLAIMS = ("seer", "medium", "witch", "guard")
+SURE = 3.0  # a suspicion the bot acts on alone (a trusted reading, a proven liar)
+
+
+def random_targets(prompt: dict, rng: random.Random) -> list[int]:
+    """The random seat of the benchmark's baseline: any legal answer."""
+    k = rng.randint(prompt["min"], min(prompt["max"], len(prompt["choices"])))
+    return rng.sample(prompt["choices"], k)
+
+
+def fake_claim(mind: Mind) -> str | None:
+    """Whether this wolf-side seat will pretend to be the Seer: the Traitor often, the pack
+    sometimes, and only its lowest seat, so two wolves never claim the same card."""
+    if mind.role == "traitor":
+        return "seer" if mind.rng.random() < 0.6 else None
+    if mind.role in WOLF_CARDS and mind.pack and mind.me == min(mind.pack):
+        return "seer" if mind.rng.random() < 0.5 else None
+    return None
+
+
+def _counter_target(mind: Mind) -> int | None:
+    """A Seer claimant who named one of the pack: the faker names her back (AIWolf's counter
+    claim), so the village has two Seers to choose from."""
+    for claimant, readings in mind.said_wolf.items():
+        if mind.alive[claimant] and claimant not in mind.pack and any(
+                wolf and seat in mind.pack for seat, wolf in readings):
+            return claimant
+    return None
+
+
+def _others(mind: Mind, choices: list[int]) -> list[int]:
+    """The choices that are not the seat's own side (for the pack: not wolves)."""
+    if mind.wolf_side():
+        rest = [c for c in choices if c not in mind.pack and c != mind.me]
+    else:
+        rest = [c for c in choices if c not in mind.friends and c != mind.me]
+    return rest or list(choices)
+
+
+def _public(mind: Mind, seat: int) -> float:
+    """How the village sees `seat`, as far as this seat can tell (the pack's estimate)."""
+    return mind.suspicion.get(seat, 0.0)
+
+
+def _victim(mind: Mind, choices: list[int]) -> int:
+    """The pack's victim: the claimants first, then whom the village trusts (the suspected are
+    worth more alive, as the village's next mistake); never a claimed Hunter."""
+    def worth(seat: int) -> float:
+        claimed = mind.claimed.get(seat)
+        bonus = {"seer": 6.0, "medium": 4.0, "witch": 3.0, "guard": 3.0, "hunter": -3.0}
+        hunts = 2.0 * len(mind.accused.get(seat, set()) & mind.pack)  # it names us: silence it
+        return bonus.get(claimed or "", 0.0) + hunts \
+            - max(-2.0, min(2.0, _public(mind, seat))) + mind.rng.random()
+    return max(_others(mind, choices), key=worth)
+
+
+def _vote(mind: Mind, choices: list[int], tally: dict[int, int]) -> int:
+    if mind.wolf_side():
+        rest = _others(mind, choices)
+        wagons = sorted((s for s in tally if s in rest), key=lambda s: -tally[s])
+        if wagons and mind.rng.random() < 0.6:
+            return wagons[0]  # the village's wagon on a villager (each wolf by his own lot)
+        return max(rest, key=lambda s: _public(mind, s) + mind.rng.random() * 1.5
+                   - 4.0 * mind.trust(s))
+    found = [s for s in mind.found_wolves() if s in choices]
+    if found:
+        return found[0]
+    return mind.most_suspected(_others(mind, choices), noise=0.5)
+
+
+def _tally(mind: Mind) -> dict[int, int]:
+    tally: dict[int, int] = {}
+    for target in mind.votes.get(mind.day, {}).values():
+        tally[target] = tally.get(target, 0) + 1
+    return tally
+
+
+def _wolves_point(mind, p):
+    pack_choice = mind.pointed
+    if pack_choice is not None and pack_choice in p["choices"]:
+        return [pack_choice] if mind.my_point != pack_choice else None
+    return [_victim(mind, p["choices"])]
+
+
+def _seer_inspect(mind, p):
+    unread = [c for c in p["choices"] if c not in mind.readings and c not in mind.cards]
+    return [mind.most_suspected(_others(mind, unread or p["choices"]), noise=1.0)]
+
+
+def _witch_save(mind, p):
+    victim = p["choices"][0]
+    if mind.wolf_side() or mind.score(victim) >= 1.0:
+        return None
+    claimant = mind.claimed.get(victim) in POWER_CLAIMS
+    return [victim] if claimant or victim == mind.me or mind.rng.random() < 0.7 else None
+
+
+def _witch_poison(mind, p):
+    if mind.wolf_side():
+        trusted = [c for c in p["choices"] if mind.trust(c) > 0 and c not in mind.pack]
+        return trusted[:1] or None
+    target = mind.most_suspected(_others(mind, p["choices"]), noise=0.1)
+    return [target] if mind.score(target) >= SURE else None
+
+
+def _guard_protect(mind, p):
+    if not p["choices"]:
+        return []
+    if mind.wolf_side():
+        return [mind.rng.choice(p["choices"])]
+    claimants = sorted((c for c in p["choices"] if mind.claimed.get(c) in POWER_CLAIMS
+                        and mind.score(c) < SURE),
+                       key=lambda c: (mind.claimed[c] != "seer", -mind.trust(c)))
+    if claimants:
+        return [claimants[0]]
+    if mind.me in p["choices"] and mind.rng.random() < 0.3:
+        return [mind.me]
+    return [mind.least_suspected(p["choices"], noise=1.0)]
+
+
+def _shoot(mind, p):
+    """The Hunter's shot (and his night shot, when he is sure)."""
+    if mind.wolf_side():
+        return [max(_others(mind, p["choices"]), key=lambda s: mind.trust(s) - _public(mind, s)
+                    + mind.rng.random())]
+    target = mind.most_suspected(_others(mind, p["choices"]))
+    if p["min"] == 0 and mind.score(target) < SURE:
+        return None
+    return [target]
+
+
+def _cupid_link(mind, p):
+    choices = list(p["choices"])
+    first = mind.me if mind.me in choices and mind.rng.random() < 0.5 else \
+        mind.rng.choice(choices)
+    return [first, mind.rng.choice([c for c in choices if c != first])]
+
+
+def _thief(mind, p):
+    """One of the Thief's prompts: the card he would rather hold, taken by its prompt."""
+    if p["action"] == "thief.steal":
+        return [mind.rng.choice(p["choices"])]
+    offered = {action: i for i, action in enumerate(("thief.take_first", "thief.take_second"))
+               if action in mind.prompts}
+    cards = mind.thief_cards
+    best = None
+    for action, i in offered.items():
+        card = cards[i] if i < len(cards) else "villager"
+        if card not in ("villager", *WOLF_CARDS):
+            best = action
+    if best is None and "thief.keep" not in mind.prompts and offered:
+        best = next(iter(offered))  # forced to take a wolf
+    best = best or "thief.keep"
+    return [] if p["action"] == best else None
+
+
+def _little_girl_peek(mind, p):
+    return [] if mind.rng.random() < 0.4 else None
+
+
+def _piper_charm(mind, p):
+    return mind.rng.sample(p["choices"], min(p["max"], len(p["choices"])))
+
+
+def _white_devour(mind, p):
+    rest = [c for c in p["choices"] if c != mind.me]
+    return [mind.rng.choice(rest)] if rest and mind.rng.random() < 0.5 else None
+
+
+def _infect(mind, p):
+    victim = p["choices"][0]
+    return [victim] if mind.claimed.get(victim) or mind.rng.random() < 0.4 else None
+
+
+def _big_bad_devour(mind, p):
+    return [_victim(mind, p["choices"])] if p["choices"] else []
+
+
+def _scapegoat(mind, p):
+    """Who may vote tomorrow: the seats the village trusts (and, on the pack's side, wolves)."""
+    keep = sorted(p["choices"], key=lambda s: -KNOWN if s in mind.pack and mind.wolf_side()
+                  else mind.score(s) + mind.rng.random())
+    return keep[:max(1, len(keep) // 2)]
+
+
+def _mayor_stand(mind, p):
+    return [] if mind.rng.random() < 0.3 else None
+
+
+def _elect(mind, p):
+    pack = [c for c in p["choices"] if c in mind.pack and mind.wolf_side()]
+    if pack:
+        return [mind.rng.choice(pack)]
+    return [mind.least_suspected(p["choices"], noise=0.5)]
+
+
+def _tiebreak(mind, p):
+    return [_vote(mind, p["choices"], {})]
+
+
+def _day_vote(mind, p):
+    return [_vote(mind, p["choices"], _tally(mind))]
+
+
+def _vote_request(mind, p):
+    return []
+
+
+POLICIES: dict[str, Callable[[Mind, dict], list[int] | None]] = {
+    "wolves.point": _wolves_point,
+    "seer.inspect": _seer_inspect,
+    "witch.save": _witch_save,
+    "witch.poison": _witch_poison,
+    "guard.protect": _guard_protect,
+    "hunter.shoot": _shoot,
+    "hunter.night_shot": _shoot,
+    "cupid.link": _cupid_link,
+    "thief.steal": _thief,
+    "thief.take_first": _thief,
+    "thief.take_second": _thief,
+    "thief.keep": _thief,
+    "little_girl.peek": _little_girl_peek,
+    "piper.charm": _piper_charm,
+    "white_werewolf.devour": _white_devour,
+    "infect_father.infect": _infect,
+    "big_bad_wolf.devour": _big_bad_devour,
+    "scapegoat.designate": _scapegoat,
+    "mayor.stand": _mayor_stand,
+    "mayor.elect": _elect,
+    "mayor.successor": _elect,
+    "mayor.tiebreak": _tiebreak,
+    "vote.request": _vote_request,
+    "vote": _day_vote,
+}
+
+
+def choose(mind: Mind, prompt: dict, fake: str | None) -> list[int] | None:
+    policy = POLICIES.get(prompt["action"])
+    if prompt["max"] > 0 and not prompt["choices"]:
+        return []  # nobody to choose: pass
+    if policy is None:  # an action this bot does not know yet: any legal answer
+        return random_targets(prompt, mind.rng)
+    return policy(mind, prompt)
+
+
+def lines(mind: Mind, fake: str | None) -> list[tuple[Claim, bool]]:
+    """What the seat would say now, most important first: (claim, said again each day?)."""
+    said: list[tuple[Claim, bool]] = []
+    role = mind.role
+    living = mind.living()
+    if role in ("seer", "medium") and not mind.wolf_side():
+        rivals = any(r == role and s != mind.me for s, r in mind.claimed.items())
+        out = mind.found_wolves() or mind.day >= 3 or rivals or role == "medium" and any(
+            mind.readings.get(s) != wolf for readings in mind.said_wolf.values()
+            for s, wolf in readings if s in mind.readings)
+        if out:
+            for seat, wolf in sorted(mind.readings.items(), key=lambda r: not r[1]):
+                said.append((Claim("wolf" if wolf else "innocent", seat=seat, role=role), False))
+    # the pack's lowest seat answers a Seer who named one of them, whether it meant to fake
+    speaker = mind.role in WOLF_CARDS and mind.me == min(mind.pack & set(living) or {mind.me})
+    countered = _counter_target(mind) if fake or speaker else None
+    if countered is not None:
+        said.append((Claim("wolf", seat=countered, role="seer"), False))
+    elif fake:
+        villagers = [s for s in living if s not in mind.pack and s != mind.me]
+        if villagers:
+            target = max(villagers, key=lambda s: _public(mind, s) - 3 * mind.trust(s)
+                         + mind.rng.random())
+            said.append((Claim("wolf", seat=target, role=fake), False))
+    if mind.wolf_side():
+        rest = [s for s in living if s not in mind.pack and s != mind.me]
+        if rest and mind.rng.random() < 0.5:
+            said.append((Claim("wolf", seat=max(rest, key=lambda s: _public(mind, s)
+                                                + mind.rng.random())), True))
+        return said
+    trusted = [s for s in living if mind.trust(s) >= 0.5 and s != mind.me]
+    if trusted:
+        said.append((Claim("trust", seat=trusted[0]), False))
+    suspects = [s for s in living if s != mind.me and SURE <= mind.score(s) < KNOWN
+                or s in mind.found_wolves()]
+    if suspects:
+        said.append((Claim("wolf", seat=max(suspects, key=mind.score)), True))
+    for voter, target in mind.questions[-2:]:
+        if mind.alive[voter]:
+            said.append((Claim("why_vote", seat=voter, target=target), True))
+    if role in ("hunter", "idiot", "elder") and any(
+            s == mind.me and wolf for readings in mind.said_wolf.values() for s, wolf in readings):
+        said.append((Claim("role", role=role), False))  # named a wolf: show the card's threat
+    return said
