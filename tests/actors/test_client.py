@@ -8,7 +8,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from actors import client as client_module
-from actors.client import CODE_ALPHABET, RoomClient, RoomNotFound, Since, Subscriptions, normal_code
+from actors.client import CODE_ALPHABET, RoomClient, normal_code
 from actors.clock import FakeClock
 from actors.config import Config
 from actors.host import RoomHost
@@ -16,7 +16,9 @@ from actors.room import RATE_LIMITS
 from actors.room_data import encode_event
 from actors.pubsub import shard_pubsub
 from actors.inbox import events_message
+from actors.refusals import RoomNotFound
 from actors.store import Keys, RedisStore
+from actors.subscriptions import Since, Subscriptions
 from tests.actors.conftest import REDIS_URL
 from tests.actors.rooms import CODE, take, write
 from tests.helpers import until

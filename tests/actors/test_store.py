@@ -11,8 +11,8 @@ from actors.inbox import Rider
 from actors.pubsub import shard_pubsub
 from actors.room import Room
 from actors.room_data import encode_event
-from actors.store import (Keys, NotReplicated, OutOfSync, RedisStore, StaleEpoch, connect,
-                          parse_cluster_url, parse_sentinel_url)
+from actors.redis_connect import connect, parse_cluster_url, parse_sentinel_url
+from actors.store import Keys, NotReplicated, OutOfSync, RedisStore, StaleEpoch
 from devstack.ray_head import free_port
 from devstack.redis_servers import RedisServer, redis_server, wait_replica_online
 
