@@ -132,7 +132,7 @@ def create_app(config: Config) -> FastAPI:
         app.state.gateway = gw = GatewayState(
             config=config, rooms=rooms, seats=seats, metrics=metrics,
             limits=AddressLimits(rooms.redis, rooms.keys, config.request_patience,
-                                 config.limit_window, config.lobby_max_age),
+                                 config.limit_window, config.room_max_age()),
             presence=PresenceReports(seats, functools.partial(report_presence, rooms)),
             tables=PublicTables(rooms))
         watchdogs = [asyncio.create_task(keep_presence_lease(gw)),

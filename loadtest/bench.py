@@ -108,14 +108,14 @@ async def bench(config: Config, rooms: int, commands: int) -> None:
             await rc.redis.delete(*keys[i:i + 500])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rooms", type=int, default=50)
     parser.add_argument("--games-per-actor", type=int, default=200)
     parser.add_argument("--commands", type=int, default=20,
                         help="chat lines per room in the parallel run")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     prefix = f"bench{secrets.token_hex(3)}"
     with contextlib.ExitStack() as stack:
         address = os.environ.get("RAY_ADDRESS")

@@ -123,10 +123,10 @@ async def measure_all(address: str, requests: int, redis_url: str) -> None:
     await redis.aclose()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with ray_head() as ray_address:
         asyncio.run(measure_all(ray_address, args.requests,
                                 os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")))

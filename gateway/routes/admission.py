@@ -45,16 +45,19 @@ async def spend(gw: GatewayState, what: str, address: str, limit: int, things: s
 
 
 async def not_holding_too_much(gw: GatewayState, address: str, lobby: bool = False) -> None:
-    """429 if the address already holds its share of lobbies (opening one) or lobby seats:
-    held lobbies must not fill the server (docs/architecture.md, "Abuse limits")."""
+    """429 if the address already holds its share of rooms (opening one) or seats, lobbies
+    and running games alike: held rooms must not fill the server (docs/architecture.md,
+    "Abuse limits")."""
     config, limits = gw.config, gw.limits
     if lobby and await limits.holds_too_much("lobbies", address,
                                              config.open_lobbies_per_address):
-        raise refusal(429, "rate_limited", f"at most {config.open_lobbies_per_address} open "
-                      "lobbies per address: start or leave one first", 60)
+        raise refusal(429, "rate_limited", f"at most {config.open_lobbies_per_address} rooms "
+                      "(lobbies and games) per address at once: leave one, or wait for a game "
+                      "to end", 60)
     if await limits.holds_too_much("seats", address, config.lobby_seats_per_address):
         raise refusal(429, "rate_limited", f"at most {config.lobby_seats_per_address} seats "
-                      "in lobbies per address: start or leave one first", 60)
+                      "in lobbies and games per address at once: leave one, or wait for a game "
+                      "to end", 60)
 
 
 async def held(gw: GatewayState, address: str, seated: dict, lobby: bool = False) -> None:

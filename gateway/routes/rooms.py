@@ -76,9 +76,16 @@ async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
                                              "storage_unavailable: Redis unreachable"}})
 async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
     address = await not_guessing(request, gw)
+
+    async def admit() -> None:  # not for a retried click: that room is counted already
+        await not_holding_too_much(gw, address, lobby=True)
+        await admit_room(gw, address)
     try:
-        # The next game is a new room: it counts against the clicking address's rooms.
-        return await gw.rooms.again(room, body.token, admit=lambda: admit_room(gw, address))
+        # The next game is a new room: it counts against the clicking address's rooms, and is
+        # one it holds (else a finished game, even an unplayed one, was a way out of the count).
+        seated = await gw.rooms.again(room, body.token, admit=admit)
+        await held(gw, address, seated, lobby=True)
+        return seated
     except RoomNotFound:
         raise await not_found(gw, address) from None
     except ServerFull:

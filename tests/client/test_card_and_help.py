@@ -6,10 +6,11 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from devstack.stack import durations
 from rules.registry import CARDS
 from rules.settings import DEFAULT_RULES
-from tests.client.table import chromium, new_player
 from tests.client.static import catalogue
+from tests.client.table import LAPTOP, chromium, new_player, seat_table, without_isolates
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -64,3 +65,36 @@ async def test_a_hidden_card_stays_hidden_and_the_help_explains_every_card(stack
         await page.wait_for_selector("#help", state="hidden")
         assert not host.errors, host.errors
 
+
+
+# One seat per catalogue (two in English): whoever the Sisters are, their card speaks their
+# language.
+SISTERS_TABLE = [("Layla", "ar", LAPTOP), ("Omar", "en-US", LAPTOP), ("Mei", "zh-CN", LAPTOP),
+                 ("Linh", "vi-VN", LAPTOP), ("Ana", "en-US", LAPTOP), ("Tom", "en-US", LAPTOP)]
+LANGUAGE = {name: locale[:2] for name, locale, _ in SISTERS_TABLE}
+SISTER = "#card-facts [data-fact=sisters]"
+GAME = "#screen-game:not([hidden]) #card:not([data-role=''])"
+
+
+async def test_each_sister_s_card_names_the_other_from_the_deal_and_after_a_reload(stack):
+    """The Sisters' view field, drawn from the facts the roles declare (issue 32, part 6): told
+    by the deal's event, then from the welcome's view; no other seat's card shows it."""
+    gateway = stack.start_gateway()
+    async with chromium() as browser:
+        _, players = await seat_table(browser, gateway.url, SISTERS_TABLE, durations(120),
+                                      roles=["sisters"])
+        sisters = [p for p in players if p.role == "sisters"]
+        assert len(sisters) == 2, [p.role for p in players]
+        for reload in (False, True):
+            for me, other in zip(sisters, reversed(sisters)):
+                if reload:
+                    await me.page.reload()
+                    await me.page.wait_for_selector(GAME)
+                fact = me.page.locator(SISTER)
+                await fact.wait_for()
+                words = catalogue(LANGUAGE[me.name])["fact.sisters"]
+                assert without_isolates(await fact.inner_text()) == words.format(names=other.name)
+        for p in players:
+            if p.role != "sisters":
+                assert await p.page.locator(SISTER).count() == 0, p.name
+            assert not p.errors, (p.name, p.errors)

@@ -92,3 +92,19 @@ def test_every_event_kind_and_win_reason_has_its_words_in_every_catalogue():
         missing += [f"end.reason.{w.reason}" for w in WINS if f"end.reason.{w.reason}" not in keys]
         missing += [k for k in ("event.unknown", "end.reason.unknown") if k not in keys]
         assert missing == [], lang
+
+
+def test_every_fact_a_card_shows_has_its_words_in_every_catalogue():
+    """The card's facts are drawn from the declaration (`/api/rules` "facts", js/facts.js) in the
+    words of `fact.<field>`: each declared fact has them, with the placeholders its shape fills."""
+    from rules import declaration
+
+    fills = {"seat": {"name"}, "seats": {"names"}, "couple": {"names"}, "others": {"names"},
+             "results": {"name", "role", "n"}}
+    facts = declaration()["facts"]
+    assert "sisters" in {f["field"] for f in facts}
+    for lang in LANGS:
+        words = catalogue(lang)
+        for fact in facts:
+            key = f"fact.{fact['field']}"
+            assert set(PLACEHOLDER.findall(words.get(key, ""))) == fills[fact["shape"]], (lang, key)

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from devstack.checks import PRIVATE_KINDS
 from devstack.stack import durations
 from tests.client.recording import Recording, record
 from tests.client.table import (DOCS, LAPTOP, PHONE, THE_END, chatty, chromium, new_player,
@@ -20,9 +21,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"]
 # No Witch: hers is the one step that always lasts its full time.
 DURATIONS = durations(30, witch=10)
-# What a spectator must never get before the end: cards, prompts, night results, pack news.
-PRIVATE_KINDS = {"role", "wolves", "lovers", "prompt", "prompt_closed", "seer_result", "pointed",
-                 "witch_victim", "peeked", "little_girl_caught", "charmed", "cards"}
 SHOTS = DOCS / "screenshots"
 
 # Screenshots from the top of the page, the dawn put away where it is not the picture's subject.

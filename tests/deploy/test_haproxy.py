@@ -17,7 +17,7 @@ import pytest
 from actors.client import CODE_ALPHABET, CODE_LENGTH
 from devstack.processes import stop
 from devstack.ray_head import free_port
-from loadtest.scaleout import haproxy_config
+from loadtest.stack import haproxy_config
 
 REPLICAS = 4
 CODES = 3000

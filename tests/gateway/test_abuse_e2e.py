@@ -17,6 +17,8 @@ import pytest
 
 from actors.client import RoomClient
 from actors.config import Config
+from actors.redis_connect import connect as connect_redis
+from actors.store import Keys
 from devstack.checks import stored_log
 from devstack.stack import HTTP_TIMEOUT, TEST_DURATIONS, Stack, connect, open_socket, ws_frame
 from gateway.seats import REPORT_BURST, REPORT_RATE
@@ -104,6 +106,17 @@ async def answer_to(gateway, head: bytes, body: bytes) -> bytes:
     status = await asyncio.wait_for(reader.readline(), 30)
     writer.close()
     return status
+
+
+async def test_a_quick_play_press_that_opens_a_table_counts_as_a_new_room(gateway):
+    """Issue 34: 120 presses from one address opened public tables no room limit counted."""
+    async with client(gateway) as http:
+        for preset in ("seed_000", "seed_002", "seed_004")[:ROOMS_PER_ADDRESS]:
+            pressed = await http.post("/api/quickplay", json={
+                "name": "Opener", "preset": preset, "language": "zh"})
+            assert pressed.status_code == 200 and pressed.json()["seat"] == 0  # a new table
+        refused = await http.post("/api/rooms", json={"name": "More"})
+        assert refused.status_code == 429 and "new rooms" in refused.json()["detail"]["message"]
 
 
 async def test_bodies_are_capped_and_never_echoed(gateway):
@@ -378,6 +391,39 @@ async def test_hosts_are_capped_and_empty_lobbies_close_soon(stack):
         await player.close()
 
 
+async def test_a_started_game_nobody_plays_gives_its_host_slot_back(stack):
+    """Issue 34: one socket held a started game, and its host slot, for ever; with every slot so
+    held each newcomer was answered server_full. Nobody plays it: it ends, the socket connected."""
+    gateway = stack.start_gateway(games_per_actor=1, warm_actors=0,
+                                  env={"WW_MAX_HOSTS": "1", "WW_GAME_IDLE_CLOSE": "3"})
+    async with client(gateway) as http:
+        host = (await http.post("/api/rooms", json={"name": "Holder"})).json()
+        for i in range(5):
+            assert (await http.post(f"/api/rooms/{host['room']}/join",
+                                    json={"name": f"Seat{i}"})).status_code == 200
+        holder = await connect(gateway.ws_url, host["room"], host["token"])
+        untimed = {"type": "settings", "rules": {"discussion_timer": "off"}}
+        assert (await holder.request(untimed))["type"] == "ack"
+        assert (await holder.request({"type": "start"}))["type"] == "ack"
+        full = await http.post("/api/rooms", json={"name": "Newcomer"})
+        assert full.status_code == 503 and full.json()["detail"]["code"] == "server_full"
+        # The night runs on its 2 s timers; the day's discussion has no deadline, and nobody says
+        # a word in it for WW_GAME_IDLE_CLOSE.
+        closed = await holder.wait_for(lambda f: f.get("kind") == "closed", 120)
+        assert closed["reason"] == "unplayed"
+
+    async def admitted() -> None:
+        while True:  # each try from an address of its own: a refused one counts in its window
+            async with client(gateway) as newcomer:
+                tried = await newcomer.post("/api/rooms", json={"name": "Newcomer"})
+            if tried.status_code == 201:
+                return
+            assert tried.status_code == 503
+            await asyncio.sleep(0.2)  # polling until the slot's release lands
+    await asyncio.wait_for(admitted(), 30)
+    await holder.close()
+
+
 async def finished_table(http: httpx.AsyncClient, gateway, host_name: str) -> dict:
     """A room of six created by `http`'s address, then left empty until its lobby closed
     (finished): its host may play again. Returns the host's seat."""
@@ -423,9 +469,32 @@ async def test_playing_again_counts_against_the_rooms_of_the_clicking_address(st
                                      json={"token": other["token"]})).status_code == 200
 
 
+async def test_the_next_game_of_a_table_is_a_room_its_clicker_holds(stack):
+    """Play again opens a room: without its count, a game ended (unplayed, even) and played again
+    was a way out of what an address may hold."""
+    gateway = stack.start_gateway(games_per_actor=50, env={
+        "WW_OPEN_LOBBIES_PER_ADDRESS": "1", "WW_LOBBY_IDLE_CLOSE": "1", **ONE_WINDOW})
+    clicker = next(_addresses)
+    async with client(gateway, clicker) as http:
+        first = await finished_table(http, gateway, "Layla")  # over: no longer held
+        again = await http.post(f"/api/rooms/{first['room']}/again", json={"token": first["token"]})
+        assert again.status_code == 200
+        retried = await http.post(f"/api/rooms/{first['room']}/again",
+                                  json={"token": first["token"]})
+        assert retried.status_code == 200 and retried.json()["room"] == again.json()["room"]
+    # Read from the count itself: the next room, nobody in it, closes after WW_LOBBY_IDLE_CLOSE.
+    redis = connect_redis(stack.redis_url)
+    try:
+        held = await redis.zrange(Keys(stack.prefix).held("lobbies", clicker), 0, -1)
+    finally:
+        await redis.aclose()
+    assert again.json()["room"].encode() in held
+
+
 async def test_an_address_holds_a_few_lobbies_and_seats_at_once_an_ipv6_site_a_few_more(stack):
-    """Held lobbies cannot fill the server: an address (and an IPv6 /56) holds at most so many
-    lobbies and lobby seats at once; one that starts gives its place back."""
+    """Held rooms cannot fill the server: an address (and an IPv6 /56) holds at most so many
+    rooms and seats at once, lobbies and running games alike (issue 34: a started game left every
+    cap)."""
     gateway = stack.start_gateway(games_per_actor=50, env={
         "WW_OPEN_LOBBIES_PER_ADDRESS": "2", "WW_LOBBY_SEATS_PER_ADDRESS": "3", **ONE_WINDOW})
     holder = next(_addresses)
@@ -433,7 +502,7 @@ async def test_an_address_holds_a_few_lobbies_and_seats_at_once_an_ipv6_site_a_f
         rooms = [(await http.post("/api/rooms", json={"name": f"H{i}"})).json() for i in range(2)]
         refused = await http.post("/api/rooms", json={"name": "Third"})
         assert refused.status_code == 429 and "lobbies" in refused.json()["detail"]["message"]
-        # its first table fills from elsewhere and starts: that lobby is no longer held
+        # its first table fills from elsewhere and starts: the game is held as the lobby was
         for i in range(5):
             async with client(gateway) as other:
                 joined = await other.post(f"/api/rooms/{rooms[0]['room']}/join",
@@ -442,7 +511,8 @@ async def test_an_address_holds_a_few_lobbies_and_seats_at_once_an_ipv6_site_a_f
         host = await connect(gateway.ws_url, rooms[0]["room"], rooms[0]["token"])
         assert (await host.request({"type": "start"}))["type"] == "ack"
         await host.close()
-        assert (await http.post("/api/rooms", json={"name": "Again"})).status_code == 201
+        refused = await http.post("/api/rooms", json={"name": "Again"})
+        assert refused.status_code == 429 and "games" in refused.json()["detail"]["message"]
     seats = next(_addresses)
     async with client(gateway, seats) as http:
         async with client(gateway) as other:

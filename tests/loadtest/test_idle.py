@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from loadtest.idle import SERVER, cores_between, idle_cpu_row
+from loadtest.idle import SERVER, idle_cpu_row
+from loadtest.measure import cores_between
 
 
 def test_cores_count_each_process_from_where_it_stood_and_a_new_one_whole():

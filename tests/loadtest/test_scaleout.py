@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from loadtest.scaleout import CGROUP_ROOT, cpu_caps, haproxy_config, write_report
+from loadtest.scaleout import CGROUP_ROOT, cpu_caps, write_report
+from loadtest.stack import haproxy_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

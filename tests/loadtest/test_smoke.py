@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,19 +22,19 @@ from loadtest.core import (
     StreamCheck, answer_delay, chat_text, choose_targets, compare_replay, lost_public_events,
     parse_chat_text, SeatState,
 )
+from loadtest.runner import LOCUSTFILE, locust_env, locust_exe
 
 ROOT = Path(__file__).resolve().parents[2]
-LOCUST = str(Path(sys.executable).with_name("locust"))
 
 
 def run_locust(host: str, tables: int, tmp_path: Path, *extra: str, limit_s: int = 150,
                games: int = 1) -> dict:
     prefix = tmp_path / "run"
     proc = subprocess.run(
-        [LOCUST, "-f", str(ROOT / "loadtest" / "locustfile.py"), "--headless", "-u", str(tables),
+        [locust_exe(), "-f", LOCUSTFILE, "--headless", "-u", str(tables),
          "-r", str(tables), "-t", f"{limit_s}s", "--host", host, "--csv", str(prefix),
          "--only-summary", "--loglevel", "WARNING", "--ww-games", str(games), *extra],
-        cwd=ROOT, capture_output=True, text=True, timeout=limit_s + 60)
+        cwd=ROOT, env=locust_env(), capture_output=True, text=True, timeout=limit_s + 60)
     rows = {r["Name"]: r for r in csv.DictReader(open(f"{prefix}_stats.csv"))}
     failures = list(csv.DictReader(open(f"{prefix}_failures.csv")))
     return {"rows": rows, "failures": failures, "out": proc.stdout + proc.stderr}

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from devstack.stack import connect, create_room
-from loadtest.capacity import Reading, gateway_sums
+from loadtest.measure import Reading, gateway_sums
 from loadtest.soak import COUNTED, per_command
 
 

@@ -8,7 +8,7 @@ import orjson
 
 from rules import (ACTIONS, GameState, RulesError, Settings, act, advance, public_view, say,
                    start_game, view)
-from rules.registry import CARDS, STEPS
+from rules.registry import CARDS, FACTS, STEPS
 from rules.settings import deal, durations_that_apply
 
 T0 = 1_700_000_000_000
@@ -191,6 +191,31 @@ def check_events(before: GameState, after: GameState, events: list) -> None:
             assert not before.memo.get("idiot")  # once per game
         else:
             assert to is None or kind in ("prompt", "prompt_closed"), kind
+    check_facts_told(after, events)
+
+
+# kind -> the card facts its event tells (rules.role.Fact `told_by`)
+TOLD: dict[str, list] = {}
+for _, _fact in FACTS.values():
+    TOLD.setdefault(_fact.told_by, []).append(_fact)
+
+
+def check_facts_told(after: GameState, events: list) -> None:
+    """What an event tells of a card's fact, its hearers' views then hold: the client keeps the
+    fact from the event alone until its next view (js/facts.js). (The pack told again after an
+    infection names the living wolves; the infected's view names the dead ones too.)"""
+    last = {}  # the last event of each kind: the views are those after all of them
+    for event in events:
+        last[event["kind"]] = event
+    for event in last.values():
+        for fact in TOLD.get(event["kind"], ()):
+            for seat in event["to"]:
+                held = view(after, seat)[fact.field]
+                if fact.shape == "results":
+                    assert held[-1] == {"seat": event["seat"], "role": event["role"],
+                                        "night": after.day}, (fact.field, held, event)
+                else:
+                    assert set(event[fact.told_in]) <= set(held), (fact.field, held, event)
 
 
 def check_views(state: GameState, seats: list) -> None:
