@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 import orjson
 from starlette.websockets import WebSocketState
 
-from actors.client import Since, Unseated
+from actors.subscriptions import Since, Unseated
 from actors.room_data import WATCHER
 from actors.config import Config
 from gateway.metrics import Metrics
