@@ -80,18 +80,23 @@ class FramedWebSocketProtocol(WebSocketsSansIOProtocol):
         if self._paused:
             self._arm_stall()
 
-    def drop(self, code: int, grace: float) -> None:
+    def drop(self, code: int, grace: float, reason: str = "", read: bool = True) -> None:
         """Close with `code` at once: the close frame goes after whatever is unsent (a peer that
         reads on gets it), and the connection is aborted, its unsent bytes freed, unless the peer
-        answers the close within `grace` seconds."""
+        answers the close within `grace` seconds. Not `read`: nothing more is read from the peer
+        (a flooder's answer comes behind its flood, which would be parsed for nothing)."""
         if self.disconnected or self.transport.is_closing():
             return
         if not self.close_sent and self.conn.state is State.OPEN:
-            self.conn.send_close(code, "")
+            self.conn.send_close(code, reason)
             self.transport.write(b"".join(self.conn.data_to_send()))
             self.close_sent = True
-            self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": ""})
-            if self.read_paused:  # so that the peer's answer can be read
+            self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": reason})
+            if not read:
+                if not self.read_paused:
+                    self.read_paused = True
+                    self.transport.pause_reading()
+            elif self.read_paused:  # so that the peer's answer can be read
                 self.read_paused = False
                 self.transport.resume_reading()
         if self.close_timer is not None:

@@ -394,6 +394,10 @@ class Session:
             if close_code == CLOSE_OVERFLOW and self._writes is not None:
                 # Not the ASGI close: it would wait for the drain that does not come.
                 self._writes.drop(CLOSE_OVERFLOW, 0 if self._drained_never else CLOSE_TIMEOUT)
+            elif self._refused_enough and self._writes is not None:
+                # Not the ASGI close either: it reads (and parses) on until the client's answer,
+                # which comes behind the rest of its flood.
+                self._writes.drop(CLOSE_REFUSED, CLOSE_TIMEOUT, "refused", read=False)
             elif self.ws.application_state == WebSocketState.CONNECTED \
                     and self.ws.client_state == WebSocketState.CONNECTED:
                 try:
