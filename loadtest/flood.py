@@ -10,9 +10,9 @@ measured alone; then the flooders, seats of other lobbies that are not their hos
 refuses their `settings`), each send `settings` frames as fast as their connection takes them
 for `--seconds`, and the pings are measured again; then again with each flooder reconnecting at
 once whenever it is closed (a fresh socket has fresh limits). The flooders run in a process of
-their own, so that their sending does not delay the pingers' own event loop. Also the gateway's
-and the hosts' CPU seconds in each window, the `settings` frames the gateway read and refused
-itself (/metrics), and how the flooders' sockets ended.
+their own, and so do the pingers (the measuring process's reads would delay them). Also the
+gateway's and the hosts' CPU seconds in each window, the `settings` frames the gateway read and
+refused itself (/metrics), and how the flooders' sockets ended.
 
 Target (issue 34): the flood's ping p99 within 2x of the quiet one.
 """
@@ -64,13 +64,27 @@ class Pinger:
                 self.lost += 1
             await asyncio.sleep(max(0.0, PING_EVERY - (time.monotonic() - started)))
 
-    def window(self, since: float, until: float) -> list[float]:
-        return sorted(s for t, s in self.samples if since <= t <= until)
-
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def ping_process(ws_url: str, targets: list[tuple[str, str]], ready, stop, results) -> None:
+    """The pingers' process (the measuring one's loop does blocking reads: psutil, /metrics):
+    ping from the seats until `stop`; then put (sent at, seconds to the ack) of every ping."""
+    results.put(asyncio.run(_ping(ws_url, targets, ready, stop)))
+
+
+async def _ping(ws_url: str, targets: list[tuple[str, str]], ready, stop) -> list:
+    sockets = [await connect(ws_url, room, token) for room, token in targets]
+    pinger = Pinger(sockets)
+    ready.set()
+    await asyncio.get_running_loop().run_in_executor(None, stop.wait)
+    await pinger.stop()
+    for sock in sockets:
+        await sock.close()
+    return pinger.samples
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -180,8 +194,8 @@ async def flood_window(stack, url: str, targets: list[tuple[str, str]], seconds:
         go.set()
         stats = await loop.run_in_executor(None, results.get, True, seconds + 120)
         return started, time.monotonic(), stats
-    finally:
-        process.join(10)
+    finally:  # not blocking the pingers' loop meanwhile
+        await asyncio.get_running_loop().run_in_executor(None, process.join, 10)
         if process.is_alive():
             process.kill()
 
@@ -191,20 +205,24 @@ async def flood_window(stack, url: str, targets: list[tuple[str, str]], seconds:
 async def run(args) -> list[dict]:
     with real_stack(n=1, games_per_actor=GAMES_PER_ACTOR) as stack:
         url = stack.urls[0]
-        quiet_room = await seats(url, args.pingers - 1)
-        pingers = [await connect(url.replace("http", "ws"), s["room"], s["token"])
-                   for s in quiet_room]
+        ws_url = url.replace("http", "ws")
+        quiet_room = [(s["room"], s["token"]) for s in await seats(url, args.pingers - 1)]
         targets: list[tuple[str, str]] = []
         while len(targets) < args.flooders:
             lobby = await seats(url, min(FLOODERS_PER_ROOM, args.flooders - len(targets)))
             targets += [(s["room"], s["token"]) for s in lobby[1:]]
-        pinger = Pinger(pingers)
-        rows = []
+        spawn = multiprocessing.get_context("spawn")
+        ready, stop, results = spawn.Event(), spawn.Event(), spawn.Queue()
+        pinging = spawn.Process(target=ping_process, args=(ws_url, quiet_room, ready, stop, results))
+        pinging.start()
+        loop = asyncio.get_running_loop()
+        windows: list[dict] = []
         try:
+            if not await loop.run_in_executor(None, ready.wait, 120):
+                raise TimeoutError("the pingers did not connect")
             await asyncio.sleep(2)  # the pingers' first round: their sockets warm
-            windows = [("quiet", None), ("flood", False)] + \
-                ([("flood, reconnecting", True)] if args.reconnect else [])
-            for name, reconnect in windows:
+            for name, reconnect in [("quiet", None), ("flood", False)] + \
+                    ([("flood, reconnecting", True)] if args.reconnect else []):
                 gateway0, hosts0 = cpu_seconds(stack, "gateway"), cpu_seconds(stack, "ray-hosts")
                 read0, refused0 = await settings_counters(url)
                 if reconnect is None:
@@ -216,25 +234,29 @@ async def run(args) -> list[dict]:
                                                                reconnect)
                 read, refused = (a - b for a, b in zip(await settings_counters(url),
                                                         (read0, refused0)))
-                pings = pinger.window(started, ended)
-                worst = sorted(((s, t - started) for t, s in pinger.samples
-                                if started <= t <= ended), reverse=True)[:5]
-                rows.append({"window": name, "seconds": ended - started, "pings": len(pings),
-                             "p50_ms": percentile(pings, 0.5) * 1000,
-                             "p99_ms": percentile(pings, 0.99) * 1000,
-                             "max_ms": (pings[-1] if pings else float("nan")) * 1000,
-                             "gateway_cpu_s": cpu_seconds(stack, "gateway") - gateway0,
-                             "hosts_cpu_s": cpu_seconds(stack, "ray-hosts") - hosts0,
-                             "settings_read": read, "refused_by_gateway": refused,
-                             # the slowest pings: (ms, seconds into the window they were sent)
-                             "worst": [(round(s * 1000, 1), round(at, 1)) for s, at in worst],
-                             **stats})
+                windows.append({"window": name, "started": started, "ended": ended,
+                                "gateway_cpu_s": cpu_seconds(stack, "gateway") - gateway0,
+                                "hosts_cpu_s": cpu_seconds(stack, "ray-hosts") - hosts0,
+                                "settings_read": read, "refused_by_gateway": refused, **stats})
                 await asyncio.sleep(6)  # the flooders' sockets are reset (5 s after their close)
         finally:
-            await pinger.stop()
-            for sock in pingers:
-                await sock.close()
-        return rows
+            stop.set()
+            samples = await loop.run_in_executor(None, results.get, True, 60)
+            await loop.run_in_executor(None, pinging.join, 10)
+            if pinging.is_alive():
+                pinging.kill()
+    return [with_pings(w, samples) for w in windows]
+
+
+def with_pings(window: dict, samples: list[tuple[float, float]]) -> dict:
+    """The window's row: its pings' percentiles, and the slowest ones (ms, seconds into it)."""
+    started, ended = window.pop("started"), window.pop("ended")
+    inside = [(s, t - started) for t, s in samples if started <= t <= ended]
+    pings = sorted(s for s, _ in inside)
+    return {**window, "seconds": ended - started, "pings": len(pings),
+            "p50_ms": percentile(pings, 0.5) * 1000, "p99_ms": percentile(pings, 0.99) * 1000,
+            "max_ms": (pings[-1] if pings else float("nan")) * 1000,
+            "worst": [(round(s * 1000, 1), round(at, 1)) for s, at in sorted(inside)[-5:]]}
 
 
 def table(rows: list[dict], flooders: int) -> str:
