@@ -628,7 +628,18 @@ class Session:
         self.metrics.command_seconds.labels(command["type"]).observe(time.perf_counter() - started)
         if reply["type"] == "ack":
             self._refused_in_a_row = 0
+        elif reply.get("code") == "rate_limited":
+            self._spend(command["type"], received)
         self._reply(reply)
+
+    def _spend(self, kind: str, received: int) -> None:
+        """The room refused a command past its limit: this socket's copy of it is spent as well
+        (the room's burst is half the copy's), so that the next ones of that kind are refused
+        here, the socket left unread, rather than carried to the room to be refused there."""
+        bucket = self._limits.get(kind)
+        if bucket is not None:
+            while bucket.take(received / 1000):
+                pass
 
 
 class WatchSession(Session):

@@ -491,6 +491,30 @@ async def test_a_flood_past_its_burst_is_refused_then_not_read_until_a_token_is_
     assert socket.closed_with == 1000
 
 
+async def test_the_rooms_rate_limit_spends_the_sockets_copy_of_it(monkeypatch):
+    class Limiting(Room):
+        async def command(self, room, seat, frame, received=None, proof=None):
+            self.commands.append(frame)
+            return {"type": "error", "id": frame["id"], "code": "rate_limited", "message": "no"}
+
+    holds: list[float] = []
+    frozen_clock(monkeypatch, holds, advances=False)
+    room = Limiting([stored(1)])
+    socket = Socket()
+    gw = gateway(room)
+    session = asyncio.create_task(Session(socket, "ROOMAA", 1, gw).run(since=None))
+    await socket.until(lambda sent: sent and sent[0]["type"] == "welcome")
+    await socket.inbox.put(chat(0))
+    await socket.until(lambda frames: frames[-1].get("id") == 0)
+    await socket.inbox.put(chat(1))  # the copy's burst is not spent by itself: the room's is
+    await socket.until(lambda frames: frames[-1].get("id") == 1)
+    assert [f["id"] for f in room.commands] == [0]
+    assert socket.sent[-1]["code"] == "rate_limited" and len(holds) == 1
+    assert gw.metrics.refused_here.labels("chat")._value.get() == 1
+    await socket.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(session, 5)
+
+
 async def test_a_socket_refused_too_often_in_a_row_is_closed_after_its_last_refusal(monkeypatch):
     holds: list[float] = []
     frozen_clock(monkeypatch, holds, advances=False)  # no token ever comes back
