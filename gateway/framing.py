@@ -37,7 +37,7 @@ LINGER_SECONDS = 15.0
 # (gateway/ws.py, past its limits) cost that parse anyway: 36 flooding sockets, 100,000 frames at
 # once. Here the rest of a read waits unparsed, reading paused, until the app has taken the frames
 # parsed before it.
-FEED_BYTES = 4096
+FEED_BYTES = 1024
 
 
 def text_frame(text: str) -> bytes:
