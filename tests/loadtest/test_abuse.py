@@ -22,7 +22,6 @@ from actors.config import Config
 from actors.room import RATE_LIMITS
 from gateway.headers import SECURITY_HEADERS
 from gateway.limits import SITE_SHARE
-from gateway.ws import LOCAL_BURST_FACTOR
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBES = "names,origin,headers500,review,again,flood,lobbies,proxy"
@@ -103,10 +102,12 @@ def test_a_flood_of_commands_is_refused_by_the_socket(rows):
     assert flood["reached"] <= flood["allowed_through"] + 1
     burst, rate = RATE_LIMITS["chat"]
     assert flood["acked"] <= burst + rate * flood["answered_in"] + 1  # the room's own limit
-    # Past its limit the socket is read at the limit's rate (gateway/ws.py): a frame taken and one
-    # refused per token, the rest waiting unread.
-    assert flood["read"] <= burst * LOCAL_BURST_FACTOR + 2 * (rate * flood["window"] + 1)
-    assert flood["closed"] in (None, 1008)  # 1008: refused by the gateway 20 times in a row
+    # Past its limit the socket is not read until a token is back (gateway/ws.py): each frame
+    # refused there is followed by one let through, the rest waiting unread.
+    assert flood["refused_here"] <= flood["reached"] + 1
+    # 1008: refused by the gateway 20 times in a row; 1011: the flooder's own client gave up, its
+    # keepalive ping unread behind its flood.
+    assert flood["closed"] in (None, 1008, 1011)
 
 
 def test_held_lobbies_cannot_fill_the_server(rows):
