@@ -30,6 +30,7 @@ from gateway.frames import (HttpCreate, HttpName, HttpQuickPlay, HttpReport, Htt
                             HttpToken)
 from gateway.limits import AddressLimits, client_address
 from gateway.metrics import Metrics
+from bots.claims import CATALOGUE, KINDS, ROLE_NAMES
 from rules import declaration
 from gateway.seats import LocalSeats, PresenceReports
 from gateway.state import GatewayState, gateway_state
@@ -37,8 +38,10 @@ from gateway.tables import PublicTables
 from gateway.ws import keep_presence_lease, report_presence, websocket_endpoint
 
 # The rules never change while a gateway runs. With every event kind a frame may carry (the
-# rules' and the room's): its fields, who hears it and what it means.
-DECLARATION = {**declaration(), "events": {kind: k.to_json() for kind, k in EVENTS.items()}}
+# rules' and the room's): its fields, who hears it and what it means; and the bots' structured
+# lines (bots/claims.py), which the client's quick claims render with the very same words.
+DECLARATION = {**declaration(), "events": {kind: k.to_json() for kind, k in EVENTS.items()},
+               "claims": {"kinds": KINDS, "catalogue": CATALOGUE, "role_names": ROLE_NAMES}}
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import * as tables from "./tables.js";
 import { initLobbyTable } from "./lobbytable.js";
 import * as mod from "./moderation.js";
 import { $, app, setRender, render, scheduleRender, send, showScreen, nameOf, roleName, tokenKey,
-  recallAnswered } from "./app.js";
+  recallAnswered, feedText } from "./app.js";
 import * as lobbyScreen from "./screens/lobby.js";
 import * as tableScreen from "./screens/table.js";
 import * as endScreen from "./screens/end.js";
@@ -204,6 +204,15 @@ function bindForms() {
     send({ type: "leave" }, { explain: (err) => (err.code === "disconnected" ? "" : null) })
       .then(() => goneFromTable(link, "left"), () => {});
   });
+  // In a running game: a bot plays the seat from then on; the token stays, so this table's link
+  // brings the player back to the seat.
+  $("#game-leave").addEventListener("click", () => $("#leave-game").showModal());
+  $("#leave-game-no").addEventListener("click", () => $("#leave-game").close());
+  $("#leave-game-yes").addEventListener("click", () => {
+    $("#leave-game").close();
+    const link = app.here;
+    send({ type: "leave" }).then(() => leftGame(link), () => {});
+  });
   $("#sound").addEventListener("click", () => {
     app.sound.toggle();
     showSound();
@@ -230,6 +239,15 @@ function goneFromTable(link, reason) {
   localStorage.removeItem(tokenKey(app.room));
   dropLinks();
   toast(mod.goneText(reason));
+  history.replaceState(null, "", location.pathname);
+  route();
+}
+
+// This page's seat left a running game: a bot plays it, the page goes home keeping the token.
+function leftGame(link) {
+  if (!app.links.includes(link)) return;
+  dropLinks();
+  toast(t("mod.you_left_game"));
   history.replaceState(null, "", location.pathname);
   route();
 }
@@ -283,6 +301,7 @@ function onEvent(link, ev, fresh) {
     app.sound.see(ev, before);
   }
   if (fresh && ev.kind === "phase") app.chatPinned = false;
+  if (fresh && ev.kind === "bot_seat" && link === app.links[0] && !app.pass) toast(feedText(ev));
   // On a phone passed around, news for one seat alone waits for that seat to hold the phone
   // (also news replayed to a reloaded page, if the seat had not seen it).
   if (app.pass && link !== app.pass.holder && ev.seq > link.seen && pass.isPrivateNews(ev)) link.news += 1;
@@ -328,7 +347,12 @@ function renderPage() {
   if (!v) return;
   if (v.status === "lobby") lobbyScreen.renderLobby(v);
   else if (v.status === "finished" || v.outcome) endScreen.renderEnd(v);
-  else tableScreen.renderGame(v);
+  else {
+    tableScreen.renderGame(v);
+    // Anyone may leave a running game (a bot plays on); not a spectator, nor a phone passed round.
+    const me = v.players.find((p) => p.seat === app.here.seat);
+    $("#game-leave").hidden = app.here.seat == null || !me || me.bot || v.status !== "running";
+  }
   announceTurn(v);
 }
 
