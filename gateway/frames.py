@@ -124,9 +124,24 @@ class Table(Command):
 
 
 class Leave(Command):
-    doc = ("Client, lobby only: leave the table. The seat's sockets close with 4003 and its token "
-           "proves nothing any more; the last seat moves into its place (see `removed`).")
+    doc = ("Client: leave the table. In the lobby the seat's sockets close with 4003 and its token "
+           "proves nothing any more; the last seat moves into its place (see `removed`). In a "
+           "running game a bot plays the seat from then on (`bot_seat`) until its player comes "
+           "back.")
     type: Literal["leave"]
+
+
+class AddBot(Command):
+    doc = "Client, host of a private lobby only: a bot takes the next seat (`joined`, bot true)."
+    type: Literal["add_bot"]
+
+
+class RemoveBot(Command):
+    doc = ("Client, host of a private lobby only: the bot at `seat` leaves (`removed`; the last "
+           "seat moves into its place).")
+    messages = {"seat": "remove_bot needs the seat of a bot"}
+    type: Literal["remove_bot"]
+    seat: Seat
 
 
 class Remove(Command):
@@ -144,16 +159,17 @@ class Ping(Command):
 
 
 CLIENT_FRAMES: tuple[type[Frame], ...] = (Hello, Act, Chat, Settings, Start, Table, Leave, Remove,
-                                          Ping)
-COMMAND = TypeAdapter(Annotated[Union[Act, Chat, Settings, Start, Table, Leave, Remove, Ping],
-                                Field(discriminator="type")])
+                                          AddBot, RemoveBot, Ping)
+COMMAND = TypeAdapter(Annotated[Union[Act, Chat, Settings, Start, Table, Leave, Remove, AddBot,
+                                      RemoveBot, Ping], Field(discriminator="type")])
 HELLO = TypeAdapter(Hello)
 # The id alone, read first: an error about any other field still echoes it.
 FRAME_ID = TypeAdapter(FrameId)
 
 
 COMMANDS: dict[str, type[Command]] = {frame_name(m): m for m in (Act, Chat, Settings, Start, Table,
-                                                                  Leave, Remove, Ping)}
+                                                                  Leave, Remove, AddBot, RemoveBot,
+                                                                  Ping)}
 
 
 def command_dict(command: Command) -> dict:
@@ -185,6 +201,8 @@ class Player(BaseModel):
     connected: bool
     away: bool = Field(False, description="a public game's seat that let 2 votes (prompts every "
                        "living seat holds) in a row pass")
+    bot: bool = Field(False, description="a bot plays the seat now (a bot's seat, or a running "
+                      "game's seat whose player left or turned away)")
 
 
 class SettingsView(BaseModel):
@@ -306,6 +324,8 @@ class HttpTable(BaseModel):
     seats: Annotated[int, Field(ge=0)] = Field(description="seats taken (or promised to a press "
                                                "on its way)")
     size: Annotated[int, Field(ge=1)]
+    bots: Annotated[int, Field(ge=0)] = Field(0, description="of the seats, those bots hold "
+                                              "(a running game's: as dealt)")
     starts_at: int | None = Field(None, description="open: when it starts by itself (ms), or null")
     started: int | None = Field(None, description="running: when it started (ms)")
 

@@ -28,9 +28,10 @@ async def test_a_public_table_is_listed_with_its_seats_from_its_first_player(sto
     room = await public_room(store, clock)
     await seat(room, 3)
     assert listed(store) == {CODE: 3}
-    assert store.tables.facts_of[CLASSIC][CODE] == {"size": 18, "starts_at": None}
+    starts_at = clock.now() + COUNTDOWN  # from its first seat
+    assert store.tables.facts_of[CLASSIC][CODE] == {"size": 18, "starts_at": starts_at, "bots": 0}
     lobby = room.data.lobby()
-    assert (lobby["public"], lobby["language"], lobby["starts_at"]) == (True, "en", None)
+    assert (lobby["public"], lobby["language"], lobby["starts_at"]) == (True, "en", starts_at)
 
 
 async def test_a_private_table_is_never_listed(store, clock):
@@ -49,24 +50,43 @@ async def test_a_seat_promised_by_a_press_is_not_counted_twice(store, clock):
     assert listed(store) == {CODE: 3}
 
 
-async def test_the_countdown_starts_at_the_minimum_and_a_joiner_resets_nothing(store, clock):
+async def test_the_countdown_starts_at_the_first_seat_and_a_joiner_resets_nothing(store, clock):
     room = await public_room(store, clock)
-    await seat(room, 5)
-    assert room.data.starts_at is None
-    await room.join("Sixth", "h6")  # seed 000's minimum
+    await seat(room, 1)
     starts_at = clock.now() + COUNTDOWN
     assert room.data.starts_at == starts_at
     assert store.tables.facts_of[CLASSIC][CODE]["starts_at"] == starts_at
     clock.advance(5_000)
-    await room.join("Seventh", "h7")
+    await room.join("Second", "h2")
+    await room.join("Third", "h3")
     assert room.data.starts_at == starts_at
     assert [f for f in frames(store) if f["kind"] == "countdown"] == [
-        {"type": "event", "seq": 7, "kind": "countdown", "starts_at": starts_at}]
+        {"type": "event", "seq": 2, "kind": "countdown", "starts_at": starts_at}]
     clock.advance(COUNTDOWN - 5_000)
     await store.wait_for(lambda: room.data.status == "running")
-    assert len(room.data.game.roles) == 7
+    # filled up with bots to 8 (actors.lobby.fill_size)
+    assert len(room.data.game.roles) == 8 and sum(p.bot for p in room.data.players) == 5
     assert listed(store) == {} and CODE in store.tables.running[CLASSIC]
-    assert store.tables.running[CLASSIC][CODE]["seats"] == 7
+    assert store.tables.running[CLASSIC][CODE]["seats"] == 8
+    assert store.tables.running[CLASSIC][CODE]["bots"] == 5
+    room.close()
+
+
+async def test_a_table_that_empties_stops_its_countdown(store, clock):
+    room = await public_room(store, clock)
+    await seat(room, 1)
+    await room.command(0, {"type": "leave", "id": 1})
+    assert room.data.starts_at is None
+    assert frames(store)[-1] == {"type": "event", "seq": 4, "kind": "countdown", "starts_at": None}
+
+
+async def test_a_table_of_nine_humans_needs_no_bot(store, clock):
+    room = await public_room(store, clock)
+    await seat(room, 9)
+    clock.advance(COUNTDOWN)
+    await store.wait_for(lambda: room.data.status == "running")
+    assert len(room.data.players) == 9 and not any(p.bot for p in room.data.players)
+    room.close()
 
 
 async def test_a_full_table_starts_at_once(store, clock):
@@ -101,7 +121,7 @@ async def test_the_host_opens_and_closes_a_private_table(store, clock):
     ack = await room.command(0, {"type": "table", "id": 2, "public": True, "language": "vi"})
     assert ack["type"] == "ack"
     assert listed(store, Kind("seed_000", "vi")) == {CODE: 4}
-    assert frames(store)[-1]["kind"] == "table"
+    assert [f["kind"] for f in frames(store)[-2:]] == ["table", "countdown"]
     await room.command(0, {"type": "table", "id": 3, "public": False})
     assert listed(store, Kind("seed_000", "vi")) == {}
     assert room.data.lobby()["public"] is False

@@ -66,5 +66,6 @@ def test_the_asyncapi_document_names_every_frame_schema():
     assert document["asyncapi"].startswith("3.")
     refs = {m["payload"]["$ref"] for m in document["channels"]["room"]["messages"].values()}
     assert refs == {f"schema/{name}.json" for name in
-                    ("hello", "act", "chat", "settings", "start", "table", "leave", "remove", "ping",
+                    ("hello", "act", "chat", "settings", "start", "table", "leave", "remove",
+                     "add_bot", "remove_bot", "ping",
                      "welcome", "event", "ack", "error")}

@@ -11,7 +11,7 @@ from tests.rules.test_golden import GOLDEN, TABLES
 
 PROTOCOL = (pathlib.Path(__file__).parents[2] / "docs" / "protocol.md").read_text()
 LOBBY_KINDS = {"joined", "presence", "settings", "spectators", "table", "countdown", "remove_vote",
-               "removed", "away", "closed"}  # emitted by the room, not by the rules
+               "removed", "away", "closed", "bot_seat"}  # emitted by the room, not by the rules
 
 
 def documented_view_fields() -> set:
