@@ -188,29 +188,31 @@ async def test_three_friends_add_five_bots_one_leaves_and_comes_back_and_they_pl
         await host.page.wait_for_selector(
             f"#table .seat[data-seat='{minh.seat}']:not([data-bot])")
 
-        claimed: list[str] = []
+        claimed: list[tuple[Player, str]] = []
+        day_claims = "#chat-form[data-channel='day']:not([hidden]) #chat-claims:not([hidden])"
 
         async def quick_claim(player: Player, action: str) -> None:
-            """Layla's first day vote: she says whom she votes for, by a quick claim."""
-            if player is not host or action != "vote" or claimed:
+            """The first friend alive by day says whom they vote for, by a quick claim."""
+            page = player.page
+            if claimed or not await page.locator(day_claims).count():
                 return
-            page = host.page
+            claimed.append((player, ""))
             await page.click("#chat-claims button[data-claim-kind='vote']")
             option = page.locator("#chat-claims button.claim").first
-            line = await option.get_attribute("data-claim")
+            claimed[0] = (player, await option.get_attribute("data-claim"))
             await option.click()
-            claimed.append(line)
 
         await play_all([host, *friends], on_prompt=quick_claim)
-        assert claimed, "Layla never had a day vote"
+        assert claimed, "no friend was alive by day"
+        speaker, line = claimed[0]
         names = await host.page.eval_on_selector_all(
             "#end-cards li", "els => els.map((li) => li.querySelector('.name').textContent)")
         # The very words bots say, which bots read back as the claim it is.
-        claim = Reader(names).parse(claimed[0])
-        assert claim is not None and claim.kind == "vote" and claim.seat != host.seat
-        assert claimed[0] == render(Claim("vote", seat=claim.seat), "en", names)
-        sent = host.chat_ids.get(claimed[0])
-        assert sent is not None and host.replies[sent]["type"] == "ack"
+        claim = Reader(names).parse(line)
+        assert claim is not None and claim.kind == "vote" and claim.seat != speaker.seat, line
+        assert line == render(Claim("vote", seat=claim.seat), "en", names)
+        sent = speaker.chat_ids.get(line)
+        assert sent is not None and speaker.replies[sent]["type"] == "ack"
         assert await host.page.locator(f"#end-chat li[data-bot='1'] {BOT_MARK}").count() > 0
         assert await host.page.locator(THE_END).count() == 1
         no_errors(host, *friends)
