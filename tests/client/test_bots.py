@@ -19,7 +19,7 @@ import pytest
 
 from bots.claims import Claim, Reader, render
 from devstack.stack import HTTP_TIMEOUT, durations
-from tests.client.table import (GAME_MS, THE_END, Player, chromium, new_player, play,
+from tests.client.table import (DOCS, GAME_MS, THE_END, Player, chromium, new_player, play,
                                 play_all, without_isolates)
 from tests.client.test_catalogues import catalogue
 
@@ -34,24 +34,26 @@ LOBBY = "#screen-lobby:not([hidden])"
 GAME = "#screen-game:not([hidden])"
 DEALT = f"{GAME} #card:not([data-role=''])"
 BOT_MARK = ".mark.bot[role=img]"
-FEED_LINES = "() => [...document.querySelectorAll('#feed li')].map((li) => li.textContent)"
+SHOTS = DOCS / "screenshots"
 
 
 def gateway_env(countdown: int) -> dict[str, str]:
     return {"WW_PUBLIC_COUNTDOWN": str(countdown), "WW_QUICK_PLAYS_PER_ADDRESS": "0"}
 
 
-async def press_play_now(player: Player, url: str, preset: str = "seed_000") -> str:
-    """Play now from the home page; the room the page sits at (its lobby)."""
+async def press_play_now(player: Player, url: str, preset: str = "seed_000") -> tuple[str, float]:
+    """Play now from the home page; the room the page sits at (its lobby), and when the button
+    was pressed (time.monotonic)."""
     page = player.page
     await page.goto(url + "/")
     await page.wait_for_selector(HOME)
     await page.fill("#form-quick input[name=name]", player.name)
     await page.select_option("#quick-preset", preset)
     await page.select_option("#quick-language", "en")
+    pressed = time.monotonic()
     await page.click("#form-quick button[type=submit]")
     await page.wait_for_selector(LOBBY)
-    return (await page.input_value("#share-link")).rsplit("/", 1)[1]
+    return (await page.input_value("#share-link")).rsplit("/", 1)[1], pressed
 
 
 async def seat_marks(page) -> dict[int, bool]:
@@ -87,8 +89,7 @@ async def test_a_lone_player_presses_play_now_and_plays_a_whole_game_with_bots(s
     async with chromium() as browser:
         layla = await new_player(browser, "Layla")
         watcher = await new_player(browser, "Omar")
-        pressed = time.monotonic()
-        room = await press_play_now(layla, gateway.url)
+        room, pressed = await press_play_now(layla, gateway.url)
         # Alone at a public table: its countdown, then bots fill it and the cards are dealt.
         await layla.page.wait_for_selector(DEALT, timeout=(COUNTDOWN + 60) * 1000)
         started = time.monotonic() - pressed
@@ -100,6 +101,7 @@ async def test_a_lone_player_presses_play_now_and_plays_a_whole_game_with_bots(s
         assert len(marks) == 8 and [s for s, bot in marks.items() if not bot] == [layla.seat]
         assert await layla.page.locator(f"#players li[data-bot='1'] {BOT_MARK}").count() == 7
         assert await layla.page.is_visible("#game-leave")
+        await layla.page.screenshot(path=str(SHOTS / "bots-table.png"))
 
         # The home page lists the game with its one person and seven bots.
         await watcher.page.goto(gateway.url + "/")
@@ -163,6 +165,7 @@ async def test_three_friends_add_five_bots_one_leaves_and_comes_back_and_they_pl
             await p.page.wait_for_selector(f"#lobby-players li:nth-child({seated})")
             assert await p.page.locator(bots_listed).count() == 5
         assert await friends[0].page.locator("button.remove-bot").count() == 0
+        await host.page.screenshot(path=str(SHOTS / "bots-lobby.png"), full_page=True)
         facts = (await http.get(f"/api/rooms/{room}")).json()
         assert [p["bot"] for p in facts["players"]] == [False] * 3 + [True] * 5
         await host.page.click("#start:not([disabled])")
@@ -200,6 +203,7 @@ async def test_three_friends_add_five_bots_one_leaves_and_comes_back_and_they_pl
             await page.click("#chat-claims button[data-claim-kind='vote']")
             option = page.locator("#chat-claims button.claim").first
             claimed[0] = (player, await option.get_attribute("data-claim"))
+            await page.locator("#chat-card").screenshot(path=str(SHOTS / "quick-claims.png"))
             await option.click()
 
         await play_all([host, *friends], on_prompt=quick_claim)
@@ -222,9 +226,9 @@ async def test_a_player_closes_the_page_a_bot_plays_the_seat_and_the_player_come
     gateway = stack.start_gateway(durations=PHASES, env=gateway_env(max(COUNTDOWN, 12)))
     async with chromium() as browser:
         alice, bahar, dan = [await new_player(browser, name) for name in ("Alice", "Bahar", "Dan")]
-        room = await press_play_now(alice, gateway.url)
+        room, _ = await press_play_now(alice, gateway.url)
         for p in (bahar, dan):
-            assert await press_play_now(p, gateway.url) == room
+            assert (await press_play_now(p, gateway.url))[0] == room
         for p in (alice, bahar, dan):
             await p.page.wait_for_selector(DEALT, timeout=120_000)
             p.seat = int(await p.page.get_attribute("#players li.me", "data-seat"))

@@ -95,3 +95,28 @@ def test_every_event_kind_and_win_reason_has_its_words_in_every_catalogue():
         missing += [f"end.reason.{w.reason}" for w in WINS if f"end.reason.{w.reason}" not in keys]
         missing += [k for k in ("event.unknown", "end.reason.unknown") if k not in keys]
         assert missing == [], lang
+
+
+def test_the_quick_claims_are_served_in_the_bots_own_words():
+    """The client renders a quick claim from `/api/rules` "claims" (js/claims.js keeps no words of
+    its own): the bots' catalogue itself, every kind in every language the client has."""
+    from bots.claims import CATALOGUE, KINDS, ROLE_NAMES
+    from gateway.app import DECLARATION
+
+    served = json.loads(json.dumps(DECLARATION["claims"]))
+    assert served == json.loads(json.dumps(
+        {"kinds": KINDS, "catalogue": CATALOGUE, "role_names": ROLE_NAMES}))
+    assert set(served["catalogue"]) == set(LANGS)
+    for lang in LANGS:
+        assert set(served["catalogue"][lang]) >= set(KINDS), lang
+    script = (STATIC / "js" / "claims.js").read_text(encoding="utf-8")
+    assert not any(text in script for words in CATALOGUE.values() for text in words.values())
+
+
+def test_the_bots_name_every_card_as_the_client_does():
+    """A claim names a card in the words the page shows it with (bots/claims.py ROLE_NAMES)."""
+    from bots.claims import ROLE_NAMES
+
+    for lang in LANGS:
+        words = catalogue(lang)
+        assert {role: words[f"role.{role}"] for role in ROLE_NAMES[lang]} == ROLE_NAMES[lang], lang
