@@ -184,9 +184,10 @@ async def test_three_friends_add_five_bots_one_leaves_and_comes_back_and_they_pl
             f"#toast:not([hidden]) p:text-is(\"{EN['mod.you_left_game']}\")")
         await feed_says(host.page, EN["event.bot_seat"].format(name=minh.name))
         await host.page.wait_for_selector(f"#table .seat[data-seat='{minh.seat}'][data-bot='1']")
-        # He comes back through the table's link (his page kept the seat's token).
-        await minh.page.goto(f"{gateway.url}/#/r/{room}")
+        # He comes back from the home page (his page kept the seat's token).
+        await minh.page.click(f"{HOME} #home-back:not([hidden]) #home-back-button")
         await minh.page.wait_for_selector(DEALT)
+        assert await minh.page.evaluate("() => localStorage.getItem('ww:left')") is None
         await feed_says(host.page, EN["event.bot_seat.back"].format(name=minh.name))
         await host.page.wait_for_selector(
             f"#table .seat[data-seat='{minh.seat}']:not([data-bot])")
@@ -197,8 +198,8 @@ async def test_three_friends_add_five_bots_one_leaves_and_comes_back_and_they_pl
         async def quick_claim(player: Player, action: str) -> None:
             """The first friend alive by day says whom they vote for, by a quick claim."""
             page = player.page
-            if claimed or not await page.locator(day_claims).count():
-                return
+            if claimed or not await page.locator(day_claims).count() or claimed:
+                return  # (looked at again: another page may have claimed meanwhile)
             claimed.append((player, ""))
             await page.click("#chat-claims button[data-claim-kind='vote']")
             option = page.locator("#chat-claims button.claim").first

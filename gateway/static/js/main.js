@@ -26,6 +26,7 @@ import * as chatScreen from "./screens/chat.js";
 import * as passScreen from "./screens/pass.js";
 
 const FEED_LIMIT = 80;
+const LEFT_KEY = "ww:left"; // the running game this page's player left (a bot plays the seat)
 
 // A watch link: #/w/CODE (a spectator's page).
 function watchFromUrl() {
@@ -91,6 +92,7 @@ async function route() {
   }
   if (!room) {
     showScreen("screen-home");
+    $("#home-back").hidden = !localStorage.getItem(LEFT_KEY);
     tables.shown();
     return;
   }
@@ -207,6 +209,9 @@ function bindForms() {
   // In a running game: a bot plays the seat from then on; the token stays, so this table's link
   // brings the player back to the seat.
   $("#game-leave").addEventListener("click", () => $("#leave-game").showModal());
+  $("#home-back-button").addEventListener("click", () => {
+    location.hash = `#/r/${localStorage.getItem(LEFT_KEY)}`;
+  });
   $("#leave-game-no").addEventListener("click", () => $("#leave-game").close());
   $("#leave-game-yes").addEventListener("click", () => {
     $("#leave-game").close();
@@ -243,9 +248,11 @@ function goneFromTable(link, reason) {
   route();
 }
 
-// This page's seat left a running game: a bot plays it, the page goes home keeping the token.
+// This page's seat left a running game: a bot plays it, the page goes home keeping the token
+// (and the room, for the home page's way back to it).
 function leftGame(link) {
   if (!app.links.includes(link)) return;
+  localStorage.setItem(LEFT_KEY, app.room);
   dropLinks();
   toast(t("mod.you_left_game"));
   history.replaceState(null, "", location.pathname);
@@ -253,6 +260,7 @@ function leftGame(link) {
 }
 
 function onWelcome(link, frame) {
+  if (localStorage.getItem(LEFT_KEY) === app.room && frame.seat != null) localStorage.removeItem(LEFT_KEY);
   link.seat = frame.seat; // null for a spectator; after a move (close 4004), the seat it now has
   if (!app.pass && !app.watching) mod.rememberSeat(app.room, frame.seat);
   const view = { prompts: [], chat: {}, votes: {}, tally: {}, pointing: {}, ...frame.view };

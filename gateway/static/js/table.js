@@ -94,7 +94,7 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName, pick = nul
       el("span", { class: "avatar", "aria-hidden": "true", style: turning },
         role ? rolePicture(role, { className: "mini" }) : el("span", { class: "initial", text: initial(s.name) }),
         s.alive ? null : el("span", { class: "rip", text: "✝", style: turning }),
-        online.get(s.seat) === false ? el("span", { class: "away" }) : null),
+        online.get(s.seat) === false && !bots.has(s.seat) ? el("span", { class: "away" }) : null),
       el("span", { class: "seatname", text: s.name }),
       marks.length ? el("span", { class: "marks" }, marks) : null,
       votes ? el("span", { class: "votes", text: String(votes) }) : null,

@@ -196,7 +196,7 @@ export function renderPlayers(v) {
       "data-seat": s.seat, "data-alive": s.alive ? "1" : "0", "data-role": s.role || null,
       "data-bot": bots.has(s.seat) ? "1" : null,
     },
-      connDot(online.get(s.seat)),
+      bots.has(s.seat) ? null : connDot(online.get(s.seat)),
       el("span", { class: "name", text: s.name }),
       bots.has(s.seat) ? botMark() : null,
       s.seat === app.here.seat ? el("span", { class: "muted", text: `(${t("players.you")})` }) : null,
