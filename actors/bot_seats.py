@@ -30,16 +30,17 @@ log = logging.getLogger(__name__)
 
 class BotSeats:
     def __init__(self, code: str, clock: Clock,
-                 submit: Callable[[int, dict], asyncio.Future], language: str = "en",
+                 submit: Callable[[int, dict], asyncio.Future],
                  make_bot: Callable[[int, str, str], Bot] = Bot) -> None:
         """`submit(seat, frame)`: the room's mailbox, answering the command's ack or error frame;
         `make_bot(seat, seed, language)`: a new bot (tests wrap it to watch its input)."""
         self._code = code
         self._clock = clock
         self._submit = submit
-        self._language = language
+        self.language = "en"  # of the bots' lines: the table's (the room keeps it current)
         self._make_bot = make_bot
         self._bots: dict[int, Bot] = {}
+        self._failed: set[int] = set()  # seats whose bot hit a bug: not started again
         self._waiting: dict[int, int] = {}  # seat -> its commands not answered yet
         self._poked = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -69,15 +70,15 @@ class BotSeats:
                 break
             stored = orjson.loads(item)
             to = stored["to"]
-            for seat, bot in self._bots.items():
+            for seat, bot in list(self._bots.items()):
                 if to is None or seat in to:
-                    bot.observe(orjson.loads(stored["frame"]))  # its own copy, as a socket's
+                    self._guard(seat, bot.observe, orjson.loads(stored["frame"]))  # its own copy
         # its player took it back, or the game is over: after this write's events
         for seat in [s for s in self._bots if s not in seats]:
             del self._bots[seat]
-        for seat in sorted(set(seats) - self._bots.keys()):
-            bot = self._bots[seat] = self._make_bot(seat, self._code, self._language)
-            bot.see(view(seat))
+        for seat in sorted(set(seats) - self._bots.keys() - self._failed):
+            bot = self._bots[seat] = self._make_bot(seat, self._code, self.language)
+            self._guard(seat, bot.see, view(seat))
         if self._bots and self._task is None:
             self._task = asyncio.create_task(self._run(), name=f"bots of {self._code}")
         self._poked.set()
@@ -86,6 +87,18 @@ class BotSeats:
         """The room reloaded its data (events it never saw may have landed): every bot anew."""
         self._bots.clear()
         self.sync(seats, view)
+
+    def _guard(self, seat: int, step: Callable, *args):
+        """A bot's own step; a bug in a bot costs its seat its bot (its prompts then run their
+        time), never the room."""
+        try:
+            return step(*args)
+        except Exception:
+            log.exception("room %s: seat %d's bot failed; the seat plays on without it",
+                          self._code, seat)
+            self._bots.pop(seat, None)
+            self._failed.add(seat)
+            return []
 
     def close(self) -> None:
         self._bots.clear()
@@ -101,9 +114,10 @@ class BotSeats:
             for seat, bot in list(self._bots.items()):
                 if self._waiting.get(seat):
                     continue
-                for decision in bot.decide(now):
+                for decision in self._guard(seat, bot.decide, now):
                     self._send(seat, decision)
-                if not self._waiting.get(seat) and (wake := bot.wake_at()) is not None:
+                if seat in self._bots and not self._waiting.get(seat) \
+                        and (wake := bot.wake_at()) is not None:
                     wakes.append(wake)
             waits = [asyncio.ensure_future(self._poked.wait())]
             if wakes:

@@ -76,7 +76,7 @@ class Config:
     # Seconds an HTTP call (create, join, again, a lobby) retries while Redis is unreachable: a
     # Sentinel failover promotes a replica in 2-3 s here; past it the call answers 503.
     request_patience: float = 10.0
-    # Seconds a public table waits, once it seats its preset's minimum, before it starts by itself.
+    # Seconds a public table waits, from its first seat, before bots fill it and it starts by itself.
     public_countdown: int = 30
     # Seconds a seat of a public lobby may hold no socket before the table lets it go.
     lobby_away: int = 60

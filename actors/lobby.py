@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import rules
 from rules import roles_in_play
 from actors.names import BadName, bot_name, clean_name, name_skeleton
-from actors.room_data import Change, Player, Refused, RoomData, _with_game
+from actors.room_data import BOT_TOKEN, Change, Player, Refused, RoomData, _with_game
 from actors.tables import LANGUAGES
 
 
@@ -52,7 +52,8 @@ def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
         raise Refused(BadName.code, str(e)) from None
     # Until the deal, a human takes a bot's seat (the lowest): bots never keep a table from
     # filling with humans. In place: the seat keeps its number, nobody else moves.
-    bot_seat = next((s for s, p in enumerate(data.players) if p.bot), None)
+    bot = token_hash.startswith(BOT_TOKEN)  # a bot of the last game at this table (`again`)
+    bot_seat = None if bot else next((s for s, p in enumerate(data.players) if p.bot), None)
     most = rules.max_players(data.settings)  # 18, or 20 for seed 004's range
     if len(data.players) >= most and bot_seat is None:
         raise Refused("room_full", f"the room has {most} players")
@@ -60,13 +61,13 @@ def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
     if any(name_skeleton(p.name) == skeleton for s, p in enumerate(data.players) if s != bot_seat):
         raise Refused("name_taken",
                       f"{name!r} is taken in this room (or looks like a name that is)")
-    joiner = Player(name=name, token_hash=token_hash, absent_since=now)
+    joiner = Player(name=name, token_hash=token_hash, absent_since=None if bot else now, bot=bot)
     if bot_seat is None:
         seat, players = len(data.players), data.players + (joiner,)
     else:
         seat, players = bot_seat, data.players[:bot_seat] + (joiner,) + data.players[bot_seat + 1:]
     # The deal depends on how many are seated: every page's lobby shows the new one.
-    event = {"kind": "joined", "to": None, "seat": seat, "name": name, "bot": False,
+    event = {"kind": "joined", "to": None, "seat": seat, "name": name, "bot": bot,
              "roles_in_play": roles_in_play(len(players), data.settings)}
     change = Change(replace(data, players=players), [event])
     if data.public:
@@ -156,7 +157,7 @@ def _add_bot(data: RoomData, now: int, seat: int, frame: dict) -> Change:
 def _with_bot(data: RoomData, events: list[dict]) -> Change:
     """A bot takes the next seat: a name no seat has, a token nobody holds (no socket opens it)."""
     name = bot_name([p.name for p in data.players])
-    players = data.players + (Player(name=name, token_hash=f"bot:{secrets.token_hex(16)}",
+    players = data.players + (Player(name=name, token_hash=BOT_TOKEN + secrets.token_hex(16),
                                      bot=True),)
     event = {"kind": "joined", "to": None, "seat": len(data.players), "name": name, "bot": True,
              "roles_in_play": roles_in_play(len(players), data.settings)}

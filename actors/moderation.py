@@ -11,7 +11,7 @@ from dataclasses import replace
 import rules
 from rules import roles_in_play
 from actors.lobby import LobbyTiming, _public_lobby
-from actors.room_data import Change, Refused, RoomData, _with_game, votes_to_remove
+from actors.room_data import Change, Player, Refused, RoomData, _with_game, votes_to_remove
 
 # Past GONE_AFTER prompts let pass in a row, a public game's seat votes at once where every
 # living seat votes alike (RULES.md, "Away seats"; away from AWAY_AFTER: actors.room_data).
@@ -65,9 +65,21 @@ def _leave(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming
 def _bot_plays(data: RoomData, seat: int, bot: bool) -> tuple[RoomData, list[dict]]:
     """From now on a bot plays a running game's seat (True), or its player again (False)."""
     players = list(data.players)
-    players[seat] = replace(players[seat], bot=bot)
-    return (replace(data, players=tuple(players)),
-            [{"kind": "bot_seat", "to": None, "seat": seat, "bot": bot}])
+    if bot:
+        players[seat] = replace(players[seat], bot=True)
+        events = [{"kind": "bot_seat", "to": None, "seat": seat, "bot": True}]
+    else:
+        players[seat], events = _player_back(players[seat], seat)
+    return replace(data, players=tuple(players)), events
+
+
+def _player_back(player: Player, seat: int) -> tuple[Player, list[dict]]:
+    """A bot-played seat's player is back: no bot, and no longer away (a bot's answers did not
+    count: the seat stayed away while its player was)."""
+    events = [{"kind": "bot_seat", "to": None, "seat": seat, "bot": False}]
+    if player.away:
+        events.append({"kind": "away", "to": None, "seat": seat, "away": False})
+    return replace(player, bot=False, missed=0), events
 
 
 def _remove_bot(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
@@ -143,6 +155,8 @@ def _count_missed(data: RoomData) -> tuple[RoomData, list[dict]]:
     prompted = {p["seat"] for p in data.game.prompts if p["action"] in shared}
     players, events = list(data.players), []
     for seat, player in enumerate(players):
+        if player.bot:  # a bot answers for it: its player stays as away as it was
+            continue
         if seat in data.acted:
             missed = 0
         elif seat in prompted:

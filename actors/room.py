@@ -44,7 +44,7 @@ from actors.clock import Clock
 from actors.inbox import RODE, Rider
 from actors.bot_seats import BotSeats
 from actors.lobby import LobbyTiming, _add_bot, _fill_and_deal, _join, _settings, _start, _table
-from actors.moderation import (_bot_plays, _count_missed, _leave, _pass_for_gone,
+from actors.moderation import (_bot_plays, _count_missed, _leave, _pass_for_gone, _player_back,
                                _remove_absent, _remove_bot, _remove_seat, _shared_actions)
 from actors.ratelimit import TokenBucket
 from actors.room_data import (EVENTS, WATCHER, Change, Refused, RoomData, _with_ack, _with_acks,
@@ -126,8 +126,8 @@ def _with_gateways(data: RoomData, now: int, gateways: dict[int, tuple[str, ...]
         players[seat] = replace(player, gateways=held, absent_since=absent_since)
         if held and not player.connected and player.bot and data.status == "running":
             # its player is back (a socket of the seat connected): the seat is theirs again
-            players[seat] = replace(players[seat], bot=False)
-            events.append({"kind": "bot_seat", "to": None, "seat": seat, "bot": False})
+            players[seat], back = _player_back(players[seat], seat)
+            events += back
     if any(p.connected for p in players):
         idle_since = None
     else:
@@ -267,7 +267,8 @@ def _act(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     if not isinstance(action, str) or not isinstance(targets, list) or not all(
             type(t) is int for t in targets):
         raise Refused("bad_frame", "act needs an action name and a list of seats")
-    shared = data.public and action in _shared_actions(data.game)
+    # A bot's answer says nothing of its player: the seat stays away until its player is back.
+    shared = data.public and action in _shared_actions(data.game) and not data.players[seat].bot
     game, events = rules.act(data.game, seat=seat, action=action, targets=targets, now=now)
     data = _with_game(data, game)
     if shared:  # only an answer to a shared prompt says the seat is back (a night act is secret)
@@ -326,9 +327,9 @@ class Room:
         self._timer: asyncio.Task | None = None
         self._worker = asyncio.create_task(self._run(), name=f"room {data.code}")
         # The seats bots play, beside the room: fed the stored events after each durable write.
-        self.bots = BotSeats(data.code, clock, self._bot_command, data.language or "en",
+        self.bots = BotSeats(data.code, clock, self._bot_command,
                              **({"make_bot": make_bot} if make_bot else {}))
-        self.bots.sync(_bot_seats(data), data.view)
+        self._sync_bots()
         self._arm()
 
     @property
@@ -389,6 +390,15 @@ class Room:
         return await self._submit(_command, (seat, frame, received, self._take_token,
                                              self._timing, proof),
                                   lambda code, message: error_frame(frame_id, code, message), rider)
+
+    def _sync_bots(self, items: Sequence[bytes] = (), restart: bool = False) -> None:
+        """Feed the bots what the durable write `items` told their seats (actors.bot_seats)."""
+        data = self.data
+        self.bots.language = data.language or "en"  # a private table's lines: English
+        if restart:
+            self.bots.restart(_bot_seats(data), data.view)
+        else:
+            self.bots.sync(_bot_seats(data), data.view, items)
 
     def _bot_command(self, seat: int, frame: dict) -> asyncio.Future:
         """A command of the seat's bot (actors.bot_seats): a socket's way, from the room."""
@@ -529,7 +539,7 @@ class Room:
             if failure is not None:
                 return [failure(on_error) for _, _, on_error, _, _ in group]
             await self._reindex(committed, data, seated)
-            self.bots.sync(_bot_seats(self.data), self.data.view, events)
+            self._sync_bots(events)
             if riders:
                 replies = [RODE if rider is not None else reply
                            for (_, _, _, _, rider), reply in zip(group, replies)]
@@ -604,7 +614,7 @@ class Room:
         self.data = data
         self._chat_stored = (_game_id(data), chat_stored)
         self._resync = False
-        self.bots.restart(_bot_seats(data), data.view)
+        self._sync_bots(restart=True)
         self._arm()
         return True
 

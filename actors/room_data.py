@@ -24,6 +24,9 @@ WATCHER = -1
 # A public game's seat that lets AWAY_AFTER prompts in a row pass is shown away
 # (actors.moderation: RULES.md, "Away seats").
 AWAY_AFTER = 2
+# How a bot's seat's token hash begins (no token hashes to it: a sha256 is hex): the seat of a bot
+# is seated as a bot again at its table's next game (`RoomClient.again` joins every seat's hash).
+BOT_TOKEN = "bot:"
 
 
 def votes_to_remove(seated: int) -> int:

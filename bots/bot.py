@@ -59,6 +59,7 @@ class Bot:
             self.plans.pop(event["action"], None)
             self.done.discard(event["action"])
         if event["kind"] == "pointed" and event["seat"] != self.seat \
+                and event["target"] not in (None, self.mind.my_point) \
                 and self.style == "plausible":
             self.done.discard("wolves.point")  # the pack moved: look again at its proposal
         self.mind.observe(event)

@@ -197,17 +197,20 @@ class Mind:
             return
         if claim.role is not None and claim.kind in ("role", "wolf", "innocent"):
             self._claim(speaker, claim.role)
+        seat = claim.seat
+        if seat is None:
+            return
         if claim.kind in ("wolf", "innocent"):
             wolf = claim.kind == "wolf"
             if wolf:
-                self.accused.setdefault(speaker, set()).add(claim.seat)
+                self.accused.setdefault(speaker, set()).add(seat)
             if claim.role is not None:
-                self.said_wolf.setdefault(speaker, []).append((claim.seat, wolf))
-            self._judge_reading(speaker, claim.seat, wolf, claim.role is not None)
+                self.said_wolf.setdefault(speaker, []).append((seat, wolf))
+            self._judge_reading(speaker, seat, wolf, claim.role is not None)
         elif claim.kind == "why_vote":
-            self._accuse(claim.seat, 0.3)
+            self._accuse(seat, 0.3)
         elif claim.kind == "trust":
-            self._accuse(claim.seat, -0.2)
+            self._accuse(seat, -0.2)
 
     def _claim(self, speaker: int, role: str) -> None:
         before = self.claimed.get(speaker)

@@ -247,6 +247,8 @@ POLICIES: dict[str, Callable[[Mind, dict], list[int] | None]] = {
 
 def choose(mind: Mind, prompt: dict, fake: str | None) -> list[int] | None:
     policy = POLICIES.get(prompt["action"])
+    if prompt["max"] > 0 and not prompt["choices"]:
+        return []  # nobody to choose: pass
     if policy is None:  # an action this bot does not know yet: any legal answer
         return random_targets(prompt, mind.rng)
     return policy(mind, prompt)

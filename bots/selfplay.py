@@ -44,13 +44,17 @@ def village_or_wolves(village: str, wolves: str) -> Callable[[str], str]:
 
 def play(settings: Settings, players: int, seed: int, style: Callable[[str], str] | None = None,
          language: str = "en", trace: Callable[[int, str, object], None] | None = None,
-         max_steps: int = 20_000) -> Game:
-    """One game of `players` bots (style by dealt card; plausible by default). `trace(seat,
-    what, item)` is told every frame a bot gets and every decision it makes."""
+         bot_seed: int | None = None, started: GameState | None = None,
+         max_commands: int = 50_000) -> Game:
+    """One game of `players` bots (style by dealt card; plausible by default; the bots' seed is
+    the game's unless given). `trace(seat, what, item)` is told each bot's input (`view`,
+    `event`, `decide` at a time) and output (`decision`) in order. `started`: the game just
+    dealt, to play instead of dealing one."""
     now = START
-    state, _ = start_game(list(NAMES[:players]), settings, seed, now)
+    state = started or start_game(list(NAMES[:players]), settings, seed, now)[0]
     style = style or village_or_wolves("plausible", "plausible")
-    bots = [Bot(s, seed, language, style(card)) for s, card in enumerate(state.roles)]
+    bots = [Bot(s, seed if bot_seed is None else bot_seed, language, style(card))
+            for s, card in enumerate(state.roles)]
     game = Game(state, bots, list(state.roles))
     for bot in bots:
         frame = view(state, bot.seat)
@@ -67,13 +71,13 @@ def play(settings: Settings, players: int, seed: int, style: Callable[[str], str
                         trace(bot.seat, "event", frame)
                     bot.observe(frame)
 
-    for _ in range(max_steps):
-        if game.state.phase == "over":
-            break
+    while game.state.phase != "over" and game.commands < max_commands:
         acted = True
-        while acted and game.state.phase != "over":
+        while acted and game.state.phase != "over" and game.commands < max_commands:
             acted = False
             for bot in bots:
+                if trace:
+                    trace(bot.seat, "decide", now)
                 for decision in bot.decide(now):
                     if trace:
                         trace(bot.seat, "decision", decision)
@@ -91,8 +95,6 @@ def play(settings: Settings, players: int, seed: int, style: Callable[[str], str
                         continue
                     deliver(events)
                     acted = True
-        if game.state.phase == "over":
-            break
         times = [t for t in (bot.wake_at() for bot in bots) if t is not None]
         deadline = next_deadline(game.state)
         if deadline is not None:

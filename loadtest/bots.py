@@ -37,7 +37,7 @@ def run(settings: Settings, players: int, games: int, village: str, wolves: str,
     role_games: Counter = Counter()
     role_wins: Counter = Counter()
     by_seer: dict = {True: Counter(), False: Counter()}
-    refused = commands = 0
+    refused = commands = unfinished = 0
     examples: list = []
     for i in range(games):
         game = play(settings, players, seed * 1_000_003 + i, village_or_wolves(village, wolves))
@@ -50,10 +50,12 @@ def run(settings: Settings, players: int, games: int, village: str, wolves: str,
         if found is not None:
             by_seer[found][game.side == "village"] += 1
         refused += len(game.refused)
+        unfinished += game.state.phase != "over"
         commands += game.commands
         examples += game.refused[:3 - len(examples)]
     return {"games": games, "sides": sides, "role_games": role_games, "role_wins": role_wins,
-            "by_seer": by_seer, "refused": refused, "commands": commands, "examples": examples}
+            "by_seer": by_seer, "refused": refused, "commands": commands, "examples": examples,
+            "unfinished": unfinished}
 
 
 def pct(part: float, whole: float) -> str:
@@ -87,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"  | village when its Seer read a wolf {pct(seer[True][True], sum(seer[True].values()))}"
                   f" ({sum(seer[True].values())}), did not {pct(seer[False][True], sum(seer[False].values()))}"
                   f" ({sum(seer[False].values())})"
-                  f"  | refused {r['refused']}/{r['commands']}")
+                  f"  | refused {r['refused']}/{r['commands']}"
+                  + (f", unfinished {r['unfinished']}" if r["unfinished"] else ""))
             for example in r["examples"]:
                 print(f"    refused: {example}")
         p, rv, rw = (results[m] for m in MATCHUPS)

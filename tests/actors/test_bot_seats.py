@@ -246,8 +246,9 @@ async def test_a_game_with_no_human_connected_closes_after_idle_close(store, clo
     assert clock.now() == gone + 90_000
 
 
-async def test_a_public_game_s_away_seat_is_played_by_a_bot_until_its_player_is_back(store,
-                                                                                     clock):
+async def public_game_with_an_away_seat(store, clock) -> Room:
+    """A public table of one human and 7 bots where the human let the votes pass: away, and a
+    bot plays the seat."""
     room = await new_room(store, clock)
     await room.join("Layla", "hash0")
     await room.presence(0, "g1", True)
@@ -255,10 +256,68 @@ async def test_a_public_game_s_away_seat_is_played_by_a_bot_until_its_player_is_
     clock.advance(30_000)
     await store.wait_for(lambda: room.data.status == "running")
     await play_out(room, clock, until=lambda: room.data.players[0].bot)
-    told = [f for f in frames(store) if f["kind"] in ("away", "bot_seat") and f["seat"] == 0]
-    assert [(f["kind"], f[f["kind"] if f["kind"] == "away" else "bot"]) for f in told][:2] == [
-        ("away", True), ("bot_seat", True)]
+    return room
+
+
+def told_of(store, seat: int) -> list[tuple[str, bool]]:
+    return [(f["kind"], f["away"] if f["kind"] == "away" else f["bot"]) for f in frames(store)
+            if f["kind"] in ("away", "bot_seat") and f["seat"] == seat]
+
+
+async def test_a_public_game_s_away_seat_is_played_by_a_bot_and_stays_away(store, clock):
+    room = await public_game_with_an_away_seat(store, clock)
+    assert told_of(store, 0) == [("away", True), ("bot_seat", True)]
     assert 0 in room.bots.seats
+    await play_out(room, clock)
+    assert room.data.status == "finished"
+    # its bot answered for it, and the seat stayed away all along: its player was
+    assert told_of(store, 0) == [("away", True), ("bot_seat", True)]
+    assert room.bots.refused == []
+
+
+async def test_an_away_seat_s_player_takes_it_back_and_is_back(store, clock):
+    room = await public_game_with_an_away_seat(store, clock)
     await room.command(0, {"type": "chat", "text": "sorry, back"})
     assert not room.data.players[0].bot and 0 not in room.bots.seats
+    assert not room.data.players[0].away
+    assert told_of(store, 0) == [("away", True), ("bot_seat", True), ("bot_seat", False),
+                                 ("away", False)]
     room.close()
+
+
+class Broken(Bot):
+    def decide(self, now):
+        raise RuntimeError("a bug in a bot")
+
+
+async def test_a_bot_s_bug_costs_its_seat_its_bot_not_the_room(store, clock):
+    room = await host_with_bots(store, clock, 6, make_bot=Broken)
+    await room.command(0, {"type": "start"})
+    dealt = room.data.seq
+    await play_out(room, clock, limit_ms=600_000)
+    # nobody plays (a private game has no away rule): its timers run on, the room is whole
+    assert room.data.status == "running" and room.data.seq > dealt + 10
+    assert room.bots.sent == 0 and room.bots.seats == set()
+    room.close()
+
+
+async def test_the_bots_speak_the_table_s_language(store, clock):
+    room = await new_room(store, clock)
+    await room.join("Layla", "hash0")
+    await room.command(0, {"type": "table", "public": True, "language": "vi"})
+    clock.advance(30_000)
+    await store.wait_for(lambda: room.data.status == "running")
+    assert room.bots.language == "vi" and {b.language for b in room.bots._bots.values()} == {"vi"}
+    room.close()
+
+
+async def test_a_bot_is_seated_as_a_bot_again_at_its_table_s_next_game(store, clock):
+    """`RoomClient.again` joins every seat of the finished table with its token hash."""
+    first = await host_with_bots(store, clock, 2)
+    again = await new_room(store, clock, code="NEXTGM")
+    for player in first.data.players:
+        await again.join(player.name, player.token_hash)
+    assert [(p.name, p.bot) for p in again.data.players] == [
+        (p.name, p.bot) for p in first.data.players]
+    first.close()
+    again.close()

@@ -71,9 +71,15 @@ def row(room: str, state: str) -> str:
     return f"#tables-{state} li[data-room='{room}']"
 
 
+COUNTDOWN = 90  # seconds
+
+
 @pytest.mark.timeout(600)
 def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_spectator(stack):
-    gateway = stack.start_gateway(env={"WW_PUBLIC_COUNTDOWN": "2", "WW_QUICK_PLAYS_PER_ADDRESS": "0"})
+    # The countdown runs from the first seat (then bots fill the table): long enough for the
+    # steps below before the last two join.
+    gateway = stack.start_gateway(env={"WW_PUBLIC_COUNTDOWN": str(COUNTDOWN),
+                                       "WW_QUICK_PLAYS_PER_ADDRESS": "0"})
 
     async def main():
         async with chromium() as browser, httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
@@ -127,7 +133,8 @@ def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_spectat
             listed = carol.page.locator(row(room, "open"))
             await carol.page.wait_for_selector(f"{row(room, 'open')} .seats:text-is('{EN['tables.seats'].format(n=2, size=20)}')")
             assert await listed.get_attribute("data-preset") == "seed_004"
-            assert await listed.locator(".starts").text_content() == EN["tables.waiting"]
+            starts = await listed.locator(".starts").text_content()  # counting down from Alice
+            assert re.fullmatch(EN["tables.starts_in"].replace("{s}", r"\d+"), starts), starts
             assert await listed.locator("button.join").is_visible()
 
             # Dan creates a public table of his own through the create form, in Chinese.
@@ -153,13 +160,15 @@ def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_spectat
             assert await dan.page.is_visible("#start") and await dan.page.is_visible("#host-preset")
             await carol.page.wait_for_selector(row(dan_room, "open"), state="detached")
 
-            # Two more by HTTP make four, seed 004's least: the countdown runs, and the game starts.
+            # Two more by HTTP make four; at the countdown's end bots fill the table to 8 and the
+            # game starts.
             for p in (alice, bahar):
                 await p.page.evaluate(WATCH_COUNTDOWN)
             await http_quick_play(http, "Femi", "seed_004", "en")
             assert (await http_quick_play(http, "Gus", "seed_004", "en"))["room"] == room
             for p in (alice, bahar):
-                await p.page.wait_for_selector(f"{GAME} #card:not([data-role=''])")
+                await p.page.wait_for_selector(f"{GAME} #card:not([data-role=''])",
+                                               timeout=(COUNTDOWN + 60) * 1000)
             shown_text = await alice.page.evaluate("() => window.countdowns")
             assert any(re.fullmatch(r"Starts in \d+ s", text) for text in shown_text), shown_text
             assert await bahar.page.evaluate("() => window.countdowns.length") > 0
@@ -172,7 +181,7 @@ def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_spectat
             await watch.click()
             await carol.page.wait_for_selector(f"{GAME} #spectating:not([hidden])")
             assert await carol.page.is_hidden("#card")
-            assert await carol.page.locator("#table .seat").count() == 4
+            assert await carol.page.locator("#table .seat").count() == 8  # 4 players, 4 bots
             # Nobody plays: a public game shows a seat that let two prompts pass in a row as away.
             await carol.page.wait_for_selector("#players li .chip.away", timeout=120_000)
             await carol.page.wait_for_selector("#table .seat[data-away] .mark.idle")
