@@ -19,13 +19,14 @@ import pytest
 
 from bots.claims import Claim, Reader, render
 from devstack.stack import HTTP_TIMEOUT, durations
-from tests.client.table import (DOCS, GAME_MS, THE_END, Player, chromium, new_player, play,
-                                play_all, without_isolates)
+from tests.client.table import (DOCS, GAME_MS, PHONE, THE_END, Player, chromium, new_player,
+                                play, play_all, without_isolates)
 from tests.client.test_catalogues import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 EN = catalogue("en")
+AR = catalogue("ar")
 COUNTDOWN = int(os.environ.get("WW_BOTS_TEST_COUNTDOWN", "3"))
 # Short phases, long enough for the bots' think time (capped a second before each deadline).
 PHASES = durations(5)
@@ -56,14 +57,14 @@ async def press_play_now(player: Player, url: str, preset: str = "seed_000") -> 
     return (await page.input_value("#share-link")).rsplit("/", 1)[1], pressed
 
 
-async def seat_marks(page) -> dict[int, bool]:
+async def seat_marks(page, words: dict[str, str] = EN) -> dict[int, bool]:
     """Seat -> shown as a bot, on the table (its badge and its words for a screen reader)."""
     marks = await page.eval_on_selector_all("#table .seat", """els => els.map((li) => [
         Number(li.dataset.seat), !!li.querySelector('.mark.bot[role=img][aria-label]'),
         li.dataset.bot === '1', li.getAttribute('aria-label')])""")
     for seat, badge, flagged, label in marks:
         assert badge == flagged, (seat, label)
-        assert (EN["bot.label"] in label.split(", ")) == badge, label
+        assert (words["bot.label"] in label.split(", ")) == badge, label
     return {seat: badge for seat, badge, _, _ in marks}
 
 
@@ -88,7 +89,7 @@ async def test_a_lone_player_presses_play_now_and_plays_a_whole_game_with_bots(s
     gateway = stack.start_gateway(durations=PHASES, env=gateway_env(COUNTDOWN))
     async with chromium() as browser:
         layla = await new_player(browser, "Layla")
-        watcher = await new_player(browser, "Omar")
+        watcher = await new_player(browser, "Omar", locale="ar", viewport=PHONE)
         room, pressed = await press_play_now(layla, gateway.url)
         # Alone at a public table: its countdown, then bots fill it and the cards are dealt.
         await layla.page.wait_for_selector(DEALT, timeout=(COUNTDOWN + 60) * 1000)
@@ -103,16 +104,18 @@ async def test_a_lone_player_presses_play_now_and_plays_a_whole_game_with_bots(s
         assert await layla.page.is_visible("#game-leave")
         await layla.page.screenshot(path=str(SHOTS / "bots-table.png"))
 
-        # The home page lists the game with its one person and seven bots.
+        # The home page lists the game with its one person and seven bots (in Arabic, on a phone).
         await watcher.page.goto(gateway.url + "/")
         listed = f"#tables-running li[data-room='{room}'] .humans"
         await watcher.page.wait_for_selector(listed)
-        assert await watcher.page.text_content(listed) == EN["tables.humans_bots"].format(
+        assert await watcher.page.text_content(listed) == AR["tables.humans_bots"].format(
             humans=1, bots=7)
         # A spectator sees the same marks.
         await watcher.page.goto(f"{gateway.url}/#/w/{room}")
         await watcher.page.wait_for_selector(f"{GAME} #spectating:not([hidden])")
-        assert await seat_marks(watcher.page) == marks
+        assert await seat_marks(watcher.page, AR) == marks
+        assert await watcher.page.evaluate(
+            "() => document.documentElement.scrollWidth <= window.innerWidth")
 
         await play(layla, {layla.seat} if layla.role == "werewolf" else set())
         assert await layla.page.text_content("#end-winners") != EN["end.no_winner"]
