@@ -11,8 +11,9 @@ seats, a function giving a seat's view, and the stored items.
 
 Output: the bots' decisions go into the room's mailbox as that seat's commands (`act` and `chat`
 frames through `Room._command`, the same handlers and rate limits as a socket's), when the bot
-says they are due (`Bot.wake_at`, its seeded think time) on the room's clock. A bot asks again
-only once its commands are answered: by then the events they caused were fed to it.
+says they are due (`Bot.wake_at`, its seeded think time) on the room's clock. One bot's commands
+are in flight at a time: the next bot is asked once they are answered, when the events they
+caused were fed to every bot.
 """
 from __future__ import annotations
 
@@ -55,6 +56,12 @@ class BotSeats:
     def busy(self) -> bool:
         """A bot's command is in the room's mailbox, not answered yet."""
         return any(self._waiting.values())
+
+    @property
+    def settled(self) -> bool:
+        """Nothing for the bots to do before their next wake: no command in flight, no write
+        they have not looked at (a test moves its fake clock only then)."""
+        return not self.busy and (self._task is None or not self._poked.is_set())
 
     def next_wake(self) -> int | None:
         """When a bot has something due next (None: nothing planned)."""
@@ -110,18 +117,18 @@ class BotSeats:
         while True:
             self._poked.clear()
             now = self._clock.now()
-            wakes = []
+            # One bot's commands at a time: each bot decides from every event the others'
+            # commands caused (two bots asking for the vote at once, the second one's request
+            # would find the discussion over).
             for seat, bot in list(self._bots.items()):
-                if self._waiting.get(seat):
-                    continue
+                if self.busy:
+                    break
                 for decision in self._guard(seat, bot.decide, now):
                     self._send(seat, decision)
-                if seat in self._bots and not self._waiting.get(seat) \
-                        and (wake := bot.wake_at()) is not None:
-                    wakes.append(wake)
             waits = [asyncio.ensure_future(self._poked.wait())]
-            if wakes:
-                waits.append(asyncio.ensure_future(self._clock.sleep_until(min(wakes))))
+            wake = None if self.busy else self.next_wake()
+            if wake is not None:
+                waits.append(asyncio.ensure_future(self._clock.sleep_until(wake)))
             try:
                 await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             finally:

@@ -21,7 +21,8 @@ CLUSTER_SETTINGS = (
     ("lobby_max_age", "WW_LOBBY_MAX_AGE"), ("public_countdown", "WW_PUBLIC_COUNTDOWN"),
     ("lobby_away", "WW_LOBBY_AWAY"), ("max_hosts", "WW_MAX_HOSTS"),
     ("host_resource", "WW_HOST_RESOURCE"), ("redis_wait", "WW_REDIS_WAIT"),
-    ("presence_lease", "WW_PRESENCE_LEASE"),
+    ("presence_lease", "WW_PRESENCE_LEASE"), ("game_idle_close", "WW_GAME_IDLE_CLOSE"),
+    ("max_game_age", "WW_MAX_GAME_AGE"),
 )
 
 
@@ -49,12 +50,19 @@ class Config:
     # Seconds a lobby stays open whoever is connected (0: no limit): a lobby held by one socket
     # must not hold a host slot for ever (docs/architecture.md, "Abuse limits").
     lobby_max_age: int = 1800
+    # Seconds a running game goes on with no command its whole table sees, sockets connected or
+    # not, before it ends as unplayed (0: never), and seconds a room lives at most, its lobby and
+    # game together (0: no limit): a game held by one socket must not hold its host slot for ever
+    # (rules/RULES.md, "Unplayed games"). 4 h: some 20 days and nights at the default durations.
+    game_idle_close: int = 600
+    max_game_age: int = 14400
     # Abuse limits (docs/architecture.md, "Abuse limits"); 0 turns a per-address limit off.
     rooms_per_address: int = 20  # rooms one client address may create per limit window
     quick_plays_per_address: int = 120  # quick-play presses one address may make per window
     joins_per_address: int = 120  # joins by link one address may make per window (leave, rejoin...)
-    # What one address may hold at once (an IPv6 /56: 4 times as much), so that lobbies held open
-    # cannot fill the server: lobbies it opened, and seats it took, in rooms not started yet.
+    # What one address may hold at once (an IPv6 /56: 4 times as much), so that rooms held open
+    # cannot fill the server: rooms it opened (by link or quick play), and seats it took, in rooms
+    # not over yet (lobbies and running games).
     # Generous: a school or a carrier-grade NAT puts many players behind one address.
     open_lobbies_per_address: int = 5
     lobby_seats_per_address: int = 40
@@ -102,7 +110,8 @@ class Config:
             raise ValueError("presence_lease must be >= 1")
         if self.warm_actors < 0:
             raise ValueError("warm_actors must be >= 0")
-        for name in ("lobby_idle_close", "lobby_max_age", "rooms_per_address",
+        for name in ("lobby_idle_close", "lobby_max_age", "game_idle_close", "max_game_age",
+                     "rooms_per_address",
                      "quick_plays_per_address",
                      "joins_per_address", "open_lobbies_per_address", "lobby_seats_per_address",
                      "reports_per_address",
@@ -135,6 +144,13 @@ class Config:
                 f"{getattr(running, name)!r}"
                 for name, variable in CLUSTER_SETTINGS if getattr(self, name) != getattr(running, name)]
 
+    def room_max_age(self) -> int:
+        """Seconds a room lives at most, its lobby and its game (0: no limit): the longest an
+        address's rooms and seats can be held (gateway.limits)."""
+        if not (self.lobby_max_age and self.max_game_age):
+            return 0
+        return max(self.lobby_max_age, self.max_game_age)
+
     def room_settings(self) -> rules.Settings:
         """The settings a new room starts with."""
         return rules.Settings.from_json({"durations": dict(self.durations)})
@@ -157,6 +173,8 @@ class Config:
             ("WW_IDLE_CLOSE", "idle_close", int),
             ("WW_LOBBY_IDLE_CLOSE", "lobby_idle_close", int),
             ("WW_LOBBY_MAX_AGE", "lobby_max_age", int),
+            ("WW_GAME_IDLE_CLOSE", "game_idle_close", int),
+            ("WW_MAX_GAME_AGE", "max_game_age", int),
             ("WW_ROOMS_PER_ADDRESS", "rooms_per_address", int),
             ("WW_QUICK_PLAYS_PER_ADDRESS", "quick_plays_per_address", int),
             ("WW_JOINS_PER_ADDRESS", "joins_per_address", int),

@@ -22,10 +22,14 @@ class LobbyTiming:
     to its start, and for a seat without a socket before it is removed (a closed tab must not
     hold a stranger's table). Any lobby: `max_age` from its creation, connected or not, before it
     closes (a lobby held open by one socket must not hold its host slot for ever); None: no
-    limit."""
+    limit. A game, however many are connected: `game_idle` with no command the table sees ends it
+    (`room._game_closes`), and it lasts at most `game_max_age` from the room's creation; None:
+    never."""
     countdown: int = 30_000
     absent: int = 60_000
     max_age: int | None = None
+    game_idle: int | None = None
+    game_max_age: int | None = None
 
 
 # A public table whose countdown ends short is filled with bots to its preset's smallest table,
@@ -177,4 +181,5 @@ def _fill_and_deal(data: RoomData, now: int) -> Change:
 def _deal(data: RoomData, now: int) -> Change:
     game, events = rules.start_game(names=[p.name for p in data.players], settings=data.settings,
                                     seed=secrets.randbits(63), now=now)
-    return Change(_with_game(data, game), events)
+    # the table is heard from at the deal (day 1 may be quiet: `room._game_closes`)
+    return Change(replace(_with_game(data, game), played_at=now, played_day=game.day - 1), events)

@@ -13,7 +13,9 @@ lobby     players join (seat = arrival order, seat 0 is the host); the host edit
 running   the rules game: commands (`act`, `chat`) and deadlines (one timer task sleeping until
           `rules.next_deadline`) go through the mailbox and apply one at a time, in order.
 finished  the rules report an outcome, or nobody has been connected for `idle_close` (an abandoned
-          lobby or game must not hold its host slot forever; an empty lobby: `lobby_idle_close`).
+          lobby or game must not hold its host slot forever; an empty lobby: `lobby_idle_close`),
+          or a lobby or a game reached its maximum age, or a game nobody plays ended (`unplayed`,
+          see `_game_closes`) with sockets connected or not.
           The final persist releases the room from its host and gives
           its keys a TTL; the room then closes.
 broken    an unexpected exception while applying a command: the room stops answering (errors
@@ -62,6 +64,9 @@ RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start
 STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 PROOF_CHARS = 16  # of a seat's token hash, sent with each request: a seat that moved is refused
+# A timed game is unplayed once this many whole days passed with nothing the table saw from a seat
+# (and LobbyTiming.game_idle did): RULES.md, "Unplayed games".
+QUIET_DAYS = 2
 
 
 # Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the rate limits
@@ -154,6 +159,8 @@ def wakeup(data: RoomData, idle_close: int | None,
         times += [p.absent_since + timing.absent for p in data.players if p.absent_since is not None]
     if data.status == "lobby" and (closes := _lobby_closes(data, timing)) is not None:
         times.append(closes)
+    if (ends := _game_closes(data, timing)) is not None:
+        times.append(ends[0])
     idle_close = _idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and data.status not in FINAL:
         times.append(data.idle_since + idle_close)
@@ -165,6 +172,44 @@ def _lobby_closes(data: RoomData, timing: LobbyTiming | None) -> int | None:
     if timing is None or timing.max_age is None or data.opened_at is None:
         return None
     return data.opened_at + timing.max_age
+
+
+def _game_closes(data: RoomData, timing: LobbyTiming | None) -> tuple[int, str] | None:
+    """When and why a running game ends however many are connected (RULES.md, "Unplayed games"):
+    `game_max_age` after its room opened; `unplayed` `game_idle` after the table was last heard
+    from, if the game waits with no deadline (only the table ends such a wait) or QUIET_DAYS whole
+    days have passed since (a game on timers runs on without anyone). Only what the whole table
+    sees counts, so when a game ends tells nobody what a night role did."""
+    if data.status != "running" or timing is None:
+        return None
+    ends = []
+    if timing.game_max_age is not None and data.opened_at is not None:
+        ends.append((data.opened_at + timing.game_max_age, "game_max_age"))
+    if timing.game_idle is not None and data.played_at is not None and (
+            rules.next_deadline(data.game) is None
+            or data.played_day is not None and data.game.day - 1 - data.played_day >= QUIET_DAYS):
+        ends.append((_heard_at(data.game, data.played_at) + timing.game_idle, "unplayed"))
+    return min(ends, default=None)
+
+
+def _heard_at(game: rules.GameState, played_at: int) -> int:
+    """When the table was last heard from: `played_at`, or a later line of the public chat."""
+    line = next((line for line in reversed(game.chat) if line.get("to") is None), None)
+    return played_at if line is None else max(played_at, line["ts"])
+
+
+def _heard(data: RoomData, now: int, day: int) -> RoomData:
+    """The whole table saw a seat's command (or the deal) at `now`, in game day `day`."""
+    return replace(data, played_at=now, played_day=day)
+
+
+def _waits_untimed(old: RoomData, new: RoomData, now: int) -> RoomData:
+    """A wait with no deadline (a discussion without a timer) beginning now is counted from now:
+    the night before it heard nothing from the table, and must not count."""
+    if new.status == "running" and rules.next_deadline(new.game) is None \
+            and rules.next_deadline(old.game) is not None:
+        return replace(new, played_at=now)
+    return new
 
 
 def _closed(reason: str) -> dict:
@@ -180,6 +225,9 @@ def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: in
     if data.status == "lobby" and (closes := _lobby_closes(data, timing)) is not None \
             and now >= closes:  # whoever is connected is told, not left in a dead lobby
         return None, Change(replace(data, status="finished"), [_closed("max_age")])
+    if (ends := _game_closes(data, timing)) is not None and now >= ends[0]:
+        # Nobody plays it, or it lasted too long: it ends whoever is connected, freeing its slot.
+        return None, Change(replace(data, status="finished"), [_closed(ends[1])])
     if data.status == "lobby":
         change = _remove_absent(data, now, timing) if data.public else None
         current = data if change is None else change.data
@@ -198,7 +246,7 @@ def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: in
     after = rules.next_deadline(game)
     if after is not None and after <= now and rules.outcome(game) is None:
         raise RuntimeError(f"rules.advance left deadline {after} due at {now}")
-    data = _with_game(data, game)
+    data = _waits_untimed(data, _with_game(data, game), now)
     if data.public:
         data, passed = _pass_for_gone(data, now)
         events += passed
@@ -267,11 +315,13 @@ def _act(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     if not isinstance(action, str) or not isinstance(targets, list) or not all(
             type(t) is int for t in targets):
         raise Refused("bad_frame", "act needs an action name and a list of seats")
-    # A bot's answer says nothing of its player: the seat stays away until its player is back.
-    shared = data.public and action in _shared_actions(data.game) and not data.players[seat].bot
+    shared = action in _shared_actions(data.game)
     game, events = rules.act(data.game, seat=seat, action=action, targets=targets, now=now)
-    data = _with_game(data, game)
-    if shared:  # only an answer to a shared prompt says the seat is back (a night act is secret)
+    before, data = data, _with_game(data, game)
+    data = _heard(data, now, before.game.day) if shared else _waits_untimed(before, data, now)
+    # Only an answer to a shared prompt says the seat is back (a night act is secret); a bot's
+    # says nothing of its player: the seat stays away until its player is back.
+    if shared and data.public and not data.players[seat].bot:
         data = replace(data, acted=data.acted | {seat})
         if data.players[seat].missed:
             player = data.players[seat]
@@ -289,6 +339,8 @@ def _chat(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     if not isinstance(text, str):
         raise Refused("bad_frame", "chat needs a text")
     game, events = rules.say(data.game, seat=seat, text=text, now=now, channel=frame.get("channel"))
+    if events[0]["to"] is None and data.played_day != game.day:  # the day's first public line
+        data = replace(data, played_day=game.day)  # (its time is read from the chat: `_heard_at`)
     return Change(_with_game(data, game), events)
 
 

@@ -92,6 +92,11 @@ class RoomData:
     starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
     acted: frozenset = frozenset()  # seats of a public game that acted since the last deadline
     opened_at: int | None = None  # when the room was created (ms): a lobby's age
+    # What the unplayed-game rule counts from (`room._game_closes`): when the table was last heard
+    # from (a command all of it sees, the deal, or a wait with no deadline beginning; the public
+    # chat lines are read from the chat itself), and the last game day that heard from it.
+    played_at: int | None = None
+    played_day: int | None = None
 
     def listing(self) -> Listing | None:
         """What the public tables' index shows of this room (actors.tables writes it): a public
@@ -120,6 +125,8 @@ class RoomData:
             "starts_at": self.starts_at,
             "acted": sorted(self.acted),
             "opened_at": self.opened_at,
+            "played_at": self.played_at,
+            "played_day": self.played_day,
         })
 
     @classmethod
@@ -143,6 +150,8 @@ class RoomData:
             starts_at=d.get("starts_at"),
             acted=frozenset(d.get("acted", ())),
             opened_at=d.get("opened_at"),  # a room stored before lobbies aged: no limit
+            played_at=d.get("played_at"),  # and before games did: only their age ends them
+            played_day=d.get("played_day"),
         ), [orjson.loads(item) for item in stored.tail])
 
     def lobby(self) -> dict:
@@ -220,8 +229,9 @@ ROOM_EVENTS = {kind.kind: kind for kind in (
     EventKind("remove_vote", ("seat", "votes", "needed"), EVERYONE,
               "votes to remove a seat of a public lobby"),
     EventKind("closed", ("reason",), EVERYONE,
-              "the room closed without a game over: `idle` (nobody connected for a while) or "
-              "`max_age` (a lobby that never started)"),
+              "the room closed without a game over: `idle` (nobody connected for a while), "
+              "`max_age` (a lobby that never started), `unplayed` (a game nobody played for a "
+              "while) or `game_max_age` (a game that lasted too long)"),
     EventKind("away", ("seat", "away"), EVERYONE,
               "a public game's seat let the shared prompts pass (true), or is back (false)"),
 )}

@@ -390,7 +390,7 @@ return 1
 class Coalescer:
     """Writes issued in one turn of the event loop reach Redis as one pipeline: eight writes at
     once cost the caller 47 µs of CPU each as their own redis-py calls (pool, retry, timeouts,
-    syscalls), 30 µs coalesced (`python -m actors.callcost`), and a host persisting and answering
+    syscalls), 30 µs coalesced (`python -m loadtest.callcost`), and a host persisting and answering
     for hundreds of rooms pays that on every command. On a Redis Cluster the pipeline is split by
     node (one round trip each, in parallel) and a durable write's WAIT goes to the node that took
     it, after it on the same connection."""

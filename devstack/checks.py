@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 from jsonschema import Draft202012Validator
 
+from actors import EVENTS
 from actors.store import Keys, connect
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schema"
@@ -98,9 +99,10 @@ def assert_no_leak(client, roles: dict[int, str]) -> None:
             break  # from here on everything is public
 
 
-# What a spectator never gets before the end: cards, prompts, night results, the pack's news.
-PRIVATE_KINDS = {"role", "wolves", "lovers", "prompt", "prompt_closed", "seer_result", "pointed",
-                 "witch_victim", "peeked", "little_girl_caught", "charmed", "cards"}
+# What a spectator never gets before the end: every kind declared for some seats only (each
+# EventKind says who hears it: cards, prompts, night results, the pack's news...); a chat line
+# goes by its channel.
+PRIVATE_KINDS = frozenset(kind for kind, declared in EVENTS.items() if declared.public is False)
 
 
 def assert_spectator_sees_public_only(client, log: list[dict]) -> None:

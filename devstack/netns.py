@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.cli import kill_family
+from gateway.serve.processes import kill_family
 
 CLONE_NEWNET = 0x40000000
 HOST_RESOURCE = "werewolf_host"  # what the worker nodes offer and game hosts need (WW_HOST_RESOURCE)

@@ -20,7 +20,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from gateway.cli import kill_family
+from gateway.serve.processes import kill_family
 
 # Keep every Ray process on loopback and let local drivers join without a token file dance.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")

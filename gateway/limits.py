@@ -2,9 +2,11 @@
 
 A fixed window per address (WW_LIMIT_WINDOW seconds, 10 minutes by default):
 `P:limit:{what}:{address}:{window}` is INCRemented and expires with its window. Besides the rates,
-what an address holds now: the lobbies it opened and the lobby seats it took
-(`P:held:{what}:{address}`, a sorted set by time), each counted until its room leaves the lobby
-or passes the lobby's maximum age, per address and, for IPv6, per /56 too. The address is the
+what an address holds now: the rooms it opened (by link or by a quick-play press that opened a
+table) and the seats it took (`P:held:{what}:{address}`, a sorted set by time), each counted while
+its room is a lobby or a running game (a started game held by one socket held its host slot out of
+every cap: issue 34), until it ends or passes a room's maximum age, per address and, for IPv6, per
+/56 too. The address is the
 client's IP as uvicorn reports it (behind a proxy, set uvicorn's FORWARDED_ALLOW_IPS so
 X-Forwarded-For is believed); an IPv6 client counts by its /64, since one host usually holds the
 whole /64.
@@ -43,16 +45,17 @@ def address_groups(address: str) -> list[tuple[str, int]]:
 
 
 SITE_SHARE = 4  # an IPv6 /56 holds this many times what one /64 may hold
+HELD_STATUSES = (b"lobby", b"running")  # a room holds its host slot until it is over
 
 
 class AddressLimits:
     def __init__(self, redis: aioredis.Redis, keys: Keys, patience: float, window: int,
-                 lobby_max_age: int = 0) -> None:
+                 room_max_age: int = 0) -> None:
         self._redis = redis
         self._keys = keys
         self._patience = patience  # seconds a count retries while Redis is unreachable
         self._window = window
-        self._max_age = lobby_max_age  # seconds a lobby lives at most (0: no limit)
+        self._max_age = room_max_age  # seconds a room lives at most, lobby and game (0: no limit)
 
     def _key(self, what: str, address: str) -> str:
         return self._keys.limit(what, address, int(time.time() // self._window))
@@ -84,8 +87,8 @@ class AddressLimits:
         return self._window - int(time.time()) % self._window
 
     async def holds_too_much(self, what: str, address: str, limit: int) -> bool:
-        """Whether `address` (or its IPv6 /56) already holds `limit` of `what` ("lobbies" it
-        opened, "seats" it took in lobbies), counting only rooms still in their lobby."""
+        """Whether `address` (or its IPv6 /56) already holds `limit` of `what` ("lobbies": rooms
+        it opened, "seats" it took), counting only rooms not over (lobbies and running games)."""
         if not limit:
             return False
         for group, share in address_groups(address):
@@ -120,7 +123,7 @@ class AddressLimits:
         for code in codes:
             pipe.hget(self._keys.room(code), "status")
         statuses = dict(zip(codes, await pipe.execute()))
-        gone = [item for item in items if statuses[item.partition(":")[0]] != b"lobby"]
+        gone = [item for item in items if statuses[item.partition(":")[0]] not in HELD_STATUSES]
         if gone:
             await self._redis.zrem(key, *gone)
         return len(items) - len(gone)

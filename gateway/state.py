@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
+from fastapi import Depends
 from starlette.requests import HTTPConnection
 
 if TYPE_CHECKING:
@@ -27,3 +28,7 @@ class GatewayState:
 
 def gateway_state(conn: HTTPConnection) -> GatewayState:
     return conn.app.state.gateway
+
+
+# A route's parameter `gw: Gateway` is this process's GatewayState.
+Gateway = Annotated[GatewayState, Depends(gateway_state)]

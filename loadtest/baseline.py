@@ -22,7 +22,7 @@ import orjson
 from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.responses import ORJSONResponse, PlainTextResponse
 
-from gateway.cli import WS_IMPLEMENTATIONS, uvicorn_ws
+from gateway.serve.workers import WS_IMPLEMENTATIONS, uvicorn_ws
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 
@@ -180,7 +180,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     raise_fd_limit()
     uvicorn.run(create_app(args.game_seconds), host=args.host, port=args.port, log_level="warning",
-                loop="uvloop", ws=uvicorn_ws(args.ws), ws_max_size=1 << 20,  # as gateway/cli.py
+                loop="uvloop", ws=uvicorn_ws(args.ws), ws_max_size=1 << 20,  # as werewolf serve
                 ws_per_message_deflate=False)
 
 

@@ -56,7 +56,7 @@ async def _settle(room: Room) -> None:
     quiet = 0
     while quiet < 5:
         await asyncio.sleep(0)
-        quiet = 0 if room.backlog or room.bots.busy else quiet + 1
+        quiet = 0 if room.backlog or not room.bots.settled else quiet + 1
 
 
 async def play(code: str, players: int, store: MemoryStore,

@@ -26,22 +26,17 @@ import asyncio
 import json
 import sys
 import time
-from dataclasses import dataclass, field
 
 import httpx
-import redis
 
-from loadtest.idle import cpu_seconds, unique_memory
-from loadtest.stack import ROOT, real_stack, redis_processes, tear_down_on_signals
-
-sys.path.insert(0, str(ROOT))
-from devstack.redis_servers import redis_server  # noqa: E402
-from devstack.stack import Client, connect, open_socket  # noqa: E402
+from devstack.redis_servers import redis_server
+from devstack.stack import Client, connect, open_socket
+from loadtest.measure import SERVER, Meter, gateway_sums
+from loadtest.stack import real_stack, tear_down_on_signals
 
 SEATS = 18
 SENDERS = 6  # seats chatting per room; group B connects only these
 LINE_GAP = 1.05  # seconds between two lines of a sender: the chat limit allows one a second
-SERVER = ("gateway", "ray-hosts", "ray-system")
 # Wolves and villagers only (no night step but the pack's), the night over at once, a long day:
 # chat and votes happen in day.discussion, no mayor to elect.
 PLAY = {"roles": [], "durations": {"wolves": 1, "discussion": 900, "vote": 120},
@@ -53,68 +48,6 @@ HUMAN_COMMANDS_PER_ROOM = 0.65
 # Published limits the model relies on (docs/capacity.md cites them).
 RAY_ACTORS_ENVELOPE = 20_000  # Ray's scalability envelope: 20k+ actors, 3k+ nodes
 RAY_NODES_ENVELOPE = 3_000
-
-
-@dataclass
-class Reading:
-    at: float
-    cpu: dict  # component -> {pid: cpu seconds}
-    calls: int
-    usec: int
-    bytes_in: int
-
-
-@dataclass
-class Meter:
-    running: object
-    redis_port: int
-    idle_per_s: dict = field(default_factory=dict)  # what the empty stack spends per second
-
-    def _components(self) -> dict:
-        found = self.running.components()
-        found["redis"] = redis_processes(self.redis_port)  # the private one, not 6379's
-        return found
-
-    def read(self) -> Reading:
-        cpu = cpu_seconds(self._components())
-        with redis.Redis(port=self.redis_port) as r:
-            stats = r.info("commandstats")
-            calls = sum(v["calls"] for v in stats.values())
-            usec = sum(v["usec"] for v in stats.values())
-            bytes_in = r.info("stats")["total_net_input_bytes"]
-        return Reading(time.monotonic(), cpu, calls, usec, bytes_in)
-
-    def cost(self, before: Reading, after: Reading, idle: bool = True) -> dict:
-        """CPU seconds per component between two readings (a process started meanwhile counts
-        whole), less the empty stack's own over that time; Redis counters' deltas."""
-        seconds = after.at - before.at
-        out = {}
-        for component, now in after.cpu.items():
-            then = before.cpu.get(component, {})
-            spent = sum(t - then.get(pid, 0.0) for pid, t in now.items())
-            out[component] = spent - (self.idle_per_s.get(component, 0.0) * seconds if idle else 0.0)
-        out["redis_calls"] = after.calls - before.calls
-        out["redis_usec"] = after.usec - before.usec
-        out["redis_bytes_in"] = after.bytes_in - before.bytes_in
-        if idle:
-            for counter in ("redis_calls", "redis_usec", "redis_bytes_in"):
-                out[counter] -= self.idle_per_s.get(counter, 0.0) * seconds
-        out["seconds"] = seconds
-        return out
-
-    async def learn_background(self, seconds: float) -> None:
-        """What the stack spends per second doing nothing, as it stands now: taken off each step."""
-        start = self.read()
-        await asyncio.sleep(seconds)
-        end = self.read()
-        self.idle_per_s = {c: v / (end.at - start.at)
-                           for c, v in self.cost(start, end, idle=False).items() if c != "seconds"}
-
-    def memory(self) -> dict:
-        found = unique_memory(self._components())
-        with redis.Redis(port=self.redis_port) as r:
-            found["redis"] = r.info("memory")["used_memory"] / 2**20
-        return found
 
 
 def progress(what: str) -> None:
@@ -131,18 +64,6 @@ def per_unit(cost: dict, count: int) -> dict:
             "redis_calls": cost["redis_calls"] / count,
             "redis_cmd_us": cost["redis_usec"] / count,
             "redis_bytes": cost["redis_bytes_in"] / count}
-
-
-def gateway_sums(urls: list[str], *series: str) -> list[float]:
-    """Each of `series` (the start of a metric's lines: a name, or a name and its labels) summed
-    over its lines and over the gateways' /metrics."""
-    sums = [0.0] * len(series)
-    for url in urls:
-        for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
-            for i, start in enumerate(series):
-                if line.startswith(start):
-                    sums[i] += float(line.split()[-1])
-    return sums
 
 
 def gateway_counters(urls: list[str]) -> tuple[float, float]:

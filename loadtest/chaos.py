@@ -28,22 +28,17 @@ import os
 import random
 import secrets
 import signal
-import sys
 import time
 from contextlib import ExitStack
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from devstack.checks import lost_acks, stored_log  # noqa: E402
-from devstack.failover import host_pid  # noqa: E402
-from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, netns_lan,  # noqa: E402
+from devstack.checks import lost_acks, stored_log
+from devstack.failover import host_pid
+from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, netns_lan,
                             ray_node, run_in_namespace, stop_node)
-from devstack.players import Bot, connect_all, seat_table, start  # noqa: E402
-from devstack.redis_servers import sentinel_group  # noqa: E402
-from devstack.stack import Stack, connect  # noqa: E402
-from loadtest.stack import LOAD_LIMITS, tear_down_on_signals  # noqa: E402
+from devstack.players import Bot, connect_all, seat_table, start
+from devstack.redis_servers import sentinel_group
+from devstack.stack import Stack, connect
+from loadtest.stack import LOAD_LIMITS, tear_down_on_signals
 
 KINDS = ("gateway", "host", "node", "redis")
 # Every table plays game after game from one address: the per-address limits are off (LOAD_LIMITS).

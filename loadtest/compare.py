@@ -19,10 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 
-from loadtest.runner import count, locust_exe
-from loadtest.stack import ROOT, _wait_http, free_port, raise_fd_limit
+from loadtest.measure import family, total_cpu_seconds, total_rss_mb
+from loadtest.runner import LOCUSTFILE, count, locust_env, locust_exe
+from loadtest.stack import ROOT, free_port, raise_fd_limit, wait_http
 
 UVICORN_WS = ("websockets-sansio", "websockets", "wsproto")
 
@@ -37,34 +37,29 @@ def server_command(candidate: str, port: int) -> list[str]:
     return [sys.executable, "-m", "loadtest.baseline", "--port", str(port), "--ws", candidate]
 
 
-def _rss(server: subprocess.Popen) -> int:
-    procs = [psutil.Process(server.pid)] + psutil.Process(server.pid).children(recursive=True)
-    return sum(p.memory_info().rss for p in procs)
-
-
 def measure(candidate: str, args, out: Path) -> dict:
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "WW_BASELINE_GAME_SECONDS": str(args.seconds * 3)}
+    env = locust_env({"WW_BASELINE_GAME_SECONDS": str(args.seconds * 3)})
     server = subprocess.Popen(server_command(candidate, port), cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
                               start_new_session=True)
     try:
-        _wait_http(f"http://127.0.0.1:{port}/healthz", server)
-        idle_rss = _rss(server)
+        wait_http(f"http://127.0.0.1:{port}/healthz", server)
+        idle_rss = total_rss_mb(family(server.pid))
         prefix = out / f"compare-{candidate}"
         locust = subprocess.Popen(
-            [locust_exe(), "-f", str(ROOT / "loadtest" / "locustfile.py"), "--headless",
+            [locust_exe(), "-f", LOCUSTFILE, "--headless",
              "-u", str(args.tables), "-r", str(args.tables), "-t", f"{args.seconds}s",
              "--host", f"http://127.0.0.1:{port}", "--csv", str(prefix), "--only-summary",
              "--loglevel", "ERROR", "--ww-model", "rush", "--ww-chat-interval", str(args.chat)],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         time.sleep(args.warmup)  # tables seated and talking
-        per_socket = (_rss(server) - idle_rss) / (18 * args.tables)
-        procs = [psutil.Process(server.pid)] + psutil.Process(server.pid).children(recursive=True)
-        before = sum(sum(p.cpu_times()[:2]) for p in procs)
+        per_socket = (total_rss_mb(family(server.pid)) - idle_rss) * 2**20 / (18 * args.tables)
+        procs = family(server.pid)
+        before = total_cpu_seconds(procs)
         started = time.monotonic()
         time.sleep(args.seconds - args.warmup - 5)
-        server_cpu = sum(sum(p.cpu_times()[:2]) for p in procs) - before
+        server_cpu = total_cpu_seconds(procs) - before
         window = time.monotonic() - started
         locust.wait(timeout=args.seconds + 60)
     finally:  # the whole group: granian's workers outlive their parent otherwise

@@ -202,11 +202,3 @@ class SeatState:
             return "wolves"
         return None
 
-
-def percentile(values, q: float) -> float | None:
-    """Nearest-rank percentile (q in 0..100) of a list; None when empty."""
-    if not values:
-        return None
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, int(round(q / 100.0 * len(s) + 0.5)) - 1))
-    return s[k]

@@ -29,7 +29,7 @@ import orjson
 import rules
 from actors.store import RedisStore, connect
 from devstack.redis_servers import aof_args, redis_server, sentinel_group
-from loadtest.core import percentile
+from loadtest.measure import percentile
 from loadtest.stack import tear_down_on_signals
 
 SETUPS = {
@@ -149,14 +149,14 @@ async def _length(store: RedisStore, code: str) -> int | None:
         return None
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--writes", type=int, default=2000)
     parser.add_argument("--rooms", type=int, default=16)
     parser.add_argument("--failover-seconds", type=float, default=6.0)
     parser.add_argument("--lags", default="0,0.5",
                         help="seconds the replica is stopped (behind) before the primary is killed")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     print(f"persist of an 18-seat snapshot + 1 event, {args.writes} writes; ms")
     print(f"{'setup':<16}{'alone p50':>10}{'p99':>8}{f'{args.rooms} rooms p50':>16}{'p99':>8}")

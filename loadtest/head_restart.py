@@ -16,22 +16,17 @@ import argparse
 import asyncio
 import random
 import secrets
-import sys
 import time
 from contextlib import ExitStack
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from devstack.checks import lost_acks, stored_log  # noqa: E402
-from devstack.failover import play_through_failover  # noqa: E402
-from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, alive_nodes,  # noqa: E402
+from devstack.checks import lost_acks, stored_log
+from devstack.failover import play_through_failover
+from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, alive_nodes,
                             netns_lan, ray_node, run_in_namespace, stop_node)
-from devstack.players import Bot, connect_all, is_phase, seat_table, start  # noqa: E402
-from devstack.redis_servers import redis_server  # noqa: E402
-from devstack.stack import Stack  # noqa: E402
-from loadtest.stack import tear_down_on_signals  # noqa: E402
+from devstack.players import Bot, connect_all, is_phase, seat_table, start
+from devstack.redis_servers import redis_server
+from devstack.stack import Stack
+from loadtest.stack import tear_down_on_signals
 
 HEAD, WORKER, GATEWAY = 0, 1, 2
 

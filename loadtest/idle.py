@@ -20,6 +20,9 @@ import subprocess
 import sys
 import time
 
+# Nothing here imports ssl, sockets or threads at the top: the `--seat` child monkey-patches them
+# with gevent before it imports anything that uses them. The parent imports the rest in `main`.
+
 SEATS = 18
 SERVER = ("gateway", "ray-hosts", "ray-system", "redis")  # Redis: the whole process, shared
 
@@ -85,52 +88,6 @@ def seat_tables(urls: list[str], tag: str) -> None:
         print(json.dumps({"sockets": len(held), "failed": failed[0]}), flush=True)
 
 
-def unique_memory(components: dict) -> dict:
-    """component -> MB of USS (the pages only that process maps: what stopping it would free; RSS
-    counts the libraries a process shares with the others, e.g. every Ray worker's copy of Ray)."""
-    import psutil
-
-    out = {}
-    for component, processes in components.items():
-        total = 0
-        for process in processes:
-            try:
-                total += process.memory_full_info().uss
-            except psutil.Error:
-                pass
-        out[component] = total / 2**20
-    return out
-
-
-def cpu_seconds(components: dict) -> dict:
-    """component -> {pid: CPU seconds spent so far (user + system)}."""
-    import psutil
-
-    out: dict = {}
-    for component, processes in components.items():
-        out[component] = {}
-        for process in processes:
-            try:
-                times = process.cpu_times()
-                out[component][process.pid] = times.user + times.system
-            except psutil.Error:
-                pass
-    return out
-
-
-def cores_between(before: dict, after: dict, seconds: float) -> dict:
-    """component -> cores used between two `cpu_seconds` readings (a process started meanwhile
-    counts whole; one that ended meanwhile is not seen)."""
-    return {component: sum(t - before.get(component, {}).get(pid, 0.0) for pid, t in now.items()) / seconds
-            for component, now in after.items()}
-
-
-def cores_over(read_components, seconds: float) -> dict:
-    started, before = time.monotonic(), cpu_seconds(read_components())
-    time.sleep(seconds)
-    return cores_between(before, cpu_seconds(read_components()), time.monotonic() - started)
-
-
 def idle_cpu_row(empty: dict, now: dict, sockets: int, server: tuple[str, ...]) -> dict:
     """What the seated, silent tables cost: each component's cores less the empty stack's, per
     socket-second, and that rate at issue 20's 2,000 rooms (36,000 sockets)."""
@@ -179,6 +136,7 @@ def main(argv=None) -> int:
         seat_tables(args.seat.split(","), args.tag)
         return 0
 
+    from loadtest.measure import cores_over, unique_memory
     from loadtest.stack import real_stack, tear_down_on_signals
 
     tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once

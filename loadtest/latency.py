@@ -23,10 +23,9 @@ from pathlib import Path
 
 import psutil
 
-from loadtest.core import percentile
 from loadtest.core import TABLE_MODELS
-from loadtest.ramp import cpu_delta, cpu_snapshot, start_load
-from loadtest.runner import count, pct
+from loadtest.measure import cpu_percent, cpu_seconds, percentile
+from loadtest.runner import count, pct, start_load
 from loadtest.stack import ROOT
 
 
@@ -64,7 +63,7 @@ def measure(layout: int, loads: list, args, out: Path) -> list:
             time.sleep(3)
             lc.reset()
             comps = {**running.components(), "locust": lc.processes()}
-            a = cpu_snapshot(comps)
+            a = cpu_seconds(comps)
             load0 = os.getloadavg()[0]
             created: list = []
             probe_errors: list = []
@@ -79,7 +78,8 @@ def measure(layout: int, loads: list, args, out: Path) -> list:
             stop.set()
             prober.join(timeout=60)
             held = time.monotonic() - t0
-            cpu, _ = cpu_delta(a, cpu_snapshot({**running.components(), "locust": lc.processes()}), held)
+            cpu, _ = cpu_percent(a, cpu_seconds({**running.components(), "locust": lc.processes()}),
+                                 held)
             st = lc.stats()
             fails = sum(count(r, "Failure Count") for k, r in st.items() if k not in ("_state", "Aggregated"))
             row = {

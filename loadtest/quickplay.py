@@ -41,8 +41,9 @@ from pathlib import Path
 
 import psutil
 
-from loadtest.core import MODELS, RUSH_DURATIONS, percentile
-from loadtest.ramp import cpu_delta, cpu_snapshot, memory
+from devstack.stack import TEST_DURATIONS
+from loadtest.core import MODELS, RUSH_DURATIONS
+from loadtest.measure import cpu_percent, cpu_seconds, percentile, rss_mb
 from loadtest.runner import count, locust_cluster, pct
 from loadtest.stack import ROOT, raise_fd_limit, real_stack, tear_down_on_signals
 
@@ -59,9 +60,6 @@ def durations_of(spec: str) -> dict:
     if spec == "rush":
         return dict(RUSH_DURATIONS)
     if spec == "test":
-        sys.path.insert(0, str(ROOT))
-        from devstack.stack import TEST_DURATIONS
-
         return dict(TEST_DURATIONS)
     return json.loads(spec)
 
@@ -254,11 +252,11 @@ def run(args) -> dict:
         while time.time() < arrive_at:
             time.sleep(POLL)
         comps = {**running.components(), "locust": lc.processes()}
-        cpu0, sys0, t0 = cpu_snapshot(comps), psutil.cpu_times(), time.monotonic()
+        cpu0, sys0, t0 = cpu_seconds(comps), psutil.cpu_times(), time.monotonic()
         presses = wait_presses(logs, args.players, arrive_at + args.window + args.press_timeout)
         pressed_s = time.monotonic() - t0
         comps = {**running.components(), "locust": lc.processes()}
-        cpu, _ = cpu_delta(cpu0, cpu_snapshot(comps), pressed_s)
+        cpu, _ = cpu_percent(cpu0, cpu_seconds(comps), pressed_s)
         sys1 = psutil.cpu_times()
         busy = sum(sys1) - sum(sys0)
         arrival = caught_up(lc, sum(len(p["answers"]) for p in presses))
@@ -271,7 +269,7 @@ def run(args) -> dict:
             "seconds": round(pressed_s, 1), "load": os.getloadavg()[0],
             "machine_cpu_pct": round(100 * (1 - (sys1.idle - sys0.idle) / busy), 1) if busy else None,
             "cpu": {k: round(v, 1) for k, v in sorted(cpu.items())},
-            "rss_mb": {k: round(v) for k, v in sorted(memory(comps).items())},
+            "rss_mb": {k: round(v) for k, v in sorted(rss_mb(comps).items())},
             "rows": locust_rows(arrival, ("home", "tables", "quickplay", *PLAY_ROWS)),
             "failures": failures_of(arrival),
             "errors": sorted({f"{f.get('Name')}: {(f.get('Error') or '')[:100]}"
@@ -282,7 +280,7 @@ def run(args) -> dict:
         # The games: measured apart from the presses, as the ramp holds a step after its arrivals.
         lc.reset()
         t1 = time.monotonic()
-        cpu0 = cpu_snapshot({**running.components(), "locust": lc.processes()})
+        cpu0 = cpu_seconds({**running.components(), "locust": lc.processes()})
         seated = [{"press": p["press"], "room": min(tuple(a) for a in p["answers"] if len(a) == 2)[0]}
                   for p in presses if p["ms"] is not None]
         if args.hold:
@@ -294,7 +292,7 @@ def run(args) -> dict:
                                 time.time() + (args.max_game or model.max_game) + 120)
         held = time.monotonic() - t1
         comps = {**running.components(), "locust": lc.processes()}
-        cpu, _ = cpu_delta(cpu0, cpu_snapshot(comps), held)
+        cpu, _ = cpu_percent(cpu0, cpu_seconds(comps), held)
         st = lc.stats()
         play_failures = lc.failures()
         # Every player logs how its game went as it ends, or as it is stopped: stop them all.
@@ -313,7 +311,7 @@ def run(args) -> dict:
             "errors": sorted({f"{f.get('Name')}: {(f.get('Error') or '')[:100]}"
                               for f in play_failures})[:10],
             "cpu": {k: round(v, 1) for k, v in sorted(cpu.items())},
-            "rss_mb": {k: round(v) for k, v in sorted(memory(comps).items())},
+            "rss_mb": {k: round(v) for k, v in sorted(rss_mb(comps).items())},
         }
     result["finished_utc"] = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
     return result

@@ -31,12 +31,10 @@ import psutil
 import redis
 
 from loadtest import stages
-from loadtest.core import MODELS, TABLE_MODELS
-from loadtest.runner import count, locust_cluster, pct
-from loadtest.stack import ROOT, baseline_stack, real_stack, tear_down_on_signals
-
-CHECK_NAMES = ("lost", "duplicated", "reordered", "replay_mismatch")
-
+from loadtest.core import TABLE_MODELS
+from loadtest.measure import client_sockets, cpu_percent, cpu_seconds, percentile, rss_mb
+from loadtest.runner import fmt, make_row, pct, start_load
+from loadtest.stack import ROOT, tear_down_on_signals
 
 def subscribers_dropped() -> int | None:
     """Clients Redis has disconnected for an overflowing output buffer (a pub/sub reader that fell
@@ -48,50 +46,6 @@ def subscribers_dropped() -> int | None:
     except redis.RedisError:
         return None
     return None if dropped is None else int(dropped)
-
-
-def cpu_snapshot(components: dict) -> dict:
-    snap = {}
-    for comp, procs in components.items():
-        for p in procs:
-            try:
-                t = p.cpu_times()
-                snap[p.pid] = (comp, t.user + t.system, p)
-            except psutil.Error:
-                pass
-    return snap
-
-
-def cpu_delta(a: dict, b: dict, seconds: float) -> dict:
-    """component -> CPU % of one core over the window; also pid -> % for the profiler."""
-    comp, per_pid = Counter(), {}
-    for pid, (c, t1, p) in b.items():
-        t0 = a.get(pid, (c, 0.0, p))[1]
-        v = 100.0 * (t1 - t0) / seconds
-        comp[c] += v
-        per_pid[pid] = (c, v)
-    return dict(comp), per_pid
-
-
-def memory(components: dict) -> dict:
-    out = Counter()
-    for comp, procs in components.items():
-        for p in procs:
-            try:
-                out[comp] += p.memory_info().rss / 2**20
-            except psutil.Error:
-                pass
-    return dict(out)
-
-
-def client_sockets(procs: list) -> int:
-    n = 0
-    for p in procs:
-        try:
-            n += sum(1 for c in p.net_connections(kind="tcp") if c.status == "ESTABLISHED")
-        except psutil.Error:
-            pass
-    return n
 
 
 def profile(pids: list, seconds: int, out: Path) -> list:
@@ -111,7 +65,7 @@ def profile(pids: list, seconds: int, out: Path) -> list:
 def profile_busiest(a: dict, b: dict, seconds: float, n: int, out: Path):
     """py-spy, for 20 s, the n processes that used the most CPU between snapshots a and b
     (returns at once: (py-spy processes, their files))."""
-    _, per_pid = cpu_delta(a, b, seconds)
+    _, per_pid = cpu_percent(a, b, seconds)
     busiest = sorted(per_pid.items(), key=lambda kv: -kv[1][1])[:n]
     out.mkdir(parents=True, exist_ok=True)
     return profile([(c, pid) for pid, (c, _v) in busiest], 20, out)
@@ -121,9 +75,9 @@ def profile_arrivals(running, lc, n: int, out: Path, warmup: float = 10, window:
     """While tables arrive: the n processes busiest over `window` s, `warmup` s into the arrivals."""
     time.sleep(warmup)
     components = {**running.components(), "locust": lc.processes()}
-    a = cpu_snapshot(components)
+    a = cpu_seconds(components)
     time.sleep(window)
-    return profile_busiest(a, cpu_snapshot(components), window, n, out)
+    return profile_busiest(a, cpu_seconds(components), window, n, out)
 
 
 def wait_all(procs: list) -> None:
@@ -194,24 +148,7 @@ class CreationProbe:
                 self.failures += 1
 
     def percentile(self, q: float) -> float | None:
-        if not self.ms:
-            return None
-        ordered = sorted(self.ms)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def start_load(stack: ExitStack, layout: str, args, env: dict, log_dir: Path):
-    """The stack of `layout` ("baseline", or N games per Ray actor) and a Locust cluster driving
-    it, both closed with `stack`: (running stack, Locust cluster)."""
-    if layout == "baseline":
-        running = stack.enter_context(baseline_stack(args.gateways, args.baseline_game_seconds,
-                                                     ws=args.ws))
-    else:
-        running = stack.enter_context(real_stack(args.gateways, games_per_actor=int(layout),
-                                                 durations=MODELS[args.model].durations or {},
-                                                 warm_actors=args.warm_actors, ws=args.ws))
-    env = {**env, "WW_LT_GATEWAYS": ",".join(running.urls)}
-    return running, stack.enter_context(locust_cluster(args.workers, env, log_dir, running.urls[0]))
+        return percentile(self.ms, q)
 
 
 def run_layout(layout: str, steps: list, args, out: Path) -> list:
@@ -248,7 +185,7 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             time.sleep(args.settle)
             lc.reset()
             comps = {**running.components(), "locust": lc.processes()}
-            a = cpu_snapshot(comps)
+            a = cpu_seconds(comps)
             metrics_before = read_stages(running) if layout != "baseline" else None
             t0 = time.monotonic()
             load0 = os.getloadavg()[0]
@@ -259,7 +196,7 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
                 probe.start()
             if args.profile and args.hold > 30:
                 time.sleep(args.hold - 25)
-                mid = cpu_snapshot({**running.components(), "locust": lc.processes()})
+                mid = cpu_seconds({**running.components(), "locust": lc.processes()})
                 pprocs, prof_files = profile_busiest(a, mid, time.monotonic() - t0, args.profile,
                                                      out / f"profile-{layout}-{rooms}")
                 time.sleep(max(0.0, args.hold - (time.monotonic() - t0)))
@@ -269,24 +206,26 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             if probe:
                 probe.stop()
             comps = {**running.components(), "locust": lc.processes()}
-            b = cpu_snapshot(comps)
+            b = cpu_seconds(comps)
             held = time.monotonic() - t0
-            cpu, per_pid = cpu_delta(a, b, held)
+            cpu, per_pid = cpu_percent(a, b, held)
             sys1 = psutil.cpu_times()
             busy = sum(sys1) - sum(sys0)
             machine = 100.0 * (1 - (sys1.idle - sys0.idle) / busy) if busy else None
-            mem = memory(comps)
+            mem = rss_mb(comps)
             st = lc.stats()
             failures = lc.failures()
             socks = client_sockets(lc.processes())
             row = make_row(layout, rooms, st, failures, cpu, mem, socks, held, spawned_ok,
-                           load0, os.getloadavg()[0], time.monotonic() - t_step)
+                           load0, os.getloadavg()[0], time.monotonic() - t_step,
+                           args.break_p99, args.break_errors)
             row.update(arrive_connect_p50=pct(arrival.get("connect"), "50%"),
                        arrive_connect_p99=pct(arrival.get("connect"), "99%"),
                        arrive_create_p50=pct(arrival.get("create_room"), "50%"),
                        arrive_create_p99=pct(arrival.get("create_room"), "99%"))
             if probe:
-                row.update(held_create_p50=probe.percentile(0.5), held_create_p99=probe.percentile(0.99),
+                row.update(held_create_p50=probe.percentile(50),
+                           held_create_p99=probe.percentile(99),
                            held_create_n=len(probe.ms), held_create_failures=probe.failures)
             row["profiles"] = {f.name: summarize_profile(f) for f in prof_files}
             row["arrival_profiles"] = {f.name: summarize_profile(f) for f in arrival_profiles[1]}
@@ -324,48 +263,6 @@ def read_stages(running) -> list | None:
     except (OSError, subprocess.SubprocessError) as e:
         print(f"   (stage metrics not read: {e!r})", flush=True)
         return None
-
-
-def make_row(layout, rooms, st, failures, cpu, mem, socks, held, spawned_ok, load0, load1, step_s):
-    b = st.get("broadcast")
-    total_fail = sum(count(r, "Failure Count") for k, r in st.items()
-                     if k not in ("_state", "Aggregated"))
-    total_req = sum(count(r) for k, r in st.items() if k not in ("_state", "Aggregated"))
-    checks = {n: count(st.get(n), "Failure Count") for n in CHECK_NAMES}
-    frames = pct(st.get("frames"), "Average Content Size") or 0
-    frames_total = frames * count(st.get("frames"))
-    row = {
-        "layout": layout, "rooms": rooms, "tables": st["_state"]["user_count"], "sockets": socks,
-        "hold_s": round(held, 1), "step_s": round(step_s, 1), "load": [round(load0, 2), round(load1, 2)],
-        "connect_p50": pct(st.get("connect"), "50%"), "connect_p99": pct(st.get("connect"), "99%"),
-        "ack_chat_p50": pct(st.get("ack:chat"), "50%"), "ack_chat_p99": pct(st.get("ack:chat"), "99%"),
-        "ack_act_p50": pct(st.get("ack:act"), "50%"), "ack_act_p99": pct(st.get("ack:act"), "99%"),
-        "bcast_p50": pct(b, "50%"), "bcast_p99": pct(b, "99%"), "bcast_max": pct(b, "Max Response Time"),
-        "deliveries_s": round(count(b) / held, 1), "frames_s": round(frames_total / held, 1),
-        "chats_s": round(count(st.get("ack:chat")) / held, 1),
-        "games": count(st.get("completed")), "requests": total_req, "failures": total_fail,
-        "checks": checks,
-        "errors": sorted({f"{f.get('Name')}: {f.get('Error')[:80]}" for f in failures})[:8],
-        "cpu": {k: round(v, 1) for k, v in sorted(cpu.items())},
-        "rss_mb": {k: round(v) for k, v in sorted(mem.items())},
-    }
-    broke = []
-    if not spawned_ok:
-        broke.append("not every table could connect in time")
-    if row["bcast_p99"] is not None and row["bcast_p99"] > ARGS.break_p99:
-        broke.append(f"p99 broadcast {row['bcast_p99']:.0f} ms > {ARGS.break_p99} ms")
-    if total_req and total_fail / total_req > ARGS.break_errors:
-        broke.append(f"failures {total_fail}/{total_req}")
-    if any(checks.values()):
-        broke.append(f"stream checks {checks}")
-    if count(b) == 0:
-        broke.append("no broadcast measured")
-    row["broke"] = "; ".join(broke)
-    return row
-
-
-def fmt(v, nd=0):
-    return "-" if v is None else f"{v:.{nd}f}"
 
 
 HEADER = ("| layout | rooms | sockets | load | arriving: welcome p50/p99, create p50/p99 | create while held p50/p99 | ack chat p50/p99 | ack act p50/p99 | "
@@ -443,11 +340,9 @@ def plot(rows: list, path: Path) -> None:
 
 
 ALL: list = []
-ARGS = None
 
 
 def main(argv=None) -> int:
-    global ARGS
     ap = argparse.ArgumentParser(description="ramp 18-player tables in steps; print a table")
     ap.add_argument("--layouts", default="baseline,200",
                     help="comma list: baseline, 1 (one Ray actor per game), N games per actor")
@@ -478,7 +373,7 @@ def main(argv=None) -> int:
     ap.add_argument("--min-free-gb", type=float, default=3.0, help="stop a layout below this")
     ap.add_argument("--profile", type=int, default=0, help="py-spy the N busiest processes per step")
     ap.add_argument("--out", default=str(ROOT / "loadtest" / "results"))
-    ARGS = args = ap.parse_args(argv)
+    args = ap.parse_args(argv)
     tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -36,7 +36,6 @@ import asyncio
 import json
 import os
 import random
-import re
 import secrets
 import shutil
 import signal
@@ -51,22 +50,19 @@ import psutil
 import ray
 import redis
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from actors.store import Keys  # noqa: E402
-from devstack.checks import lost_acks, stored_log  # noqa: E402
-from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, netns_lan,  # noqa: E402
+from actors.store import Keys
+from devstack.checks import lost_acks, stored_log
+from devstack.netns import (FAST_HEALTH_CHECKS, HOST_RESOURCE, RAY_GCS_PORT, netns_lan,
                             ray_node, stop_node)
-from devstack.processes import stop  # noqa: E402
-from devstack.players import Bot, connect_all, seat_table, start  # noqa: E402
-from devstack.redis_servers import redis_cluster  # noqa: E402
-from devstack.stack import connect as ws_connect  # noqa: E402
-from loadtest import ramp  # noqa: E402
-from loadtest.runner import count, locust_cluster  # noqa: E402
-from loadtest.stack import LOAD_LIMITS, _family, raise_fd_limit, ray_driver, tear_down_on_signals  # noqa: E402
+from devstack.processes import stop
+from devstack.players import Bot, connect_all, seat_table, start
+from devstack.redis_servers import redis_cluster
+from devstack.stack import connect as ws_connect
+from loadtest.measure import client_sockets, cpu_percent, cpu_seconds, family, rss_mb
+from loadtest.runner import CHECK_NAMES, count, fmt, locust_cluster, make_row
+from loadtest.stack import (GATEWAY_PORT, LOAD_LIMITS, ROOT, haproxy_config, raise_fd_limit,
+                            ray_driver, tear_down_on_signals)
 
-GATEWAY_PORT = 8000
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
@@ -129,16 +125,6 @@ def cpu_caps(period_us: int = 100_000):
     finally:
         for cap in made:
             cap.close()
-
-
-def haproxy_config(port: int, servers: list[tuple[str, str]], server_port: int = GATEWAY_PORT) -> str:
-    """The shipped config with this run's bind and servers (by address: no resolver here)."""
-    text = (ROOT / "deploy/haproxy/haproxy.cfg").read_text()
-    text = text.replace("bind :80", f"bind 127.0.0.1:{port}")
-    text = text.replace(" resolvers docker", "")
-    text = re.sub(r"\nresolvers docker\n(?:[ \t].*\n?)*", "\n", text)
-    lines = "".join(f"    server {name} {ip}:{server_port}\n" for name, ip in servers)
-    return re.sub(r"(?:    server .*\n)+", lambda _m: lines, text)
 
 
 class Node:
@@ -269,7 +255,7 @@ class Cluster:
 
     def components(self) -> dict:
         return {**{f"node{i}": n.processes() for i, n in self.nodes.items()},
-                "haproxy": _family(self.haproxy.pid)}
+                "haproxy": family(self.haproxy.pid)}
 
     def hosts_by_node(self) -> dict[str, int]:
         """Game host actor name -> index of the node its process runs on (alive ones)."""
@@ -327,16 +313,18 @@ def idle_cores(cluster: Cluster, seconds: float) -> tuple[dict[int, float], dict
     game host), and node 1's by process (command name -> cores)."""
     before = {i: n.cap.used() for i, n in cluster.nodes.items()}
     processes = cluster.nodes[1].processes()
-    a = ramp.cpu_snapshot({"node1": processes})
+    a = cpu_seconds({"node1": processes})["node1"]
     time.sleep(seconds)
-    b = ramp.cpu_snapshot({"node1": processes})
+    b = cpu_seconds({"node1": processes})["node1"]
     by_process: dict[str, float] = {}
-    for pid, (_c, used, p) in b.items():
+    for p in processes:
+        if p.pid not in b:
+            continue
         try:
             name = " ".join(p.cmdline()[:2])[:60]
         except psutil.Error:
             continue
-        cores = (used - a.get(pid, (None, used))[1]) / seconds
+        cores = (b[p.pid] - a.get(p.pid, b[p.pid])) / seconds
         by_process[name] = round(by_process.get(name, 0) + cores, 3)
     per_node = {i: round((n.cap.used() - before[i]) / seconds, 3) for i, n in cluster.nodes.items()}
     return per_node, dict(sorted(by_process.items(), key=lambda kv: -kv[1])[:8])
@@ -353,18 +341,19 @@ def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, shards: l
     time.sleep(args.settle)
     lc.reset()
     comps = {**cluster.components(), "locust": lc.processes()}
-    a = ramp.cpu_snapshot(comps)
+    a = cpu_seconds(comps)
     used0 = {i: (n.cap.used(), n.cap.throttled()) for i, n in cluster.nodes.items()}
     shards0 = [shard.used() for shard in shards]
     t0 = time.monotonic()
     time.sleep(args.hold)
     held = time.monotonic() - t0
-    b = ramp.cpu_snapshot({**cluster.components(), "locust": lc.processes()})
-    cpu, _ = ramp.cpu_delta(a, b, held)
+    b = cpu_seconds({**cluster.components(), "locust": lc.processes()})
+    cpu, _ = cpu_percent(a, b, held)
     st = lc.stats()
-    row = ramp.make_row(f"k={k}", rooms, st, lc.failures(), cpu, ramp.memory(comps),
-                        ramp.client_sockets(lc.processes()), held, connected >= need,
-                        0.0, os.getloadavg()[0], time.monotonic() - t_step)
+    row = make_row(f"k={k}", rooms, st, lc.failures(), cpu, rss_mb(comps),
+                   client_sockets(lc.processes()), held, connected >= need,
+                   0.0, os.getloadavg()[0], time.monotonic() - t_step,
+                   args.break_p99, args.break_errors)
     row["k"] = k
     row["node_cores"] = {i: round((n.cap.used() - used0[i][0]) / held, 3)
                          for i, n in cluster.nodes.items()}
@@ -387,9 +376,9 @@ def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, shards: l
 
 def format_row(r: dict) -> str:
     nodes = ", ".join(f"{r['node_cores'][i]:.2f}" for i in sorted(r["node_cores"]))
-    return (f"| {r['k']} | {r['rooms']} | {r['sockets']} | {ramp.fmt(r['ack_chat_p50'])}/"
-            f"{ramp.fmt(r['ack_chat_p99'])} | {ramp.fmt(r['bcast_p50'])}/{ramp.fmt(r['bcast_p99'])} | "
-            f"{r['frames_s']} | {r['commands_s']} | {ramp.fmt(r['node_ms_per_command'], 2)} | "
+    return (f"| {r['k']} | {r['rooms']} | {r['sockets']} | {fmt(r['ack_chat_p50'])}/"
+            f"{fmt(r['ack_chat_p99'])} | {fmt(r['bcast_p50'])}/{fmt(r['bcast_p99'])} | "
+            f"{r['frames_s']} | {r['commands_s']} | {fmt(r['node_ms_per_command'], 2)} | "
             f"{sum(r['checks'].values())} | {r['failures']} | {nodes} | "
             f"{r['hosts_per_node']} | {r['sockets_per_node']} | {r.get('balancer_downs', '')} | "
             f"{', '.join(f'{c:.2f}' for c in r['redis_shard_cores'])} | {r['cpu'].get('haproxy', 0):.0f} | "
@@ -503,7 +492,7 @@ def churn(lan, caps, group, args, out: Path) -> dict:
 
         result.update(asyncio.run(kill_phase()))
         st = lc.stats()
-        result["locust_checks"] = {n: count(st.get(n), "Failure Count") for n in ramp.CHECK_NAMES}
+        result["locust_checks"] = {n: count(st.get(n), "Failure Count") for n in CHECK_NAMES}
         print(f"churn: node {result['killed_node']} killed: {result}", flush=True)
     return result
 
@@ -518,7 +507,7 @@ def write_report(points: dict, churn_result: dict | None, args, out: Path) -> No
              "| k | rooms(k) held | k x rooms(1) | rooms(k) / (k x rooms(1)) |", "|---|---|---|---|"]
     for k, rooms in held.items():
         ratio = rooms / (k * one) if one else None
-        lines.append(f"| {k} | {rooms} | {k * one} | {ramp.fmt(ratio, 2)} |")
+        lines.append(f"| {k} | {rooms} | {k * one} | {fmt(ratio, 2)} |")
     lines += ["", HEADER]
     for rows in points.values():
         lines += [format_row(r) for r in rows]
@@ -571,7 +560,6 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     args.nodes = [int(k) for k in args.nodes.split(",")]
     args.steps_per_node = [int(s) for s in args.steps_per_node.split(",")]
-    ramp.ARGS = args  # make_row's break rules
     if os.geteuid() != 0 or not shutil.which("haproxy"):
         print("needs root (network namespaces, cgroups) and haproxy (apt-get install haproxy)")
         return 2

@@ -36,12 +36,11 @@ import redis
 
 from actors.store import Keys
 from devstack.redis_servers import redis_server
-from loadtest.capacity import SERVER as CAPACITY_SERVER
-from loadtest.capacity import Meter, gateway_sums
 from loadtest.core import MODELS, RUSH_DURATIONS
+from loadtest.measure import SERVER as MEASURED_SERVER
+from loadtest.measure import Meter, gateway_sums, rss_by_pid
 from loadtest.runner import count, locust_cluster
-from loadtest.stack import real_stack
-from loadtest.stack import tear_down_on_signals
+from loadtest.stack import real_stack, tear_down_on_signals
 
 
 def slope(points: list[tuple[float, float]]) -> float:
@@ -55,18 +54,7 @@ def slope(points: list[tuple[float, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in points) / var if var else 0.0
 
 
-def sample(components: dict, redis_pid: int) -> dict:
-    out = {}
-    for comp, procs in {**components, "redis": [psutil.Process(redis_pid)]}.items():
-        for p in procs:
-            try:
-                out[p.pid] = (comp, p.memory_info().rss / 2**20)
-            except psutil.Error:
-                pass
-    return out
-
-
-SERVER = (*CAPACITY_SERVER, "redis")
+SERVER = (*MEASURED_SERVER, "redis")
 # The gateways' series read per command: the commands a room answered (acks and refusals), frames.
 COUNTED = ("ww_command_seconds_count", "ww_ws_messages_out_total")
 
@@ -170,8 +158,9 @@ def main(argv=None) -> int:
         finished_seen: dict[str, float] = {}
         while True:
             minute = (time.monotonic() - started) / 60
-            for pid, (comp, mb) in sample(running.components() | {"locust": lc.processes()},
-                                          server.process.pid).items():
+            for pid, (comp, mb) in rss_by_pid(
+                    running.components() | {"locust": lc.processes(),
+                                            "redis": [psutil.Process(server.process.pid)]}).items():
                 series[pid].append((minute, mb))
                 comp_of[pid] = comp
             if "settled" not in work and minute >= settled_from or time.monotonic() >= end:

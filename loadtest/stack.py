@@ -11,26 +11,28 @@ down by its own process tree, never `ray stop`) and devstack/stack.py's `start_g
 from __future__ import annotations
 
 import os
+import re
+import resource
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
 
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+import psutil
 
-import resource  # noqa: E402
-import secrets  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from contextlib import ExitStack, contextmanager  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import psutil  # noqa: E402
-
-from devstack.ray_head import free_port  # noqa: E402
-from loadtest.core import MODELS  # noqa: E402
+# devstack.ray_head sets Ray's environment (no Windows/OSX cluster, no token auth) on import.
+from devstack.ray_head import free_port, ray_head
+from devstack.stack import start_gateway
+from loadtest.core import MODELS
+from loadtest.measure import family, redis_processes
 
 ROOT = Path(__file__).resolve().parent.parent
+GATEWAY_PORT = 8000  # a gateway's port where each one has an address of its own (netns nodes)
 
 
 def raise_fd_limit(want: int = 200_000) -> None:
@@ -40,25 +42,6 @@ def raise_fd_limit(want: int = 200_000) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), max(hard, want)))
     except (ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-
-
-def _family(pid: int) -> list[psutil.Process]:
-    try:
-        p = psutil.Process(pid)
-        return [p] + p.children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
-
-
-def redis_processes(port: int = 6379) -> list[psutil.Process]:
-    out = []
-    for p in psutil.process_iter(["name", "cmdline"]):
-        try:
-            if "redis-server" in (p.info["name"] or "") and f":{port}" in " ".join(p.info["cmdline"] or []):
-                out.append(p)
-        except psutil.Error:
-            pass
-    return out
 
 
 @dataclass
@@ -74,10 +57,10 @@ class Running:
         """component -> processes, read fresh (Ray starts host processes as rooms appear)."""
         out: dict = {}
         for name, pids in self.roots.items():
-            out[name] = [p for pid in pids for p in _family(pid)]
+            out[name] = [p for pid in pids for p in family(pid)]
         if self.ray_root:
             hosts, system = [], []
-            for p in _family(self.ray_root):
+            for p in family(self.ray_root):
                 try:
                     cmd = " ".join(p.cmdline()[:2])
                 except psutil.Error:
@@ -102,7 +85,7 @@ def baseline_stack(n: int = 2, game_seconds: float = 120.0, ws: str | None = Non
                 start_new_session=True))
             urls.append(f"http://127.0.0.1:{port}")
         for url, proc in zip(urls, procs):
-            _wait_http(url + "/healthz", proc)
+            wait_http(url + "/healthz", proc)
         yield Running("baseline", urls, roots={"gateway": [p.pid for p in procs]})
     finally:
         for p in procs:
@@ -125,10 +108,6 @@ def real_stack(n: int = 2, games_per_actor: int = 200, durations: dict | None = 
                env: dict | None = None):
     """`env`: more gateway environment on top of LOAD_LIMITS (e.g. quick play's limit off)."""
     raise_fd_limit()
-    sys.path.insert(0, str(ROOT))
-    from devstack.ray_head import ray_head
-    from devstack.stack import start_gateway
-
     redis_url = redis_url or os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
     prefix = "lt" + secrets.token_hex(5)
     with ExitStack() as stack:
@@ -168,9 +147,8 @@ def _clean_redis(redis_url: str, prefix: str) -> None:
         pass
 
 
-def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    import urllib.request
-
+def wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until `url` answers 200 (a server that is starting); raises if `proc` exits first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -182,6 +160,17 @@ def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
         except OSError:
             time.sleep(0.2)   # polling a server that is still starting
     raise TimeoutError(url)
+
+
+def haproxy_config(port: int, servers: list[tuple[str, str]],
+                   server_port: int = GATEWAY_PORT) -> str:
+    """The shipped config with this run's bind and servers (by address: no resolver here)."""
+    text = (ROOT / "deploy/haproxy/haproxy.cfg").read_text()
+    text = text.replace("bind :80", f"bind 127.0.0.1:{port}")
+    text = text.replace(" resolvers docker", "")
+    text = re.sub(r"\nresolvers docker\n(?:[ \t].*\n?)*", "\n", text)
+    lines = "".join(f"    server {name} {ip}:{server_port}\n" for name, ip in servers)
+    return re.sub(r"(?:    server .*\n)+", lambda _m: lines, text)
 
 
 def tear_down_on_signals() -> None:

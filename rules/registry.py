@@ -47,6 +47,16 @@ EVENTS: dict = {}
 for _kind in (*FLOW, *(k for u in UNITS for k in u.events)):
     assert _kind.kind not in EVENTS, f"event kind {_kind.kind!r} declared twice"
     EVENTS[_kind.kind] = _kind
+# field -> (its role, its Fact): the view fields the seats' cards show, each declared once
+FACTS: dict = {}
+for _unit in UNITS:
+    for _fact in _unit.facts:
+        assert _fact.field not in FACTS, f"fact {_fact.field!r} declared twice"
+        if _fact.told_by:  # the event that tells it carries what it reads
+            _carried = {"seat", "role"} if _fact.shape == "results" else {_fact.told_in}
+            assert _fact.told_by in EVENTS and _carried <= set(EVENTS[_fact.told_by].fields), \
+                f"fact {_fact.field}: {_fact.told_by!r} does not carry {sorted(_carried)}"
+        FACTS[_fact.field] = (_unit.id, _fact)
 JOINS: dict = {}  # phase -> the Joins acting in it
 for _join in (j for u in UNITS for j in u.joins):
     JOINS.setdefault(_join.phase, []).append(_join)

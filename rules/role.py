@@ -4,9 +4,9 @@ shape its night steps and death reactions take.
 A `Role` says everything the rest of the engine needs to know about it: its team, whether it
 wakes with the pack, how the Seer sees it, how it is dealt, its steps (night steps carry their
 place in the one night order), what it resolves at dawn (its intents, in the one dawn order), how
-it reacts to a death given the cause, its win conditions and their priority, its view fields, the
-settings it owns and the durations of its phases. The mayor and the day are units of the same
-shape that are never dealt (`deal=None`).
+it reacts to a death given the cause, its win conditions and their priority, its view fields and
+which of them its card shows (`Fact`), the settings it owns and the durations of its phases.
+The mayor and the day are units of the same shape that are never dealt (`deal=None`).
 
 This module is the leaf of the engine: roles import it, never the flow (`rules.table`), so the
 flow can index the roles without an import cycle. `CARDS` is filled once by `rules.registry` from
@@ -70,6 +70,38 @@ class Join:
     act: Callable
 
 
+FACT_SHAPES = ("seat", "seats", "couple", "others", "results")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """What a seat knows by its card, as the card shows it: one of the role's view fields. The
+    client draws it from this declaration alone (`/api/rules` "facts"), in the words of the
+    catalogues' `fact.<field>`, whenever the seat's view holds the field (not null).
+
+    `shape`, how the field reads: "seat" one seat ({name}); "seats" ({names}); "couple" two seats
+    ({names}, joined by a heart); "others" seats among which the reader's own ({names}: the
+    others; `fact.<field>.alone` when there are none); "results" one line per reading {seat, role,
+    night} ({name}, {role}, {n}).
+    `told_by`: the event kind that brings the field to a seat between two views: its field
+    `told_in` is the field's new value; for "results", its `seat` and `role` are the night's
+    reading, added to the others."""
+
+    field: str
+    shape: str
+    told_by: str | None = None
+    told_in: str | None = None
+
+    def __post_init__(self) -> None:
+        assert self.shape in FACT_SHAPES, f"fact {self.field}: no shape {self.shape!r}"
+        assert (self.told_in is None) == (self.told_by is None or self.shape == "results"), \
+            f"fact {self.field}: `told_in` names the field of `told_by` that holds its value"
+
+    def to_json(self) -> dict:
+        return {"field": self.field, "shape": self.shape, "told_by": self.told_by,
+                "told_in": self.told_in}
+
+
 @dataclass(frozen=True)
 class Role:
     id: str
@@ -88,6 +120,7 @@ class Role:
     spares: Callable | None = None  # fn(table, seat, cause) -> True: this death does not happen
     wins: tuple = ()  # Win entries
     view: Callable | None = None  # fn(state, seat) -> dict of this role's view fields
+    facts: tuple = ()  # Fact entries: the view fields the seat's card shows
     # fn(state, seat, action, choices) -> choices, or None: the seat gets no such prompt
     prompt_filter: Callable | None = None
     tie_break: Callable | None = None  # fn(table, tied) -> True when it settled the day's tie

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from rules.errors import BadSettings
 from rules.presets import PRESETS
-from rules.registry import (CARDS, DURATION_OWNERS, DURATIONS, FILLER_CARD, SETTINGS, SPECIAL_ROLES,
-                             SWITCHES, WOLF_CARD)
+from rules.registry import (CARDS, DURATION_OWNERS, DURATIONS, FACTS, FILLER_CARD, SETTINGS,
+                             SPECIAL_ROLES, SWITCHES, WOLF_CARD)
 
 MIN_PLAYERS = 4  # the widest range any preset plays (004: 4-20); `player_range` narrows it
 MAX_PLAYERS = 20
@@ -213,8 +213,9 @@ def _span(preset) -> tuple[int, int]:
 
 def declaration() -> dict:
     """What a client needs to build the host's form and show the chosen rules, as data: the
-    dealable roles, every house rule with its values, default, owner and source, the presets
-    and the durations. A new role or rule reaches the client through this alone."""
+    dealable roles, every house rule with its values, default, owner and source, the presets,
+    the durations and the view fields a seat's card shows (`Fact`). A new role or rule reaches
+    the client through this alone."""
     return {
         "players": {"min": MIN_PLAYERS, "max": MAX_PLAYERS},
         # `wolf`: one of the pack, counted among the wolves (its card takes a wolf's seat)
@@ -232,6 +233,8 @@ def declaration() -> dict:
                          for n in range(*_span(p))}} for p in PRESETS.values()],
         "durations": dict(DEFAULT_DURATIONS),
         "duration_owners": dict(DURATION_OWNERS),  # a duration applies while its owner is in play
+        # what a seat knows by its card, in the roles' order: the card shows each field it holds
+        "facts": [{"role": role, **fact.to_json()} for role, fact in FACTS.values()],
     }
 
 

@@ -2,7 +2,8 @@
 Lovers of two sides (one a wolf, the other not) leave them and win as the last two alive."""
 
 from rules.events import EventKind
-from rules.role import KILL_ACTIONS, Role, Setting, Step, Win, card_team, holder, living, option
+from rules.role import (KILL_ACTIONS, Fact, Role, Setting, Step, Win, card_team, holder, living,
+                        option)
 
 
 class CupidStep(Step):
@@ -106,6 +107,8 @@ ROLE = Role(
     wins=(Win("lovers_last_alive", 10, last_two_alive),),
     allegiance=moved,
     view=view_fields,
+    # told by the `lovers` event, which the client reads for both (a lover's, Cupid's)
+    facts=(Fact("linked", "couple"), Fact("lover", "seat")),
     prompt_filter=restrict,
     settings=(
         Setting("cupid_self", ("allowed", "forbidden"), "allowed", "cupid", "000, 001, 003"),

@@ -4,7 +4,7 @@ other's seat at the deal; when one leaves, the other follows at once, whatever t
 `fox_lover_priority = lover`); with `village` they are villagers who die together (1.11)."""
 
 from rules.events import EventKind
-from rules.role import Role, Setting, Win, option, seats_of, side_condition
+from rules.role import Fact, Role, Setting, Win, option, seats_of, side_condition
 from rules.roles.fox import alive as fox_alive
 
 
@@ -36,6 +36,7 @@ def view_fields(state, seat: int) -> dict:
 
 ROLE = Role(
     id="lover", cards=2, start=start, on_death=follow, death_order=11, view=view_fields,
+    facts=(Fact("lover_pair", "others", told_by="lover_pair", told_in="lovers"),),
     wins=(Win("lovers_pair_alive", 14, both_alive, settles=False),),
     settings=(Setting("lover_win", ("pair", "village"), "pair", "lover", "004"),),
     events=(

@@ -2,7 +2,7 @@
 of the expelled (the Seer's result type: 004's `wolf_or_not`). Automatic, no prompt (1.8)."""
 
 from rules.events import EventKind
-from rules.role import Role, Step, holder, powered_holder
+from rules.role import Fact, Role, Step, holder, powered_holder
 from rules.roles.house import EXILE
 from rules.roles.seer import appearance
 
@@ -49,6 +49,7 @@ def view_fields(state, seat: int) -> dict:
 
 
 ROLE = Role(id="medium", steps=(MediumStep(),), on_death=on_death, view=view_fields,
+            facts=(Fact("medium_results", "results", told_by="medium_result"),),
             durations={"medium": 15},
             events=(
                 EventKind("medium_result", ("seat", "role"), "the Medium",

@@ -3,7 +3,8 @@ Talkative Seer (001, `seer_kind = talkative`) has the same power, and the table 
 she saw, not whose it is."""
 
 from rules.events import EVERYONE, EventKind
-from rules.role import CARDS, Dawn, Role, Setting, Step, is_wolf, living, option, powered_holder
+from rules.role import (CARDS, Dawn, Fact, Role, Setting, Step, is_wolf, living, option,
+                        powered_holder)
 
 
 def appearance(state, seat: int) -> str:
@@ -81,6 +82,7 @@ def view_fields(state, seat: int) -> dict:
 
 
 ROLE = Role(id="seer", steps=(SeerStep(),), view=view_fields, durations={"seer": 30},
+            facts=(Fact("seer_results", "results", told_by="seer_result"),),
             dawn=(Dawn(5, announce_at_dawn),),
             settings=(Setting("seer_kind", ("seer", "talkative"), "seer", "seer", "001"),
                       Setting("talkative_announce", ("at_once", "at_dawn"), "at_once", "seer",

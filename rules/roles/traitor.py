@@ -4,7 +4,7 @@ parity. With `traitor_knows_pack` he learns the wolves' seats at the deal; they 
 and he never reads their chat (1.9, O44)."""
 
 from rules.events import EventKind
-from rules.role import CARDS, Role, Setting, holder, option
+from rules.role import CARDS, Fact, Role, Setting, holder, option
 
 
 def pack(state) -> list:
@@ -23,6 +23,7 @@ def view_fields(state, seat: int) -> dict:
 
 
 ROLE = Role(id="traitor", team="wolves", seen_as="villager", start=start, view=view_fields,
+            facts=(Fact("pack", "seats", told_by="traitor_pack", told_in="wolves"),),
             settings=(Setting("traitor_knows_pack", ("no", "yes"), "no", "traitor", "004"),),
             events=(
                 EventKind("traitor_pack", ("wolves",), "the Traitor", "the pack's seats"),

@@ -3,7 +3,7 @@
 from collections import Counter
 
 from rules.events import EventKind
-from rules.role import (CARDS, Dawn, Role, Setting, Step, Win, allegiance, counted, is_wolf,
+from rules.role import (CARDS, Dawn, Fact, Role, Setting, Step, Win, allegiance, counted, is_wolf,
                         living, living_wolves, option, side, wolves)
 
 
@@ -130,6 +130,7 @@ ROLE = Role(
           # a shot may still kill a wolf and undo it
           Win("wolves_at_parity", 32, at_parity, settles=False, side="wolves")),
     view=view_fields,
+    facts=(Fact("wolves", "others", told_by="wolves", told_in="wolves"),),
     settings=(
         Setting("wolf_count", ("table_000", "table_004", 1, 2, 3, 4, 5), "table_000",
                 "werewolf", "000"),

@@ -1,5 +1,6 @@
 """Bots at a room's seats (actors.bot_seats), with the in-memory store and the fake clock only."""
 import asyncio
+import itertools
 
 import orjson
 
@@ -7,6 +8,7 @@ import rules
 from actors.room import Room
 from actors.store import MemoryStore
 from bots import Bot
+from tests.actors.players import act_frames
 
 CODE = "BOTSAA"
 
@@ -29,15 +31,22 @@ async def settle(room: Room) -> None:
     quiet = 0
     while quiet < 5:
         await asyncio.sleep(0)
-        quiet = 0 if room.backlog or room.bots.busy else quiet + 1
+        quiet = 0 if room.backlog or not room.bots.settled else quiet + 1
 
 
-async def play_out(room: Room, clock, limit_ms: int = 6 * 3600_000, until=lambda: False) -> None:
+async def play_out(room: Room, clock, limit_ms: int = 6 * 3600_000, until=lambda: False,
+                   human: int | None = None) -> None:
     """Move the fake clock from one due time to the next (the room's timer, a bot's) until the
-    game is over (or `until()`)."""
+    game is over (or `until()`). `human`: a seat that answers its prompts at once, the simplest
+    legal way (an idle seat can stall a game: a silent wolf kills nobody)."""
     end = clock.now() + limit_ms
+    ids = itertools.count()
     await settle(room)
     while room.data.status == "running" and clock.now() < end and not until():
+        if human is not None:
+            for frame in act_frames(room.welcome(human)["view"], ids):
+                await room.command(human, frame)
+            await settle(room)
         due = [t for t in (room._armed, room.bots.next_wake()) if t is not None]
         clock.advance(max(1, min(due, default=clock.now() + 1000) - clock.now()))
         await settle(room)
@@ -123,7 +132,7 @@ async def test_a_room_loaded_mid_game_rebuilds_its_bots_from_their_views(store, 
     loaded = await Room.load(CODE, host="h2", store=store, clock=clock, make_bot=Watched)
     assert loaded.bots.seats == set(range(1, 8))
     assert sorted(s for s, kind, _ in Watched.fed if kind == "view") == list(range(1, 8))
-    await play_out(loaded, clock)
+    await play_out(loaded, clock, human=0)
     assert loaded.data.status == "finished" and loaded.bots.refused == []
 
 
@@ -150,7 +159,7 @@ async def test_a_public_table_with_one_human_fills_with_bots_and_deals_at_its_co
 async def test_a_game_of_17_bots_and_1_human_ends_with_a_winner(store, clock):
     room = await host_with_bots(store, clock, 17)
     assert (await room.command(0, {"type": "start"}))["type"] == "ack"
-    await play_out(room, clock)
+    await play_out(room, clock, human=0)
     assert room.data.status == "finished"
     over = frames(store)[-1]
     assert over["kind"] == "game_over" and over["winners"]
@@ -192,7 +201,7 @@ async def test_a_bot_is_fed_exactly_its_seat_s_frames(store, clock):
     room = await host_with_bots(store, clock, 11, make_bot=Watched)
     await room.command(0, {"type": "start"})
     dealt = room.data.seq  # the deal's write: each bot starts from its seat's view of it
-    await play_out(room, clock)
+    await play_out(room, clock, human=0)
     assert room.data.status == "finished"
     log = stored(store)
     for seat in range(1, 12):
@@ -246,41 +255,47 @@ async def test_a_game_with_no_human_connected_closes_after_idle_close(store, clo
     assert clock.now() == gone + 90_000
 
 
-async def public_game_with_an_away_seat(store, clock) -> Room:
+async def public_game_with_an_away_seat(store, clock) -> tuple[Room, str]:
     """A public table of one human and 7 bots where the human let the votes pass: away, and a
-    bot plays the seat."""
-    room = await new_room(store, clock)
-    await room.join("Layla", "hash0")
-    await room.presence(0, "g1", True)
-    await room.command(0, {"type": "table", "public": True, "language": "en"})
-    clock.advance(30_000)
-    await store.wait_for(lambda: room.data.status == "running")
-    await play_out(room, clock, until=lambda: room.data.players[0].bot)
-    return room
+    bot plays the seat. (The deal is random: a human killed the first night is never away, so
+    tables are tried until one has its human turn away.)"""
+    for attempt in range(20):
+        code = f"AWAY{attempt:02d}"
+        room = await new_room(store, clock, code=code)
+        await room.join("Layla", "hash0")
+        await room.presence(0, "g1", True)
+        await room.command(0, {"type": "table", "public": True, "language": "en"})
+        clock.advance(30_000)
+        await store.wait_for(lambda: room.data.status == "running")
+        await play_out(room, clock, until=lambda: room.data.players[0].bot)
+        if room.data.status == "running":
+            return room, code
+        room.close()
+    raise AssertionError("no table of 20 had its human turn away")
 
 
-def told_of(store, seat: int) -> list[tuple[str, bool]]:
-    return [(f["kind"], f["away"] if f["kind"] == "away" else f["bot"]) for f in frames(store)
-            if f["kind"] in ("away", "bot_seat") and f["seat"] == seat]
+def told_of(store, code: str, seat: int) -> list[tuple[str, bool]]:
+    return [(f["kind"], f["away"] if f["kind"] == "away" else f["bot"])
+            for f in frames(store, code) if f["kind"] in ("away", "bot_seat") and f["seat"] == seat]
 
 
 async def test_a_public_game_s_away_seat_is_played_by_a_bot_and_stays_away(store, clock):
-    room = await public_game_with_an_away_seat(store, clock)
-    assert told_of(store, 0) == [("away", True), ("bot_seat", True)]
+    room, code = await public_game_with_an_away_seat(store, clock)
+    assert told_of(store, code, 0) == [("away", True), ("bot_seat", True)]
     assert 0 in room.bots.seats
     await play_out(room, clock)
     assert room.data.status == "finished"
     # its bot answered for it, and the seat stayed away all along: its player was
-    assert told_of(store, 0) == [("away", True), ("bot_seat", True)]
+    assert told_of(store, code, 0) == [("away", True), ("bot_seat", True)]
     assert room.bots.refused == []
 
 
 async def test_an_away_seat_s_player_takes_it_back_and_is_back(store, clock):
-    room = await public_game_with_an_away_seat(store, clock)
+    room, code = await public_game_with_an_away_seat(store, clock)
     await room.command(0, {"type": "chat", "text": "sorry, back"})
     assert not room.data.players[0].bot and 0 not in room.bots.seats
     assert not room.data.players[0].away
-    assert told_of(store, 0) == [("away", True), ("bot_seat", True), ("bot_seat", False),
+    assert told_of(store, code, 0) == [("away", True), ("bot_seat", True), ("bot_seat", False),
                                  ("away", False)]
     room.close()
 

@@ -18,9 +18,8 @@ from actors.pubsub import shard_pubsub
 from actors.inbox import events_message
 from actors.store import Keys, RedisStore
 from tests.actors.conftest import REDIS_URL
-
-CODE = "ABCDEF"
-
+from tests.actors.rooms import CODE, take, write
+from tests.helpers import until
 
 @pytest.fixture
 async def rstore(redis, prefix):
@@ -35,22 +34,6 @@ async def subscriptions(redis, prefix, rstore):
     await subs.start(Keys(prefix).replies("test"), lambda message: None)
     yield subs
     await subs.close()
-
-
-async def write(rstore, first_seq: int, count: int) -> None:
-    await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="lobby", first_seq=first_seq,
-                         chat_from=0, chat=[], events=[encode_event(first_seq + i, {"kind": "chat", "to": None, "n": i})
-                                 for i in range(count)], tokens={})
-
-
-async def take(queue: asyncio.Queue, count: int) -> list[int]:
-    """The seqs of the next `count` events (a queue's `Since` mark is not one)."""
-    seqs = []
-    while len(seqs) < count:
-        item = await asyncio.wait_for(queue.get(), 5)
-        if not isinstance(item, Since):
-            seqs.append(item["seq"])
-    return seqs
 
 
 def test_room_codes_are_case_insensitive_and_checked():
@@ -95,7 +78,8 @@ async def test_a_lost_message_is_refilled_from_the_log_and_a_repeat_dropped(subs
         await redis.rpush(keys.log(CODE), encode_event(2, {"kind": "chat", "to": None}))
         await write(rstore, 3, 1)
         assert await take(queue, 2) == [2, 3]
-        await redis.spublish(keys.room(CODE), events_message([encode_event(3, {"kind": "chat", "to": None})]))
+        await redis.spublish(keys.room(CODE),
+                             events_message([encode_event(3, {"kind": "chat", "to": None})]))
         await write(rstore, 4, 1)
         assert await take(queue, 1) == [4]
         event = orjson.loads((await rstore.events_after(CODE, 3))[0]["frame"])
@@ -138,7 +122,8 @@ async def lose_on_reconnection(redis, prefix, seqs: range) -> None:
         pipe.rpush(keys.log(CODE), *events)
         pipe.spublish(keys.room(CODE), events_message(events))
         await pipe.execute()
-    await asyncio.wait_for(resubscribed(redis, keys.room(CODE)), 10)
+    await until(lambda: resubscribed(redis, keys.room(CODE)), 10,
+                "the room's channel subscribed again")
 
 
 async def test_listeners_survive_a_dropped_connection(named_subscriptions, rstore, redis, prefix):
@@ -169,9 +154,8 @@ async def test_a_connection_dropped_before_the_first_message_is_told_to_its_list
             Since(2), (await rstore.events_after(CODE, 2))[0]]
 
 
-async def resubscribed(redis, channel: str) -> None:
-    while (await redis.pubsub_shardnumsub(channel))[0][1] == 0:
-        await asyncio.sleep(0.05)  # polling Redis for the resubscription, not waiting blindly
+async def resubscribed(redis, channel: str) -> int:
+    return (await redis.pubsub_shardnumsub(channel))[0][1]
 
 
 
@@ -320,7 +304,8 @@ class SweepHeldStore(GatedStore):
         return live
 
 
-async def test_seats_announced_again_after_a_lapse_survive_the_sweep_that_read_the_lapse(redis, prefix):
+async def test_seats_announced_again_after_a_lapse_survive_the_sweep_that_read_the_lapse(
+        redis, prefix):
     async with wire(redis, prefix, SweepHeldStore) as (rc, host, store):
         assert await rc.renew_lease()  # the first lease: the seats are announced under it
         await rc.presence("AAAAAA", 0, True)

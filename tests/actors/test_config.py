@@ -13,7 +13,8 @@ def test_environment_and_overrides():
     config = Config.from_env({"REDIS_URL": "redis://r:1/2", "RAY_ADDRESS": "10.0.0.1:6380",
                               "WW_PREFIX": "p", "WW_GAMES_PER_ACTOR": "200", "WW_WARM_ACTORS": "2",
                               "WW_DURATION_DISCUSSION": "60"}, warm_actors=3)
-    assert (config.redis_url, config.ray_address, config.prefix) == ("redis://r:1/2", "10.0.0.1:6380", "p")
+    assert (config.redis_url, config.ray_address, config.prefix) == (
+        "redis://r:1/2", "10.0.0.1:6380", "p")
     assert (config.games_per_actor, config.warm_actors) == (200, 3)
     assert config.durations == {"discussion": 60}
     assert config.room_settings().durations["discussion"] == 60

@@ -17,7 +17,8 @@ async def running_room(h: RoomHost, code: str) -> None:
     assert await h.create_room(code, "Host", "t0") == {"seat": 0}
     for i in range(1, 6):
         assert await h.join(code, f"P{i}", f"t{i}") == {"seat": i}
-    assert await h.request("command", code, 0, ({"type": "start", "id": 1}, None)) == {"type": "ack", "id": 1}
+    assert await h.request("command", code, 0,
+                           ({"type": "start", "id": 1}, None)) == {"type": "ack", "id": 1}
 
 
 async def test_new_rooms_take_the_configured_durations(store, clock):
@@ -36,7 +37,8 @@ async def test_a_restarted_host_takes_its_rooms_back_with_their_timers(store, cl
     assert {store.rooms[code]["epoch"] for code in after.rooms} == {"2"}
     phases = {code: room.data.game.phase for code, room in after.rooms.items()}
     clock.advance(max(rules.next_deadline(r.data.game) for r in after.rooms.values()) - clock.now())
-    await store.wait_for(lambda: all(r.data.game.phase != phases[c] for c, r in after.rooms.items()))
+    await store.wait_for(lambda: all(r.data.game.phase != phases[c]
+                                     for c, r in after.rooms.items()))
     assert not before.rooms  # the leftovers were fenced at their first write and closed
     for code in ("AAAAAA", "BBBBBB"):
         seqs = [orjson.loads(raw)["seq"] for raw in store.logs[code]]
@@ -48,7 +50,8 @@ async def test_a_room_the_directory_gives_it_is_loaded_on_first_use(store, clock
     fresh = host(store, clock)  # not started: the room is loaded by the request itself
     welcome = await fresh.welcome("AAAAAA", 2)
     assert welcome["view"]["me"]["seat"] == 2 and "AAAAAA" in fresh.rooms
-    assert await host(store, clock, "h2").welcome("AAAAAA", 2) == welcome  # snapshot, not a takeover
+    # snapshot, not a takeover
+    assert await host(store, clock, "h2").welcome("AAAAAA", 2) == welcome
     assert store.rooms["AAAAAA"]["host"] == "h1"
 
 
@@ -92,7 +95,8 @@ async def test_a_listening_gateway_s_reply_rides_the_write_once_and_only_with_ev
     await h.start()
     await h.create_room("AAAAAA", "Host", "t0")
     replies = await ask(h, store, [
-        ("command", "AAAAAA", 0, ({"type": "settings", "id": 1, "roles": ["seer"]}, None, None, True)),
+        ("command", "AAAAAA", 0,
+         ({"type": "settings", "id": 1, "roles": ["seer"]}, None, None, True)),
         ("command", "AAAAAA", 0, ({"type": "chat", "id": 2, "text": "hi"}, None, None, True)),
     ])
     assert replies == [(REPLY_OK, {"type": "ack", "id": 1}), (REPLY_OK, replies[1][1])]
@@ -115,7 +119,8 @@ async def test_joins_and_lobby_reads_come_through_the_inbox(store, clock):
     assert replies[0] == replies[1] == (REPLY_OK, {"seat": 1})
     assert replies[2][1]["error"] == "name_taken"
     assert replies[3][1]["error"] == "room_not_found"
-    lobby, missing = await ask(h, store, [("lobby", "AAAAAA", None, None), ("lobby", "NOROOM", None, None)])
+    lobby, missing = await ask(h, store,
+                               [("lobby", "AAAAAA", None, None), ("lobby", "NOROOM", None, None)])
     assert [p["name"] for p in lobby[1]["players"]] == ["Host", "Omar"]
     assert missing == (REPLY_OK, None)
 
@@ -148,7 +153,8 @@ async def test_a_host_sweeps_out_the_gateways_whose_lease_lapsed(store, clock):
     await h.start()
     await running_room(h, "AAAAAA")
     store.gateways = {"gw-a", "gw-b"}
-    await ask(h, store, [("presence", "AAAAAA", 1, ("gw-a", True)), ("presence", "AAAAAA", 2, ("gw-b", True))])
+    await ask(h, store, [("presence", "AAAAAA", 1, ("gw-a", True)),
+                         ("presence", "AAAAAA", 2, ("gw-b", True))])
     players = lambda: h.rooms["AAAAAA"].data.players  # noqa: E731
     await h.sweep_presence()  # both leases live: nothing changes
     assert players()[1].connected and players()[2].connected

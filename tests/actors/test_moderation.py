@@ -11,7 +11,7 @@ from actors.moderation import GONE_AFTER
 from actors.room import Room
 from actors.room_data import AWAY_AFTER, WATCHER
 from actors.tables import Kind
-from tests.actors.test_room import CODE, frames, seat, stored
+from tests.actors.rooms import CODE, frames, seat, stored
 
 CLASSIC = Kind("seed_000", "en")
 TIMING = LobbyTiming(countdown=600_000, absent=60_000)
@@ -67,13 +67,16 @@ async def test_only_a_private_table_s_host_removes_and_only_in_the_lobby(store, 
     room = await private_room(store, clock)
     await seat(room, 6)
     assert (await room.command(2, {"type": "remove", "id": 1, "seat": 3}))["code"] == "not_host"
-    assert (await room.command(0, {"type": "remove", "id": 2, "seat": 0}))["code"] == "illegal_target"
-    assert (await room.command(0, {"type": "remove", "id": 3, "seat": 9}))["code"] == "illegal_target"
+    assert (await room.command(0,
+                               {"type": "remove", "id": 2, "seat": 0}))["code"] == "illegal_target"
+    assert (await room.command(0,
+                               {"type": "remove", "id": 3, "seat": 9}))["code"] == "illegal_target"
     ack = await room.command(0, {"type": "remove", "id": 4, "seat": 3})
     assert ack["type"] == "ack" and orjson.loads(stored(store)[-1]["frame"])["reason"] == "host"
     await seat_more(room, ["Late"])
     await room.command(0, {"type": "start", "id": 5})
-    assert (await room.command(0, {"type": "remove", "id": 6, "seat": 2}))["code"] == "not_your_turn"
+    assert (await room.command(0,
+                               {"type": "remove", "id": 6, "seat": 2}))["code"] == "not_your_turn"
     # a seat leaving a game is played by a bot (tests/actors/test_bot_seats.py), once
     assert (await room.command(1, {"type": "leave", "id": 7}))["type"] == "ack"
     assert (await room.command(1, {"type": "leave", "id": 8}))["code"] == "not_your_turn"
@@ -96,7 +99,8 @@ async def test_a_public_table_removes_a_seat_once_most_of_the_others_vote_so(sto
     room = await public_room(store, clock)
     await seat(room, 5)  # four others: three votes needed
     for voter in (0, 1):
-        assert (await room.command(voter, {"type": "remove", "id": voter, "seat": 4}))["type"] == "ack"
+        assert (await room.command(voter,
+                                   {"type": "remove", "id": voter, "seat": 4}))["type"] == "ack"
     await room.command(1, {"type": "remove", "id": 9, "seat": 4})  # a second vote counts once
     votes = [f for f in frames(store) if f["kind"] == "remove_vote"]
     assert [(f["seat"], f["votes"], f["needed"]) for f in votes] == [(4, 1, 3), (4, 2, 3)]
@@ -122,7 +126,8 @@ async def test_votes_follow_the_players_when_a_seat_moves(store, clock):
     assert frames(store)[-1] == removed  # the countdown runs on: it stops only at 0 seats
     assert room.data.players[3].removers == ("hash1",)
     assert room.data.players[2].removers == ("hash5",)
-    await room.command(3, {"type": "leave", "id": 4}, proof="hash5")  # Player5 leaves: its vote goes
+    # Player5 leaves: its vote goes
+    await room.command(3, {"type": "leave", "id": 4}, proof="hash5")
     assert room.data.players[2].removers == ()
 
 

@@ -1,5 +1,6 @@
-"""A real three-node Ray cluster (devstack/netns.py: one network namespace per node): game hosts only
-on the two worker nodes (WW_HOST_RESOURCE); kill -9 the worker node holding a room's host mid-game.
+"""A real three-node Ray cluster (devstack/netns.py: one network namespace per node): game hosts
+only on the two worker nodes (WW_HOST_RESOURCE); kill -9 the worker node holding a room's host
+mid-game.
 Ray restarts the host on the other worker node, it reloads the room from Redis, every seat can act
 again, and no acknowledged command is lost."""
 import asyncio
@@ -23,7 +24,8 @@ from devstack.redis_servers import RedisServer, aof_args
 from devstack.stack import Stack
 
 pytestmark = [pytest.mark.e2e,
-              pytest.mark.skipif(not available(), reason="needs root and iproute2 (network namespaces)")]
+              pytest.mark.skipif(not available(),
+                                 reason="needs root and iproute2 (network namespaces)")]
 
 async def probe_all(clients) -> list[float]:
     """Each seat sends a chat line; seconds until the room answered it (ack, or a refusal such as
@@ -62,7 +64,8 @@ def test_rooms_of_a_killed_worker_node_resume_on_the_other(ww_prefix, capsys):
             recovery = run_in_namespace(lan, 0, body)
             with capsys.disabled():
                 print(f"\nworker node killed: every seat of its rooms answered again after "
-                      f"{max(recovery):.1f} s (median {sorted(recovery)[len(recovery) // 2]:.1f} s)")
+                      f"{max(recovery):.1f} s "
+                      f"(median {sorted(recovery)[len(recovery) // 2]:.1f} s)")
         finally:
             for node in nodes:
                 stop_node(node)
@@ -92,7 +95,8 @@ async def play_and_kill_a_node(lan, stack, nodes) -> list[float]:
     doomed_room, seats, clients = tables[0]
     doomed = where[doomed_room]
     bots = [Bot(c, random.Random(i)) for i, c in enumerate(clients)]
-    games = [asyncio.create_task(play_through_failover(bot, doomed_room, seat["token"], gateway.ws_url))
+    games = [asyncio.create_task(play_through_failover(bot, doomed_room, seat["token"],
+                                                       gateway.ws_url))
              for bot, seat in zip(bots, seats)]
     others = [(room, clients) for room, _, clients in tables[1:]]
     # Twelve seats would make a long game; eight with 2 s phases still reach day 1 first.

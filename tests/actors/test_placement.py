@@ -32,7 +32,8 @@ async def test_rooms_fill_one_host_before_the_next(redis, prefix):
     for _ in range(7):
         hosts.append(await p.place())
         await p.settled()
-    assert hosts == [f"{prefix}-host-000001"] * 3 + [f"{prefix}-host-000002"] * 3 + [f"{prefix}-host-000003"]
+    assert hosts == ([f"{prefix}-host-000001"] * 3 + [f"{prefix}-host-000002"] * 3
+                     + [f"{prefix}-host-000003"])
     assert started == [f"{prefix}-host-{i:06d}" for i in range(1, 5)]  # always one empty spare
 
 
@@ -73,12 +74,13 @@ async def test_a_room_told_no_slot_just_before_a_host_came_up_takes_again_instea
     assert started == [f"{prefix}-host-{i:06d}" for i in range(1, 4)]
 
 
-async def test_rooms_arriving_together_start_only_the_hosts_they_fill_when_the_first_start_ends_first(
+async def test_rooms_arriving_together_start_only_the_hosts_they_fill_when_the_first_start_ends_first(  # noqa: E501 (its name)
         redis, prefix):
     p, started, _ = placement(redis, prefix, games_per_actor=4, warm_actors=0)
     gates: dict[str, asyncio.Event] = {}
 
-    async def slow_start(name: str, node: str | None) -> None:  # each start ends only when the test says
+    # each start ends only when the test says
+    async def slow_start(name: str, node: str | None) -> None:
         started.append(name)
         await gates.setdefault(name, asyncio.Event()).wait()
 
@@ -94,7 +96,8 @@ async def test_rooms_arriving_together_start_only_the_hosts_they_fill_when_the_f
     await until_placed(0)
     while len(started) < 3:  # the three starts the ten rooms need, side by side
         await asyncio.sleep(0)
-    for name, placed in zip(sorted(started), (4, 8, 10)):  # each start ends while the next still runs
+    # each start ends while the next still runs
+    for name, placed in zip(sorted(started), (4, 8, 10)):
         gates.setdefault(name, asyncio.Event()).set()
         await asyncio.wait_for(until_placed(placed), 10)
     hosts = [room.result() for room in rooms]
@@ -108,7 +111,8 @@ async def test_one_game_per_actor_is_the_same_code(redis, prefix):
     hosts = await asyncio.gather(*(p.place() for _ in range(5)))
     await p.settled()
     assert len(set(hosts)) == 5
-    assert await redis.zcount(f"{prefix}:hosts", 0, 0) >= 2  # hosts started side by side may overshoot
+    # hosts started side by side may overshoot
+    assert await redis.zcount(f"{prefix}:hosts", 0, 0) >= 2
 
 
 async def test_an_ended_room_frees_its_slot(redis, prefix):
@@ -163,7 +167,8 @@ def test_a_new_host_goes_to_the_live_node_offering_the_resource_that_runs_fewest
     from actors.placement import hosts_per_node, least_hosted_node
 
     def node(node_id, alive=True, resource=1000.0):
-        return {"NodeID": node_id, "Alive": alive, "Resources": {"werewolf_host": resource} if resource else {}}
+        return {"NodeID": node_id, "Alive": alive,
+                "Resources": {"werewolf_host": resource} if resource else {}}
 
     def actor(name, node_id, state="ALIVE"):
         return {"Name": name, "State": state, "Address": {"NodeID": node_id}}
@@ -202,7 +207,8 @@ async def test_a_node_that_joins_takes_the_next_room_on_a_host_of_its_own(redis,
     assert list(nodes.values()).count("node-c") == 1
 
 
-async def test_a_start_that_ends_while_the_hosts_are_counted_still_counts(redis, prefix, monkeypatch):
+async def test_a_start_that_ends_while_the_hosts_are_counted_still_counts(
+        redis, prefix, monkeypatch):
     started: list[str] = []
     spare_starting, release = asyncio.Event(), asyncio.Event()
 

@@ -9,9 +9,7 @@ import pytest
 from actors.client import Subscriptions
 from actors.store import REDIS_DOWN, Keys, RedisStore, connect, patiently
 from devstack.redis_servers import redis_cluster
-from tests.actors.test_client import take, write
-
-CODE = "ABCDEF"
+from tests.actors.rooms import CODE, take, write
 
 
 @pytest.fixture

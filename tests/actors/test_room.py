@@ -15,26 +15,11 @@ from actors.room import Room, wakeup
 from actors.room_data import RoomData
 from actors.store import MemoryStore
 from tests.actors.players import act_frames
-
-CODE = "ABCDEF"
-
+from tests.actors.rooms import CODE, frames, seat, stored
 
 async def new_room(store, clock, code=CODE, host="h1") -> Room:
     return await Room.create(code, settings=rules.Settings.default(), host=host, store=store,
                              clock=clock)
-
-
-async def seat(room: Room, count: int) -> None:
-    for i in range(count):
-        assert await room.join(f"Player{i}", f"hash{i}") == {"seat": i}
-
-
-def stored(store: MemoryStore, code=CODE) -> list[dict]:
-    return [orjson.loads(raw) for raw in store.logs.get(code, [])]
-
-
-def frames(store: MemoryStore, code=CODE) -> list[dict]:
-    return [orjson.loads(event["frame"]) for event in stored(store, code)]
 
 
 async def test_players_join_in_turn_and_the_creator_hosts(store, clock):
@@ -141,12 +126,14 @@ async def test_every_command_kind_is_rate_limited_per_seat(store, clock):
     assert {r["code"] for r in replies[burst:]} == {"rate_limited"}
     assert [f["kind"] for f in frames(store)].count("settings") == burst  # refused: no broadcast
     clock.advance(int(1000 / rate))
-    assert (await room.command(0, {"type": "settings", "id": "later", "durations": {"vote": 99}}))["type"] == "ack"
+    later = {"type": "settings", "id": "later", "durations": {"vote": 99}}
+    assert (await room.command(0, later))["type"] == "ack"
     # Another seat's budget, and another kind's, are its own.
     assert (await room.command(1, {"type": "settings", "id": "x"}))["code"] == "not_host"
     assert (await room.command(0, {"type": "start", "id": "go"}))["type"] == "ack"
     act_burst, _ = room_module.RATE_LIMITS["act"]
-    codes = [(await room.command(3, {"type": "act", "id": f"a{i}", "action": "vote", "targets": []}))["code"]
+    codes = [(await room.command(3, {"type": "act", "id": f"a{i}", "action": "vote",
+                                     "targets": []}))["code"]
              for i in range(act_burst + 1)]
     assert codes[-1] == "rate_limited" and "rate_limited" not in codes[:-1]
 
@@ -260,7 +247,8 @@ async def test_bad_frames_are_refused_and_change_nothing(store, clock):
                   {"type": "chat", "id": 4}, {"type": "chat", "id": 2**70, "text": "big"},
                   ["not", "an", "object"]):
         assert (await room.command(1, frame))["code"] == "bad_frame"
-    assert (await room.command(99, {"type": "chat", "id": 5, "text": "hi"}))["code"] == "not_authenticated"
+    unseated = await room.command(99, {"type": "chat", "id": 5, "text": "hi"})
+    assert unseated["code"] == "not_authenticated"
     assert room.data is before
     assert room.data.status == "running"
 
@@ -268,12 +256,16 @@ async def test_bad_frames_are_refused_and_change_nothing(store, clock):
 async def test_chat_is_rate_limited_per_seat_and_refills_with_time(store, clock):
     room = await new_room(store, clock)
     await seat(room, 2)
-    codes = [(await room.command(1, {"type": "chat", "id": i, "text": "hi"}))["code"] for i in range(6)]
+    codes = [(await room.command(1, {"type": "chat", "id": i, "text": "hi"}))["code"]
+             for i in range(6)]
     assert codes == ["not_your_turn"] * 5 + ["rate_limited"]  # every line sent counts
-    assert (await room.command(0, {"type": "chat", "id": 0, "text": "hi"}))["code"] == "not_your_turn"
+    assert (await room.command(0,
+                               {"type": "chat", "id": 0, "text": "hi"}))["code"] == "not_your_turn"
     clock.advance(1000)
-    assert (await room.command(1, {"type": "chat", "id": 7, "text": "hi"}))["code"] == "not_your_turn"
-    assert (await room.command(1, {"type": "chat", "id": 8, "text": "hi"}))["code"] == "rate_limited"
+    assert (await room.command(1,
+                               {"type": "chat", "id": 7, "text": "hi"}))["code"] == "not_your_turn"
+    assert (await room.command(1,
+                               {"type": "chat", "id": 8, "text": "hi"}))["code"] == "rate_limited"
 
 
 async def test_chat_lines_read_a_second_apart_are_not_refused_for_arriving_together(store, clock):
@@ -293,12 +285,14 @@ async def test_chat_lines_read_a_second_apart_are_not_refused_for_arriving_toget
 async def test_a_retried_chat_line_is_acked_again_past_the_limit(store, clock):
     room = await new_room(store, clock)
     await seat(room, 6)
-    await room.command(0, {"type": "settings", "id": "s", "roles": []})  # the night opens on the wolves
+    # the night opens on the wolves
+    await room.command(0, {"type": "settings", "id": "s", "roles": []})
     await room.command(0, {"type": "start", "id": "go"})
     wolf = next(s for s in range(6) if room.welcome(s)["view"]["channels"])
     lines = [{"type": "chat", "id": i, "text": f"line {i}"} for i in range(5)]
     assert [(await room.command(wolf, line))["type"] for line in lines] == ["ack"] * 5
-    assert (await room.command(wolf, {"type": "chat", "id": 9, "text": "more"}))["code"] == "rate_limited"
+    assert (await room.command(wolf,
+                               {"type": "chat", "id": 9, "text": "more"}))["code"] == "rate_limited"
     assert await room.command(wolf, lines[-1]) == {"type": "ack", "id": 4}
     assert sum(f["kind"] == "chat" for f in frames(store)) == 5
 
@@ -306,12 +300,14 @@ async def test_a_retried_chat_line_is_acked_again_past_the_limit(store, clock):
 async def test_a_chat_line_goes_only_to_the_channel_it_names(store, clock):
     room = await new_room(store, clock)
     await seat(room, 6)
-    await room.command(0, {"type": "settings", "id": "s", "roles": []})  # the night opens on the wolves
+    # the night opens on the wolves
+    await room.command(0, {"type": "settings", "id": "s", "roles": []})
     await room.command(0, {"type": "start", "id": "go"})
     wolf = next(s for s in range(6) if room.welcome(s)["view"]["channels"])
     said = {"type": "chat", "id": 1, "text": "village?", "channel": "day"}
     assert (await room.command(wolf, said))["code"] == "not_your_turn"
-    assert await room.command(wolf, {**said, "id": 2, "channel": "wolves"}) == {"type": "ack", "id": 2}
+    assert await room.command(wolf,
+                              {**said, "id": 2, "channel": "wolves"}) == {"type": "ack", "id": 2}
     assert [f["channel"] for f in frames(store) if f["kind"] == "chat"] == ["wolves"]
 
 
@@ -403,7 +399,8 @@ async def test_a_failed_group_write_answers_every_request_and_changes_nothing(st
     assert room.data.players == () and room.welcome(0)["seq"] == 0
 
 
-async def test_a_bug_mid_group_keeps_what_came_before_it_then_breaks_the_room(store, clock, monkeypatch):
+async def test_a_bug_mid_group_keeps_what_came_before_it_then_breaks_the_room(
+        store, clock, monkeypatch):
     room = await new_room(store, clock)
     await seat(room, 1)
     store.gate = asyncio.Event()
@@ -486,7 +483,8 @@ async def test_a_game_plays_to_its_end_and_the_room_releases_itself(store, clock
     assert store.kinds(CODE)[-1] == "game_over"
     assert closed == [CODE] and room.closed
     assert CODE not in store.hosted["h1"]
-    assert (await room.command(0, {"type": "chat", "id": "x", "text": "gg"}))["code"] == "room_closed"
+    assert (await room.command(0,
+                               {"type": "chat", "id": "x", "text": "gg"}))["code"] == "room_closed"
 
 
 async def test_an_internal_error_breaks_only_that_room(store, clock):
@@ -539,11 +537,14 @@ async def test_each_persist_stores_only_the_new_chat_lines_and_a_reload_has_them
     await room.command(0, {"type": "start", "id": 0})
     wolf = room.data.game.roles.index("werewolf")
     for i in range(3):
-        assert (await room.command(wolf, {"type": "chat", "id": i, "text": f"line {i}"}))["type"] == "ack"
-    assert [orjson.loads(line)["text"] for line in store.chats[CODE]] == ["line 0", "line 1", "line 2"]
+        assert (await room.command(wolf,
+                                   {"type": "chat", "id": i, "text": f"line {i}"}))["type"] == "ack"
+    assert [orjson.loads(line)["text"] for line in store.chats[CODE]] == [
+        "line 0", "line 1", "line 2"]
     assert orjson.loads(store.snapshots[CODE])["game"]["chat"] == 0  # the lines are not in it
     written = []
-    store.persist = lambda code, _persist=store.persist, **kw: written.append(kw["chat"]) or _persist(code, **kw)
+    store.persist = (lambda code, _persist=store.persist, **kw:
+                     written.append(kw["chat"]) or _persist(code, **kw))
     reloaded = await Room.load(CODE, host="h1", store=store, clock=clock)
     assert reloaded.data == room.data
     await reloaded.command(wolf, {"type": "chat", "id": 3, "text": "line 3"})
@@ -551,7 +552,8 @@ async def test_each_persist_stores_only_the_new_chat_lines_and_a_reload_has_them
     assert len(store.chats[CODE]) == 4
 
 
-async def test_a_chat_line_s_write_keeps_the_snapshot_and_a_reload_still_knows_its_ack(store, clock):
+async def test_a_chat_line_s_write_keeps_the_snapshot_and_a_reload_still_knows_its_ack(
+        store, clock):
     room = await new_room(store, clock)
     await seat(room, 8)
     await room.command(0, {"type": "start", "id": 0})

@@ -73,7 +73,8 @@ async def test_events_after_returns_the_window_asked_for(rstore):
     assert orjson.loads(stored["frame"]) == {"type": "event", "seq": 5, "kind": "chat", "text": "e"}
 
 
-async def test_a_write_s_events_are_published_on_the_room_channel_as_one_message(rstore, redis, prefix):
+async def test_a_write_s_events_are_published_on_the_room_channel_as_one_message(
+        rstore, redis, prefix):
     pubsub = shard_pubsub(redis)
     await pubsub.ssubscribe(Keys(prefix).room(CODE))
     await pubsub.get_message(timeout=5)  # the subscribe confirmation
@@ -89,12 +90,14 @@ async def test_a_write_s_events_are_published_on_the_room_channel_as_one_message
     await pubsub.aclose()
 
 
-async def test_replies_ride_a_write_s_events_message_and_not_a_write_without_events(rstore, redis, prefix):
+async def test_replies_ride_a_write_s_events_message_and_not_a_write_without_events(
+        rstore, redis, prefix):
     pubsub = shard_pubsub(redis)
     await pubsub.ssubscribe(Keys(prefix).room(CODE))
     await pubsub.get_message(timeout=5)  # the subscribe confirmation
     await rstore.claim(CODE, "h1")
-    riders = [(Rider("gw1", 7), {"type": "ack", "id": 3}), (Rider("gw2", 1), {"type": "ack", "id": 1})]
+    riders = [(Rider("gw1", 7), {"type": "ack", "id": 3}),
+              (Rider("gw2", 1), {"type": "ack", "id": 1})]
     await rstore.persist(CODE, epoch=1, host="h1", snapshot=b"{}", status="running", first_seq=1,
                          events=[event(1, "a")], tokens={"abc": 0}, chat_from=None, chat=[],
                          riders=riders)
@@ -138,7 +141,8 @@ async def test_chat_lines_are_appended_apart_from_the_snapshot(rstore, redis, pr
 
 
 @pytest.mark.parametrize("snapshot", [b"{}", None])
-async def test_a_chat_command_persisted_alone_costs_five_redis_commands_and_a_snapshot(prefix, snapshot):
+async def test_a_chat_command_persisted_alone_costs_five_redis_commands_and_a_snapshot(
+        prefix, snapshot):
     """What commandstats counts for one command's write at human pace (one command per persist):
     the EVALSHA and the four commands it runs (the epoch and status read, the event, the chat
     line, the SPUBLISH of the event), and a SET when the snapshot changed (a chat line's write
@@ -163,8 +167,10 @@ async def test_a_chat_command_persisted_alone_costs_five_redis_commands_and_a_sn
 
 async def test_a_load_brings_the_log_s_tail_after_the_snapshot(rstore):
     await rstore.claim(CODE, "h1")
-    await rstore.persist(CODE, epoch=1, host="h1", snapshot=orjson.dumps({"seq": 1}), status="running",
-                         first_seq=1, events=[event(1, "a")], tokens={}, chat_from=None, chat=[b"a"])
+    await rstore.persist(CODE, epoch=1, host="h1", snapshot=orjson.dumps({"seq": 1}),
+                         status="running",
+                         first_seq=1, events=[event(1, "a")], tokens={}, chat_from=None,
+                         chat=[b"a"])
     for seq in (2, 3):  # writes that leave the snapshot as it was
         await rstore.persist(CODE, epoch=1, host="h1", snapshot=None, status="running",
                              first_seq=seq, events=[event(seq, "b")], tokens={}, chat_from=seq - 1,
@@ -184,18 +190,21 @@ async def test_a_final_status_releases_the_room_and_sets_a_ttl(rstore, redis, pr
     assert (await rstore.status(CODE))["status"] == "finished"
     await rstore.claim(CODE, "h1")
     await rstore.persist(CODE, epoch=2, host="h1", snapshot=b"{}", status="finished", first_seq=2,
-                         events=[event(2, "over again")], tokens={}, chat_from=None, chat=[b"a line"])
+                         events=[event(2, "over again")], tokens={}, chat_from=None,
+                         chat=[b"a line"])
     k = Keys(prefix)
     for key in (k.room(CODE), k.state(CODE), k.log(CODE), k.chat(CODE)):
         assert 0 < await redis.ttl(key) <= 3600
 
 
-async def test_a_room_is_released_from_its_host_once_however_often_it_is_told(rstore, redis, prefix):
+async def test_a_room_is_released_from_its_host_once_however_often_it_is_told(
+        rstore, redis, prefix):
     await redis.zadd(Keys(prefix).hosts(), {"h1": 2})
     await rstore.claim(CODE, "h1")
     await rstore.release("h1", CODE)
     await rstore.release("h1", CODE)  # a host's start releasing what a final persist already did
-    assert await rstore.host_rooms("h1") == [] and await redis.zscore(Keys(prefix).hosts(), "h1") == 1
+    assert await rstore.host_rooms("h1") == []
+    assert await redis.zscore(Keys(prefix).hosts(), "h1") == 1
 
 
 async def test_a_room_s_keys_share_one_slot_and_a_host_s_keys_another(prefix):
@@ -203,7 +212,8 @@ async def test_a_room_s_keys_share_one_slot_and_a_host_s_keys_another(prefix):
     slot = {key_slot(key.encode()) for key in (k.room(CODE), k.state(CODE), k.log(CODE),
                                                 k.tokens(CODE), k.chat(CODE))}
     assert slot == {key_slot(CODE.encode())}
-    assert key_slot(k.inbox("h1").encode()) == key_slot(k.host_rooms("h1").encode()) == key_slot(b"h1")
+    assert (key_slot(k.inbox("h1").encode()) == key_slot(k.host_rooms("h1").encode())
+            == key_slot(b"h1"))
     assert k.code_of(k.room(CODE)) == CODE
 
 
@@ -254,7 +264,8 @@ async def test_hundreds_of_concurrent_writes_wait_for_a_connection(prefix, redis
     codes = [f"R{i:05d}" for i in range(300)]
     await asyncio.gather(*(many.claim(code, "h1") for code in codes))
     await asyncio.gather(*(many.persist(code, epoch=1, host="h1", snapshot=b"{}", status="lobby",
-                                        first_seq=1, events=[event(1, code)], tokens={}, chat_from=0, chat=[])
+                                        first_seq=1, events=[event(1, code)], tokens={},
+                                        chat_from=0, chat=[])
                            for code in codes))
     assert len(await many.host_rooms("h1")) == 300
     await client.aclose()
@@ -274,7 +285,8 @@ async def test_with_wait_events_are_announced_only_once_a_replica_has_them(prefi
         with pytest.raises(NotReplicated):  # and not announced while only one copy exists
             await store.publish_stored(CODE, 0)
         assert await pubsub.get_message(timeout=0.2) is None
-        replica = RedisServer(free_port(), tmp_path, ["--replicaof", "127.0.0.1", str(primary.port)])
+        replica = RedisServer(free_port(), tmp_path,
+                              ["--replicaof", "127.0.0.1", str(primary.port)])
         try:
             replica.start()
             wait_replica_online(primary)

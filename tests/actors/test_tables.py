@@ -8,7 +8,7 @@ import rules
 from actors.lobby import LobbyTiming
 from actors.room import Room
 from actors.tables import Kind, NoSuchKind, TableIndex, kinds
-from tests.actors.test_room import CODE, frames, seat
+from tests.actors.rooms import CODE, frames, seat
 
 CLASSIC = Kind("seed_000", "en")
 COUNTDOWN = 20_000

@@ -12,7 +12,8 @@ from rules import SPECIAL_ROLES, Settings, start_game, view
 SEED_000 = Settings.from_json({"preset": "seed_000"})
 TABLES = [
     (SEED_000, 8), (SEED_000, 12), (Settings.from_json({"preset": "seed_004"}), 10),
-    (Settings.from_json({"preset": "seed_001"}), 10), (Settings.from_json({"preset": "seed_002"}), 12),
+    (Settings.from_json({"preset": "seed_001"}), 10),
+    (Settings.from_json({"preset": "seed_002"}), 12),
     (Settings.from_json({"preset": "seed_003_15"}), 15),
     (Settings.from_json({"roles": list(SPECIAL_ROLES[:18])}), 18),
     (Settings.from_json({"roles": ["seer", "witch", "hunter", "guard", *SPECIAL_ROLES[18:]]}), 14),
@@ -127,7 +128,8 @@ def test_the_guard_protects_a_claimed_seer():
         for event in ({"kind": "phase", "phase": "day.discussion", "day": 1, "deadline": None},
                       {"kind": "chat", "channel": "day", "seat": seer_claimant,
                        "name": names[seer_claimant], "text": line, "ts": START},
-                      {"kind": "phase", "phase": "night.guard", "day": 2, "deadline": START + 60_000},
+                      {"kind": "phase", "phase": "night.guard", "day": 2,
+                       "deadline": START + 60_000},
                       {"kind": "prompt", "action": "guard.protect",
                        "choices": [s for s in range(9) if s != guard], "min": 0, "max": 1,
                        "deadline": START + 60_000}):

@@ -40,7 +40,8 @@ async def play_through_first_vote(players: list[Player], on_prompt=None) -> None
 
     stopper = asyncio.ensure_future(stop_after_the_vote())
     try:
-        await asyncio.wait_for(play_all(players, until=f"{LEFT_THE_VOTE}, {THE_END}", on_prompt=on_prompt),
+        await asyncio.wait_for(play_all(players, until=f"{LEFT_THE_VOTE}, {THE_END}",
+                                        on_prompt=on_prompt),
                                GAME_MS / 1000)
     finally:
         stopper.cancel()

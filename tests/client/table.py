@@ -31,6 +31,11 @@ LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 360, "height": 740}
 WAIT_MS = 120_000  # one phase on a two-core machine running the other tests beside the pages
 GAME_MS = 600_000  # a whole game on a loaded machine (a seat dead on the first night waits it out)
+# Seed 004's durations for a game through the pages. The role steps always last their full time
+# with hidden cards (RULES.md O1): a few seconds each. A day's vote ran its full time in every
+# round of a 20-seat game (some page always late), so the vote is short: 30 s of it made half the
+# game's length.
+SHORT_004 = {"seer": 4, "guard": 4, "medium": 2, "wolves": 20, "discussion": 20, "vote": 15}
 # The page wraps every name it puts in a sentence in FSI...PDI (bidi isolation, js/i18n.js): text
 # read off a page is compared without them (tests/client/test_contrast.py checks they are there).
 _ISOLATES = str.maketrans("", "", "\u2068\u2069")
@@ -85,14 +90,16 @@ async def chromium():
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True)
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS,
+                                           headless=True)
         try:
             yield browser
         finally:
             await browser.close()
 
 
-async def new_player(browser: Browser, name: str, *, locale: str = "en-US", viewport=LAPTOP) -> Player:
+async def new_player(
+        browser: Browser, name: str, *, locale: str = "en-US", viewport=LAPTOP) -> Player:
     context = await browser.new_context(locale=locale, viewport=viewport)
     page = await context.new_page()
     page.set_default_timeout(WAIT_MS)
@@ -177,7 +184,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
     await host.page.wait_for_selector("#screen-lobby:not([hidden])")
     link = await host.page.input_value("#share-link")
     room = link.rsplit("/", 1)[1]
-    if preset is not None:  # first, as on the host's form (and seed 004 seats 19 and 20 only under it)
+    # first, as on the host's form (and seed 004 seats 19 and 20 only under it)
+    if preset is not None:
         await host.page.select_option("#host-preset", preset)
         await host.page.wait_for_selector(f"#lobby-preset[data-preset='{preset}']")
     for i, p in enumerate(players[1:], start=1):
@@ -185,7 +193,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
         try:  # the form's fields show once the page has read the lobby (main.js showJoin)
             await p.page.wait_for_selector("#form-join input[name=name]", state="visible")
         except PlaywrightTimeout:
-            raise AssertionError(f"{p.name}'s join form never showed: {await p.page.evaluate(JOIN_STATE)}, "
+            raise AssertionError(f"{p.name}'s join form never showed: "
+                                 f"{await p.page.evaluate(JOIN_STATE)}, "
                                  f"errors {p.errors}") from None
         await p.page.fill("#form-join input[name=name]", p.name)
         await p.page.click("#form-join button[type=submit]")
@@ -205,7 +214,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
             await box.set_checked(await box.get_attribute("value") in roles)
         await host.page.wait_for_function(SHOWS_SETTINGS, arg=[{}, roles])
     # The phases this table times (no other ever runs, tests/rules/test_properties.py)
-    offered = await host.page.eval_on_selector_all("#host-durations input", "els => els.map((e) => e.name)")
+    offered = await host.page.eval_on_selector_all("#host-durations input",
+                                                   "els => els.map((e) => e.name)")
     durations = {name: seconds for name, seconds in durations.items() if name in offered}
     for name, seconds in durations.items():
         await host.page.fill(f"#host-durations input[name={name}]", str(seconds))
@@ -216,17 +226,21 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
             await p.page.wait_for_function(SHOWS_SETTINGS, arg=[durations, roles])
         except PlaywrightTimeout:
             shown = await p.page.evaluate(LOBBY_SHOWS)
-            raise AssertionError(f"{p.name}'s lobby never showed {durations}, {roles}: {shown}") from None
+            raise AssertionError(
+                f"{p.name}'s lobby never showed {durations}, {roles}: {shown}") from None
     if before_start:
         await before_start(players)
     await host.page.click("#start:not([disabled])")
-    # The click sent the start and the room took it (a click lost in a re-rendered form sends nothing).
+    # The click sent the start and the room took it (a click lost in a re-rendered form sends
+    # nothing).
     try:
         started = await until(host.news, lambda: next(
-            (host.replies[i] for i, kind in host.sent.items() if kind == "start" and i in host.replies), None))
+            (host.replies[i] for i, kind in host.sent.items() if kind == "start"
+             and i in host.replies), None))
     except TimeoutError:
-        raise AssertionError(f"the host's start was {'sent' if 'start' in host.sent.values() else 'never sent'}"
-                             " and never answered") from None
+        raise AssertionError(
+            f"the host's start was {'sent' if 'start' in host.sent.values() else 'never sent'}"
+            " and never answered") from None
     assert started["type"] == "ack", started
     for p in players:
         try:
@@ -237,7 +251,8 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
                 " document.querySelector('#card')?.dataset.role, document.body.dataset.phase,"
                 " document.querySelector('#lobby-need')?.textContent]")
             raise AssertionError(f"{p.name}'s game never showed a card: {screen}, errors "
-                                 f"{p.errors}, refused {p.refused[-3:]}, replies {list(p.replies.values())[-3:]}") from None
+                                 f"{p.errors}, refused {p.refused[-3:]}, "
+                                 f"replies {list(p.replies.values())[-3:]}") from None
         p.seat = int(await p.page.get_attribute("#players li.me", "data-seat"))
         p.role = await p.page.get_attribute("#card", "data-role")
     return room, players
@@ -288,7 +303,8 @@ async def say(player: Player, text: str, channel: str | None = None) -> bool:
         reply = await until(player.news, lambda: player.replies.get(player.chat_ids.get(text)))
     except TimeoutError:
         raise AssertionError(f"{player.name}'s line {text!r} was never answered: "
-                             f"{await player.page.evaluate(PAGE_STATE)}, refused: {player.refused[-3:]}") from None
+                             f"{await player.page.evaluate(PAGE_STATE)}, "
+                             f"refused: {player.refused[-3:]}") from None
     if reply["type"] == "error":
         assert reply["code"] == "not_your_turn", (player.name, text, reply)
         return False
@@ -317,10 +333,12 @@ async def answer(player: Player, key: str, action: str, wolves: set[int]) -> Non
         except PlaywrightTimeout:
             acts = [i for i, kind in player.sent.items() if kind == "act"]
             raise AssertionError(
-                f"{player.name}'s {action} ({key}) was never marked answered: {await page.evaluate(PAGE_STATE)}, "
-                f"acts sent {acts[-3:]}, their replies {[player.replies.get(i) for i in acts[-3:]]}, "
-                f"refused {player.refused[-3:]}, errors {player.errors[-3:]}, "
-                f"prompt {await page.evaluate('(s) => document.querySelector(s)?.outerHTML', selector)!r:.600}") from None
+                f"{player.name}'s {action} ({key}) was never marked answered: "
+                f"{await page.evaluate(PAGE_STATE)}, acts sent {acts[-3:]}, "
+                f"their replies {[player.replies.get(i) for i in acts[-3:]]}, "
+                f"refused {player.refused[-3:]}, errors {player.errors[-3:]}, prompt "
+                f"{await page.evaluate('(s) => document.querySelector(s)?.outerHTML', selector)!r:.600}"
+            ) from None
 
     await unless_closed(page, selector, move)
 
@@ -388,5 +406,6 @@ CHANNEL_OF_ACTION = {"vote.request": "day", "wolves.point": "wolves"}
 async def chatty(player: Player, action: str) -> None:
     """Say one line in each channel the seat reaches, before its move there."""
     channel = CHANNEL_OF_ACTION.get(action)
-    if channel and channel not in player.said and await say(player, f"{player.name} speaks in {channel}", channel):
+    if channel and channel not in player.said and \
+            await say(player, f"{player.name} speaks in {channel}", channel):
         player.said.add(channel)

@@ -20,4 +20,5 @@ def test_every_picture_is_an_svg_card_of_the_same_frame():
         root = ET.parse(path).getroot()
         assert root.tag == f"{SVG}svg" and root.get("viewBox") == "0 0 120 160", path.name
         frame = root.find(f"{SVG}rect")
-        assert frame is not None and frame.get("rx") == "12" and frame.get("stroke") == "#c9a24a", path.name
+        assert frame is not None and frame.get("rx") == "12" and frame.get("stroke") == "#c9a24a", \
+            path.name

@@ -21,7 +21,7 @@ from bots.claims import Claim, Reader, render
 from devstack.stack import HTTP_TIMEOUT, durations
 from tests.client.table import (DOCS, GAME_MS, PHONE, THE_END, Player, chromium, new_player,
                                 play, play_all, without_isolates)
-from tests.client.test_catalogues import catalogue
+from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 

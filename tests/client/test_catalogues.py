@@ -4,15 +4,11 @@ from __future__ import annotations
 import json
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 
-STATIC = Path(__file__).resolve().parents[2] / "gateway" / "static"
+from tests.client.static import STATIC, catalogue
+
 LANGS = ["en", "ar", "zh", "vi"]
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-
-def catalogue(lang: str) -> dict[str, str]:
-    return json.loads((STATIC / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
 
 
 def test_every_language_has_every_key_with_the_same_placeholders():
@@ -21,7 +17,8 @@ def test_every_language_has_every_key_with_the_same_placeholders():
         other = catalogue(lang)
         assert other.keys() == english.keys(), (lang, other.keys() ^ english.keys())
         for key, text in english.items():
-            assert set(PLACEHOLDER.findall(other[key])) == set(PLACEHOLDER.findall(text)), (lang, key)
+            assert set(PLACEHOLDER.findall(other[key])) == set(PLACEHOLDER.findall(text)), \
+                (lang, key)
             assert other[key].strip(), (lang, key)
 
 
@@ -84,24 +81,41 @@ def test_every_event_kind_and_win_reason_has_its_words_in_every_catalogue():
     """Each kind the server declares (`/api/rules` "events": the rules' and the room's) has its
     line, `event.<kind>` or a variant `event.<kind>.<x>`, and each win reason the rules can
     produce its `end.reason.<reason>`, in every language; the generic lines exist for the others."""
-    from gateway.app import DECLARATION
+    from gateway.routes.pages import DECLARATION
     from rules.registry import WINS
 
     assert DECLARATION["events"] and WINS
     for lang in LANGS:
         keys = catalogue(lang).keys()
         missing = [kind for kind in DECLARATION["events"]
-                   if f"event.{kind}" not in keys and not any(k.startswith(f"event.{kind}.") for k in keys)]
+                   if f"event.{kind}" not in keys
+                   and not any(k.startswith(f"event.{kind}.") for k in keys)]
         missing += [f"end.reason.{w.reason}" for w in WINS if f"end.reason.{w.reason}" not in keys]
         missing += [k for k in ("event.unknown", "end.reason.unknown") if k not in keys]
         assert missing == [], lang
+
+
+def test_every_fact_a_card_shows_has_its_words_in_every_catalogue():
+    """The card's facts are drawn from the declaration (`/api/rules` "facts", js/facts.js) in the
+    words of `fact.<field>`: each declared fact has them, with the placeholders its shape fills."""
+    from rules import declaration
+
+    fills = {"seat": {"name"}, "seats": {"names"}, "couple": {"names"}, "others": {"names"},
+             "results": {"name", "role", "n"}}
+    facts = declaration()["facts"]
+    assert "sisters" in {f["field"] for f in facts}
+    for lang in LANGS:
+        words = catalogue(lang)
+        for fact in facts:
+            key = f"fact.{fact['field']}"
+            assert set(PLACEHOLDER.findall(words.get(key, ""))) == fills[fact["shape"]], (lang, key)
 
 
 def test_the_quick_claims_are_served_in_the_bots_own_words():
     """The client renders a quick claim from `/api/rules` "claims" (js/claims.js keeps no words of
     its own): the bots' catalogue itself, every kind in every language the client has."""
     from bots.claims import CATALOGUE, KINDS, ROLE_NAMES
-    from gateway.app import DECLARATION
+    from gateway.routes.pages import DECLARATION
 
     served = json.loads(json.dumps(DECLARATION["claims"]))
     assert served == json.loads(json.dumps(

@@ -12,12 +12,14 @@ import json
 import pytest
 
 from devstack.stack import durations
-from tests.client.table import LAPTOP, ROOT, Player, answer, chromium, play, play_all, seat_table, wolves_of
+from tests.client.table import (LAPTOP, ROOT, Player, answer, chromium, play, play_all,
+                                seat_table, wolves_of)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"]
-DURATIONS = {**durations(30, witch=10), "discussion": 300, "vote": 300}  # the day waits for the test
+# the day waits for the test
+DURATIONS = {**durations(30, witch=10), "discussion": 300, "vote": 300}
 DISCUSSION = "body[data-phase='day.discussion']"
 VOTE = "body[data-phase='day.vote']"
 EN = json.loads((ROOT / "gateway/static/i18n/en.json").read_text(encoding="utf-8"))
@@ -52,7 +54,8 @@ class Stall:
         if self.stalled:
             entry = (page_side, [])
             page_side.on_message(lambda message: entry[1].append(message))
-            page_side.on_close(lambda code, reason: entry in self.parked and self.parked.remove(entry))
+            page_side.on_close(lambda code, reason: entry in self.parked
+                               and self.parked.remove(entry))
             self.parked.append(entry)
             return
         self._connect(page_side, [])
@@ -79,7 +82,8 @@ class Stall:
 
 async def controls(player: Player) -> dict:
     shown = await player.page.evaluate(CONTROLS)
-    assert shown["prompts"] and shown["composer"], shown  # the ask-to-vote button, the day's composer
+    # the ask-to-vote button, the day's composer
+    assert shown["prompts"] and shown["composer"], shown
     return shown
 
 
@@ -91,7 +95,8 @@ async def down_then_back(player: Player, *, stall: Stall | None = None) -> None:
     shown = await controls(player)
     assert all(shown["prompts"]) and shown["send"], shown
     if stall is not None:
-        await asyncio.wait_for(stall.given_up.wait(), TOLD_MS / 1000)  # the page dropped the dead socket itself
+        # the page dropped the dead socket itself
+        await asyncio.wait_for(stall.given_up.wait(), TOLD_MS / 1000)
         stall.restore()
     else:
         await player.context.set_offline(False)
@@ -101,46 +106,48 @@ async def down_then_back(player: Player, *, stall: Stall | None = None) -> None:
 
 
 @pytest.mark.timeout(900)
-def test_a_stalled_or_offline_connection_is_told_its_controls_wait_and_sent_survives_a_reload(stack):
+async def test_a_stalled_or_offline_connection_is_told_its_controls_wait_and_sent_survives_a_reload(
+        stack):
     gateway = stack.start_gateway()
 
-    async def main():
-        async with chromium() as browser:
-            _, players = await seat_table(browser, gateway.url, [(n, "en-US", LAPTOP) for n in NAMES], DURATIONS, roles=[])
-            await play_all(players, until=DISCUSSION)
-            living = [p for p in players if await p.page.locator("#players li.me[data-alive='1']").count()]
-            player, others = living[0], [p for p in players if p is not living[0]]
-            page = player.page
-            stall = Stall()
-            await page.route_web_socket(lambda url: "/ws/" in url, stall.route)
-            await page.reload()
-            await page.wait_for_selector(f"{DISCUSSION} #screen-game:not([hidden]) .prompt[data-action='vote.request'] button")
-            await page.wait_for_selector("#conn[data-state=online]")
-            shown = await controls(player)
-            assert not any(shown["prompts"]) and not shown["send"], shown
+    async with chromium() as browser:
+        _, players = await seat_table(browser, gateway.url, [(n, "en-US", LAPTOP) for n in NAMES],
+                                      DURATIONS, roles=[])
+        await play_all(players, until=DISCUSSION)
+        living = [p for p in players
+                  if await p.page.locator("#players li.me[data-alive='1']").count()]
+        player, others = living[0], [p for p in players if p is not living[0]]
+        page = player.page
+        stall = Stall()
+        await page.route_web_socket(lambda url: "/ws/" in url, stall.route)
+        await page.reload()
+        await page.wait_for_selector(f"{DISCUSSION} #screen-game:not([hidden]) "
+                                     ".prompt[data-action='vote.request'] button")
+        await page.wait_for_selector("#conn[data-state=online]")
+        shown = await controls(player)
+        assert not any(shown["prompts"]) and not shown["send"], shown
 
-            # A silent drop: the socket stays open, nothing comes through it.
-            stall.stalled = True
-            await down_then_back(player, stall=stall)
+        # A silent drop: the socket stays open, nothing comes through it.
+        stall.stalled = True
+        await down_then_back(player, stall=stall)
 
-            # The browser knows it is offline: told at once.
-            await player.context.set_offline(True)
-            await down_then_back(player)
+        # The browser knows it is offline: told at once.
+        await player.context.set_offline(True)
+        await down_then_back(player)
 
-            # Back for good, the page plays on: it asks for the vote, the others too, and votes.
-            await page.click(".prompt[data-action='vote.request'] button")
-            await page.wait_for_selector(".prompt[data-action='vote.request'][data-answered]")
-            wolves = wolves_of(players)
-            await asyncio.gather(*(play(p, wolves, until=VOTE) for p in others))
-            await page.wait_for_selector(f"{VOTE} .prompt[data-action='vote']")
-            key = await page.get_attribute(".prompt[data-action='vote']", "data-key")
-            await answer(player, key, "vote", wolves)
-            sent = f'.prompt[data-key="{key}"][data-answered] p.ok'
-            assert await page.text_content(sent) == EN["act.sent"]
-            # Its "Sent" stays through a reload (the vote is open: the others have not voted).
-            await page.reload()
-            await page.wait_for_selector(sent)
-            assert await page.text_content(sent) == EN["act.sent"]
-            assert not player.errors, player.errors
+        # Back for good, the page plays on: it asks for the vote, the others too, and votes.
+        await page.click(".prompt[data-action='vote.request'] button")
+        await page.wait_for_selector(".prompt[data-action='vote.request'][data-answered]")
+        wolves = wolves_of(players)
+        await asyncio.gather(*(play(p, wolves, until=VOTE) for p in others))
+        await page.wait_for_selector(f"{VOTE} .prompt[data-action='vote']")
+        key = await page.get_attribute(".prompt[data-action='vote']", "data-key")
+        await answer(player, key, "vote", wolves)
+        sent = f'.prompt[data-key="{key}"][data-answered] p.ok'
+        assert await page.text_content(sent) == EN["act.sent"]
+        # Its "Sent" stays through a reload (the vote is open: the others have not voted).
+        await page.reload()
+        await page.wait_for_selector(sent)
+        assert await page.text_content(sent) == EN["act.sent"]
+        assert not player.errors, player.errors
 
-    asyncio.run(main())

@@ -24,7 +24,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 LAPTOP_720 = {"width": 1280, "height": 720}
 # Names that bidi reorders when nothing isolates them: Latin ones with digits in an Arabic line,
 # an Arabic one in an English line.
-SPECS = [("Quill", "en-US", LAPTOP_720), ("سارة", "ar", PHONE), ("Zed 7", "en-US", PHONE), ("Omar 2", "ar", LAPTOP_720),
+SPECS = [("Quill", "en-US", LAPTOP_720), ("سارة", "ar", PHONE), ("Zed 7", "en-US", PHONE),
+         ("Omar 2", "ar", LAPTOP_720),
          ("Ynez", "ar", PHONE), ("Xiu", "en-US", LAPTOP_720)]  # six: the smallest table
 NAMES = [name for name, _, _ in SPECS]
 DURATIONS = durations(30, witch=10)
@@ -268,87 +269,88 @@ def error_text(p: Player) -> str:
 
 
 @pytest.mark.timeout(900)
-def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_and_the_dawn_takes_no_tap(stack):
+async def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_and_the_dawn_takes_no_tap(stack):
     gateway = stack.start_gateway()
     looks = Looks()
 
-    async def main():
-        async with chromium() as browser:
-            # The home page of each language and width, with an error toast (a room that is not there).
-            for name, locale, viewport in SPECS[:4]:  # each language at each width
-                visitor = await new_player(browser, name, locale=locale, viewport=viewport)
-                page = visitor.page
-                await page.goto(gateway.url + "/")
-                await page.wait_for_selector("#screen-home:not([hidden]) #tables-open li")
-                await looks.look(page, name, "home")
-                await page.fill("#form-join-code input[name=room]", "ZZZZZZ")
-                await page.fill("#form-join-code input[name=name]", name)
-                await page.click("#form-join-code button[type=submit]")
-                await page.wait_for_selector("#toast:not([hidden])")
-                await looks.look(page, name, "home error toast")
-                await visitor.context.close()
+    async with chromium() as browser:
+        # The home page of each language and width, with an error toast (a room that is not there).
+        for name, locale, viewport in SPECS[:4]:  # each language at each width
+            visitor = await new_player(browser, name, locale=locale, viewport=viewport)
+            page = visitor.page
+            await page.goto(gateway.url + "/")
+            await page.wait_for_selector("#screen-home:not([hidden]) #tables-open li")
+            await looks.look(page, name, "home")
+            await page.fill("#form-join-code input[name=room]", "ZZZZZZ")
+            await page.fill("#form-join-code input[name=name]", name)
+            await page.click("#form-join-code button[type=submit]")
+            await page.wait_for_selector("#toast:not([hidden])")
+            await looks.look(page, name, "home error toast")
+            await visitor.context.close()
 
-            scrolled: dict[str, float] = {}
+        scrolled: dict[str, float] = {}
 
-            async def in_the_lobby(players):
-                for p in players:
-                    await p.page.wait_for_selector("#conn[data-state=online]")
-                    await looks.look(p.page, p.name, "lobby")
-                    if p.page.viewport_size == PHONE:  # the lobby's foot, before the game opens
-                        scrolled[p.name] = await p.page.evaluate(
-                            "() => { window.scrollTo(0, document.documentElement.scrollHeight); return scrollY; }")
-
-            _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=["seer"], before_start=in_the_lobby)
-            # A new screen opens at its top: the game's, after a lobby scrolled to its foot. A seat
-            # with a move this night is then scrolled to it (table.js showTurn), and only that far.
-            assert scrolled and all(y > 0 for y in scrolled.values()), scrolled
+        async def in_the_lobby(players):
             for p in players:
-                if p.name in scrolled:
-                    try:
-                        await p.page.wait_for_function(AT_TOP_OR_AT_THE_MOVE, timeout=10_000)
-                    except PlaywrightTimeout:
-                        raise AssertionError((p.name, scrolled[p.name], await p.page.evaluate(WHERE))) from None
-            wolves = {p.seat for p in players if p.role == "werewolf"}
-            for p in players:  # the first night, for every seat (most have nothing to do in it)
+                await p.page.wait_for_selector("#conn[data-state=online]")
+                await looks.look(p.page, p.name, "lobby")
+                if p.page.viewport_size == PHONE:  # the lobby's foot, before the game opens
+                    scrolled[p.name] = await p.page.evaluate(
+                        "() => { window.scrollTo(0, document.documentElement.scrollHeight); return scrollY; }")
+
+        _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=["seer"],
+                                      before_start=in_the_lobby)
+        # A new screen opens at its top: the game's, after a lobby scrolled to its foot. A seat
+        # with a move this night is then scrolled to it (table.js showTurn), and only that far.
+        assert scrolled and all(y > 0 for y in scrolled.values()), scrolled
+        for p in players:
+            if p.name in scrolled:
+                try:
+                    await p.page.wait_for_function(AT_TOP_OR_AT_THE_MOVE, timeout=10_000)
+                except PlaywrightTimeout:
+                    raise AssertionError((p.name, scrolled[p.name],
+                                          await p.page.evaluate(WHERE))) from None
+        wolves = {p.seat for p in players if p.role == "werewolf"}
+        for p in players:  # the first night, for every seat (most have nothing to do in it)
+            await looks.look(p.page, p.name, "table", toast=error_text(p))
+
+        async def by_day(p: Player) -> None:  # every seat's first day, the dawn's banner over it
+            await shown(p.page, f"body[data-phase^='day.'] #screen-game:not([hidden]), {THE_END}")
+            await looks.dawn(p.page, p.name)
+            if await p.page.locator(THE_END).count() == 0:
                 await looks.look(p.page, p.name, "table", toast=error_text(p))
 
-            async def by_day(p: Player) -> None:  # every seat's first day, the dawn's banner over it
-                await shown(p.page, f"body[data-phase^='day.'] #screen-game:not([hidden]), {THE_END}")
-                await looks.dawn(p.page, p.name)
-                if await p.page.locator(THE_END).count() == 0:
-                    await looks.look(p.page, p.name, "table", toast=error_text(p))
+        async def looked_at(p: Player, key: str, action: str, wolves: set[int]) -> None:
+            """The prompt looked at, answered, and "Sent" looked at once answered."""
+            page = p.page
+            await looks.dawn(page, p.name)
+            kind = await looks.look(page, p.name, "prompt", toast=error_text(p))
+            await answer(p, key, action, wolves)
+            if f"sent:{kind}" not in looks.seen[p.name] and await page.locator(
+                    f'.prompt[data-key="{key}"][data-answered] .ok').count():
+                await looks.look(page, p.name, "sent")
 
-            async def looked_at(p: Player, key: str, action: str, wolves: set[int]) -> None:
-                """The prompt looked at, answered, and "Sent" looked at once answered."""
-                page = p.page
-                await looks.dawn(page, p.name)
-                kind = await looks.look(page, p.name, "prompt", toast=error_text(p))
-                await answer(p, key, action, wolves)
-                if f"sent:{kind}" not in looks.seen[p.name] and await page.locator(
-                        f'.prompt[data-key="{key}"][data-answered] .ok').count():
-                    await looks.look(page, p.name, "sent")
+        async def plays(p: Player) -> None:
+            page = p.page
+            await play(p, wolves, move=looked_at)
+            # The end screen: at its top, no dawn over it.
+            assert await page.evaluate("() => scrollY") == 0, p.name
+            assert not await page.evaluate("() => document.querySelector('#dawn').checkVisibility()"), p.name
+            await looks.look(page, p.name, "end")
 
-            async def plays(p: Player) -> None:
-                page = p.page
-                await play(p, wolves, move=looked_at)
-                # The end screen: at its top, no dawn over it.
-                assert await page.evaluate("() => scrollY") == 0, p.name
-                assert not await page.evaluate("() => document.querySelector('#dawn').checkVisibility()"), p.name
-                await looks.look(page, p.name, "end")
+        await asyncio.gather(*(by_day(p) for p in players), *(plays(p) for p in players))
 
-            await asyncio.gather(*(by_day(p) for p in players), *(plays(p) for p in players))
+        # The review, in both languages and widths.
+        for p in players:
+            await p.page.click("#review-link")
+            await p.page.wait_for_selector("#review-timeline-card:not([hidden])", timeout=GAME_MS)
+            await looks.look(p.page, p.name, "review")
 
-            # The review, in both languages and widths.
-            for p in players:
-                await p.page.click("#review-link")
-                await p.page.wait_for_selector("#review-timeline-card:not([hidden])", timeout=GAME_MS)
-                await looks.look(p.page, p.name, "review")
-
-    asyncio.run(main())
 
     assert not looks.problems, "\n".join(looks.problems)
     # What the game showed: every page by day, by night, in the lobby, at the end and on the
-    # review, toasts in both palettes; "Sent" by day; the dawn over at least one page, taking no tap.
+    # review, toasts in both palettes; "Sent" by day; the dawn over at least one page, taking no
+    # tap.
     for name in NAMES:
         seen = looks.seen[name]
         home = ("home:screen-home", "home error toast:screen-home") if name in NAMES[:4] else ()

@@ -54,32 +54,31 @@ class EventsAfterAcks:
         self.held.clear()
 
 
-def test_host_form_keeps_a_change_acked_before_its_event(stack):
+async def test_host_form_keeps_a_change_acked_before_its_event(stack):
     gateway = stack.start_gateway()
 
-    async def main():
-        async with chromium() as browser:
-            host = await new_player(browser, "Layla")
-            page = host.page
-            proxy = EventsAfterAcks()
-            await page.route_web_socket(lambda url: "/ws/" in url, proxy.route)
-            await page.goto(gateway.url + "/")
-            await page.fill("#form-create input[name=name]", host.name)
-            await page.click("#form-create button[type=submit]")
-            await page.wait_for_selector("#screen-lobby:not([hidden]) #lobby-roles li[data-role=hunter]")
+    async with chromium() as browser:
+        host = await new_player(browser, "Layla")
+        page = host.page
+        proxy = EventsAfterAcks()
+        await page.route_web_socket(lambda url: "/ws/" in url, proxy.route)
+        await page.goto(gateway.url + "/")
+        await page.fill("#form-create input[name=name]", host.name)
+        await page.click("#form-create button[type=submit]")
+        await page.wait_for_selector(
+            "#screen-lobby:not([hidden]) #lobby-roles li[data-role=hunter]")
 
-            proxy.holding = True
-            await page.locator("#host-roles input[value=hunter]").uncheck()
-            await asyncio.wait_for(proxy.acks.get(), 60)
-            await page.locator("#host-roles input[value=cupid]").uncheck()
-            await asyncio.wait_for(proxy.acks.get(), 60)
-            assert proxy.held, "the server sent no event for the settings"
-            proxy.release()
+        proxy.holding = True
+        await page.locator("#host-roles input[value=hunter]").uncheck()
+        await asyncio.wait_for(proxy.acks.get(), 60)
+        await page.locator("#host-roles input[value=cupid]").uncheck()
+        await asyncio.wait_for(proxy.acks.get(), 60)
+        assert proxy.held, "the server sent no event for the settings"
+        proxy.release()
 
-            await page.wait_for_function(f"() => !({LOBBY_SHOWS})().roles.includes('cupid')")
-            shown = await page.evaluate(LOBBY_SHOWS)
-            assert sorted(shown["roles"]) == ["seer", "villager", "werewolf", "witch"]
-            assert sorted(shown["hostChecked"]) == ["seer", "witch"]
-            assert not host.errors, host.errors
+        await page.wait_for_function(f"() => !({LOBBY_SHOWS})().roles.includes('cupid')")
+        shown = await page.evaluate(LOBBY_SHOWS)
+        assert sorted(shown["roles"]) == ["seer", "villager", "werewolf", "witch"]
+        assert sorted(shown["hostChecked"]) == ["seer", "witch"]
+        assert not host.errors, host.errors
 
-    asyncio.run(main())

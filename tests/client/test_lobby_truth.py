@@ -9,14 +9,14 @@ stack, with the host and a guest at 360 px and 1280x720, in English and in Arabi
 """
 from __future__ import annotations
 
-import asyncio
 
 import httpx
 import pytest
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.client.table import PHONE, chromium, new_player, without_isolates
-from tests.client.test_catalogues import catalogue
+from tests.client.static import catalogue
+from tests.helpers import until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -60,12 +60,10 @@ async def shows(player, **want) -> None:
 
 async def dealt(http: httpx.AsyncClient, room: str, settled) -> dict:
     """The room's deal once `settled(deal)` holds (within 30 s)."""
-    async with asyncio.timeout(30):
-        while True:
-            deal = (await http.get(f"/api/rooms/{room}")).json()["roles_in_play"]
-            if settled(deal):
-                return deal
-            await asyncio.sleep(0.1)
+    async def deal() -> dict | None:
+        roles = (await http.get(f"/api/rooms/{room}")).json()["roles_in_play"]
+        return roles if settled(roles) else None
+    return await until(deal, 30, "the deal settled")
 
 
 def chips(deal: dict) -> list[str]:
@@ -79,97 +77,100 @@ CASES = [pytest.param(("en-US", PHONE), ("ar", LAPTOP_720), id="host-en-360-gues
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("host_spec, guest_spec", CASES)
-def test_the_lobby_shows_what_is_dealt_and_only_that(stack, host_spec, guest_spec):
+async def test_the_lobby_shows_what_is_dealt_and_only_that(stack, host_spec, guest_spec):
     gateway = stack.start_gateway()
 
-    async def main():
-        async with chromium() as browser, httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
-            declared = (await http.get("/api/rules")).json()
-            values = {r["id"]: r["values"] for r in declared["rules"]}
-            host = await new_player(browser, "Layla", locale=host_spec[0], viewport=host_spec[1])
-            guest = await new_player(browser, "Omar", locale=guest_spec[0], viewport=guest_spec[1])
-            texts = {p.name: catalogue("ar" if locale == "ar" else "en")
-                     for p, locale in ((host, host_spec[0]), (guest, guest_spec[0]))}
-            page = host.page
-            await page.goto(gateway.url + "/")
-            await page.fill("#form-create input[name=name]", host.name)
-            await page.click("#form-create button[type=submit]")
-            await page.wait_for_selector("#screen-lobby:not([hidden])")
-            link = await page.input_value("#share-link")
-            room = link.rsplit("/", 1)[1]
-            await guest.page.goto(link)
-            await guest.page.fill("#form-join input[name=name]", guest.name)
-            await guest.page.click("#form-join button[type=submit]")
-            await guest.page.wait_for_selector("#screen-lobby:not([hidden])")
+    async with chromium() as browser, httpx.AsyncClient(base_url=gateway.url, timeout=60) as http:
+        declared = (await http.get("/api/rules")).json()
+        values = {r["id"]: r["values"] for r in declared["rules"]}
+        host = await new_player(browser, "Layla", locale=host_spec[0], viewport=host_spec[1])
+        guest = await new_player(browser, "Omar", locale=guest_spec[0], viewport=guest_spec[1])
+        texts = {p.name: catalogue("ar" if locale == "ar" else "en")
+                 for p, locale in ((host, host_spec[0]), (guest, guest_spec[0]))}
+        page = host.page
+        await page.goto(gateway.url + "/")
+        await page.fill("#form-create input[name=name]", host.name)
+        await page.click("#form-create button[type=submit]")
+        await page.wait_for_selector("#screen-lobby:not([hidden])")
+        link = await page.input_value("#share-link")
+        room = link.rsplit("/", 1)[1]
+        await guest.page.goto(link)
+        await guest.page.fill("#form-join input[name=name]", guest.name)
+        await guest.page.click("#form-join button[type=submit]")
+        await guest.page.wait_for_selector("#screen-lobby:not([hidden])")
 
-            async def pick(rule: str, value) -> None:
-                await page.select_option(f"#host-rules select[name={rule}]", str(values[rule].index(value)))
+        async def pick(rule: str, value) -> None:
+            await page.select_option(f"#host-rules select[name={rule}]",
+                                     str(values[rule].index(value)))
 
-            # Three named wolves and nothing else: every wolf seat is theirs, no plain Werewolf.
-            for role in SPECIAL_WOLVES:
-                await page.locator(f"#host-roles input[value={role}]").check()
-            for role in ("seer", "witch", "hunter", "cupid"):
-                await page.locator(f"#host-roles input[value={role}]").uncheck()
-            await shows(host, hostChecked=sorted(SPECIAL_WOLVES))
-            # The ticks are the page's at once, the room's once each settings frame is through.
-            deal = await dealt(http, room, lambda deal: deal["werewolf"] == 0)
-            assert all(deal[r] == 1 for r in SPECIAL_WOLVES), deal
-            with_mayor = ["big_bad_wolf", "candidacy", "discussion", "election", "infect_father",
-                          "successor", "tiebreak", "vote", "white_werewolf", "wolves"]
-            for p in (host, guest):
-                await shows(p, chips=chips(deal), durations=with_mayor,
-                            wolves=texts[p.name]["lobby.wolves"].format(n=3))
-            await shows(host, hostDurations=with_mayor)
+        # Three named wolves and nothing else: every wolf seat is theirs, no plain Werewolf.
+        for role in SPECIAL_WOLVES:
+            await page.locator(f"#host-roles input[value={role}]").check()
+        for role in ("seer", "witch", "hunter", "cupid"):
+            await page.locator(f"#host-roles input[value={role}]").uncheck()
+        await shows(host, hostChecked=sorted(SPECIAL_WOLVES))
+        # The ticks are the page's at once, the room's once each settings frame is through.
+        deal = await dealt(http, room, lambda deal: deal["werewolf"] == 0)
+        assert all(deal[r] == 1 for r in SPECIAL_WOLVES), deal
+        with_mayor = ["big_bad_wolf", "candidacy", "discussion", "election", "infect_father",
+                      "successor", "tiebreak", "vote", "white_werewolf", "wolves"]
+        for p in (host, guest):
+            await shows(p, chips=chips(deal), durations=with_mayor,
+                        wolves=texts[p.name]["lobby.wolves"].format(n=3))
+        await shows(host, hostDurations=with_mayor)
 
-            # The mayor's rules show with a mayor, and go with him: "Mayor: none" and nothing under it.
-            await pick("mayor_candidacy", "candidates")
-            for p in (host, guest):
-                await shows(p, rules=["mayor_candidacy"])
-            assert {"mayor", "mayor_candidacy", "election_tie"} <= set((await page.evaluate(LOBBY))["hostRules"])
-            await pick("mayor", "none")
-            no_mayor = ["big_bad_wolf", "discussion", "infect_father", "vote", "white_werewolf", "wolves"]
-            for p in (host, guest):
-                await shows(p, rules=["mayor"], durations=no_mayor)
-            await shows(host, hostDurations=no_mayor)
-            host_rules = set((await page.evaluate(LOBBY))["hostRules"])
-            assert "mayor" in host_rules and not {"mayor_candidacy", "election_tie"} & host_rules, host_rules
+        # The mayor's rules show with a mayor, and go with him: "Mayor: none" and nothing under it.
+        await pick("mayor_candidacy", "candidates")
+        for p in (host, guest):
+            await shows(p, rules=["mayor_candidacy"])
+        assert {"mayor", "mayor_candidacy", "election_tie"} <= set(
+            (await page.evaluate(LOBBY))["hostRules"])
+        await pick("mayor", "none")
+        no_mayor = ["big_bad_wolf", "discussion", "infect_father", "vote", "white_werewolf",
+                    "wolves"]
+        for p in (host, guest):
+            await shows(p, rules=["mayor"], durations=no_mayor)
+        await shows(host, hostDurations=no_mayor)
+        host_rules = set((await page.evaluate(LOBBY))["hostRules"])
+        assert "mayor" in host_rules and not {"mayor_candidacy", "election_tie"} & host_rules, \
+            host_rules
 
-            # Seed 004 deals its row for the table seated (two seated: the smallest, four seats).
-            await page.select_option("#host-preset", "seed_004")
-            for p in (host, guest):
-                await shows(p, chips=chips(ROW_004[4]),
-                            wolves=texts[p.name]["lobby.wolves"].format(n=1))
-            await shows(host, hostChecked=["seer"])
-            for name in ("Mei", "Linh", "Ana", "Tom"):
-                (await http.post(f"/api/rooms/{room}/join", json={"name": name})).raise_for_status()
-            six = ["discussion", "guard", "seer", "vote", "wolves"]
-            for p in (host, guest):
-                await shows(p, seated=6, chips=chips(ROW_004[6]), durations=six,
-                            wolves=texts[p.name]["lobby.wolves"].format(n=1))
-                assert not {"mayor_candidacy", "election_tie"} & set((await p.page.evaluate(LOBBY))["rules"])
-            await shows(host, hostChecked=["guard", "seer"], hostDurations=six, start=True)
-            assert (await http.get(f"/api/rooms/{room}")).json()["roles_in_play"] == ROW_004[6]
+        # Seed 004 deals its row for the table seated (two seated: the smallest, four seats).
+        await page.select_option("#host-preset", "seed_004")
+        for p in (host, guest):
+            await shows(p, chips=chips(ROW_004[4]),
+                        wolves=texts[p.name]["lobby.wolves"].format(n=1))
+        await shows(host, hostChecked=["seer"])
+        for name in ("Mei", "Linh", "Ana", "Tom"):
+            (await http.post(f"/api/rooms/{room}/join", json={"name": name})).raise_for_status()
+        six = ["discussion", "guard", "seer", "vote", "wolves"]
+        for p in (host, guest):
+            await shows(p, seated=6, chips=chips(ROW_004[6]), durations=six,
+                        wolves=texts[p.name]["lobby.wolves"].format(n=1))
+            assert not {"mayor_candidacy", "election_tie"} & set(
+                (await p.page.evaluate(LOBBY))["rules"])
+        await shows(host, hostChecked=["guard", "seer"], hostDurations=six, start=True)
+        assert (await http.get(f"/api/rooms/{room}")).json()["roles_in_play"] == ROW_004[6]
 
-            # The Lover ticked at six: the six-seat row and the pair, nobody more to wait for.
-            await page.locator("#host-roles input[value=lover]").check()
-            with_lover = {"werewolf": 1, "seer": 1, "guard": 1, "lover": 2, "villager": 1}
-            for p in (host, guest):
-                await shows(p, chips=chips(with_lover), seated=6)
-            await shows(host, hostChecked=["guard", "lover", "seer"], need="", start=True)
-            await shows(guest, need=texts[guest.name]["lobby.wait_host"].format(name=host.name))
-            facts = (await http.get(f"/api/rooms/{room}")).json()
-            assert facts["roles_in_play"] == with_lover and sum(with_lover.values()) == 6, facts
+        # The Lover ticked at six: the six-seat row and the pair, nobody more to wait for.
+        await page.locator("#host-roles input[value=lover]").check()
+        with_lover = {"werewolf": 1, "seer": 1, "guard": 1, "lover": 2, "villager": 1}
+        for p in (host, guest):
+            await shows(p, chips=chips(with_lover), seated=6)
+        await shows(host, hostChecked=["guard", "lover", "seer"], need="", start=True)
+        await shows(guest, need=texts[guest.name]["lobby.wait_host"].format(name=host.name))
+        facts = (await http.get(f"/api/rooms/{room}")).json()
+        assert facts["roles_in_play"] == with_lover and sum(with_lover.values()) == 6, facts
 
-            # The preset again, and two more seated: the eight-seat row, its two wolves.
-            await page.select_option("#host-preset", "seed_004")
-            for name in ("Sami", "Huda"):
-                (await http.post(f"/api/rooms/{room}/join", json={"name": name})).raise_for_status()
-            for p in (host, guest):
-                await shows(p, seated=8, chips=chips(ROW_004[8]),
-                            wolves=texts[p.name]["lobby.wolves"].format(n=2))
-            await shows(host, hostChecked=["guard", "medium", "seer", "traitor"])
-            assert (await http.get(f"/api/rooms/{room}")).json()["roles_in_play"] == ROW_004[8]
-            for p in (host, guest):
-                assert not p.errors, (p.name, p.errors)
+        # The preset again, and two more seated: the eight-seat row, its two wolves.
+        await page.select_option("#host-preset", "seed_004")
+        for name in ("Sami", "Huda"):
+            (await http.post(f"/api/rooms/{room}/join", json={"name": name})).raise_for_status()
+        for p in (host, guest):
+            await shows(p, seated=8, chips=chips(ROW_004[8]),
+                        wolves=texts[p.name]["lobby.wolves"].format(n=2))
+        await shows(host, hostChecked=["guard", "medium", "seer", "traitor"])
+        assert (await http.get(f"/api/rooms/{room}")).json()["roles_in_play"] == ROW_004[8]
+        for p in (host, guest):
+            assert not p.errors, (p.name, p.errors)
 
-    asyncio.run(main())

@@ -8,7 +8,6 @@ tap, on by default, and silent on the page that muted them, a choice that outliv
 """
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 from playwright.async_api import TimeoutError as PlaywrightTimeout
@@ -45,68 +44,69 @@ STILL = """() => ({ animations, transitions, running: document.getAnimations().m
 
 
 @pytest.mark.timeout(900)
-def test_night_day_cards_deaths_and_votes_move_unless_reduced_and_sound_unless_muted(stack):
+async def test_night_day_cards_deaths_and_votes_move_unless_reduced_and_sound_unless_muted(stack):
     gateway = stack.start_gateway()
 
-    async def main():
-        async with chromium() as browser:
-            async def ready(players):
-                for p in players:
-                    page = p.page
-                    assert await page.get_attribute("#sound", "aria-pressed") == "true"  # on by default
-                    if p.name == MUTED:
-                        await page.click("#sound")
-                        assert await page.get_attribute("#sound", "aria-pressed") == "false"
-                        await page.reload()
-                        await page.wait_for_selector("#screen-lobby:not([hidden])")
-                        assert await page.get_attribute("#sound", "aria-pressed") == "false"  # remembered
-                        await page.click("#lobby-title")  # a tap: audio may start, and stays muted
-                    if p.name in REDUCED:
-                        await page.emulate_media(reduced_motion="reduce")
-                    await page.evaluate(RECORD)
-
-            _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=[], before_start=ready)
-            moving = [p for p in players if p.name not in REDUCED]
-            still = [p for p in players if p.name in REDUCED]
-
-            # The deal: night falls and the card turns over, or nothing moves at all.
-            for p in moving:
-                try:
-                    await p.page.wait_for_function(
-                        "() => animations.includes('ww-nightfall') && animations.includes('ww-flip') && transitions.length",
-                        timeout=WAIT_MS)
-                except PlaywrightTimeout:
-                    raise AssertionError(f"{p.name}'s page at the deal: {await p.page.evaluate(STILL)}") from None
-            for p in still:
-                await p.page.wait_for_selector("body[data-phase^='night'] #veil[data-sky='nightfall']", state="attached")
-                await p.page.evaluate(NEXT_FRAMES)
-                shown = await p.page.evaluate(STILL)
-                assert shown == {"animations": [], "transitions": [], "running": [], "veil": "none",
-                                 "sky": "nightfall"}, (p.name, shown)
-
-            await play_through_first_vote(players)
-
-            for p in moving:  # day broke, the night's death was marked, the votes' arrows were drawn
-                try:
-                    await p.page.wait_for_function(
-                        "() => ['ww-daybreak', 'ww-strike', 'ww-draw'].every((name) => animations.includes(name))",
-                        timeout=WAIT_MS)
-                except PlaywrightTimeout:
-                    seen = await p.page.evaluate("() => [...new Set(animations)]")
-                    raise AssertionError(f"{p.name}'s page animated only {seen}") from None
-            for p in still:
-                await p.page.evaluate(NEXT_FRAMES)
-                shown = await p.page.evaluate(STILL)
-                assert not shown["animations"] and not shown["transitions"] and not shown["running"], (p.name, shown)
-
-            cues = await players[0].page.evaluate("async () => (await import('/js/sound.js')).CUES")
+    async with chromium() as browser:
+        async def ready(players):
             for p in players:
-                tones = await p.page.evaluate("() => tones")
+                page = p.page
+                assert await page.get_attribute("#sound", "aria-pressed") == "true"  # on by default
                 if p.name == MUTED:
-                    assert tones == [], tones
-                else:  # the dawn's first note and the vote's, reduced motion or not
-                    assert {cues["dawn"][0][0], cues["vote"][0][0]} <= set(tones), (p.name, tones)
-            for p in players:
-                assert not p.errors, (p.name, p.errors)
+                    await page.click("#sound")
+                    assert await page.get_attribute("#sound", "aria-pressed") == "false"
+                    await page.reload()
+                    await page.wait_for_selector("#screen-lobby:not([hidden])")
+                    # remembered
+                    assert await page.get_attribute("#sound", "aria-pressed") == "false"
+                    await page.click("#lobby-title")  # a tap: audio may start, and stays muted
+                if p.name in REDUCED:
+                    await page.emulate_media(reduced_motion="reduce")
+                await page.evaluate(RECORD)
 
-    asyncio.run(main())
+        _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=[],
+                                      before_start=ready)
+        moving = [p for p in players if p.name not in REDUCED]
+        still = [p for p in players if p.name in REDUCED]
+
+        # The deal: night falls and the card turns over, or nothing moves at all.
+        for p in moving:
+            try:
+                await p.page.wait_for_function(
+                    "() => animations.includes('ww-nightfall') && animations.includes('ww-flip') && transitions.length",
+                    timeout=WAIT_MS)
+            except PlaywrightTimeout:
+                raise AssertionError(f"{p.name}'s page at the deal: {await p.page.evaluate(STILL)}") from None
+        for p in still:
+            await p.page.wait_for_selector("body[data-phase^='night'] #veil[data-sky='nightfall']",
+                                           state="attached")
+            await p.page.evaluate(NEXT_FRAMES)
+            shown = await p.page.evaluate(STILL)
+            assert shown == {"animations": [], "transitions": [], "running": [], "veil": "none",
+                             "sky": "nightfall"}, (p.name, shown)
+
+        await play_through_first_vote(players)
+
+        for p in moving:  # day broke, the night's death was marked, the votes' arrows were drawn
+            try:
+                await p.page.wait_for_function(
+                    "() => ['ww-daybreak', 'ww-strike', 'ww-draw'].every((name) => animations.includes(name))",
+                    timeout=WAIT_MS)
+            except PlaywrightTimeout:
+                seen = await p.page.evaluate("() => [...new Set(animations)]")
+                raise AssertionError(f"{p.name}'s page animated only {seen}") from None
+        for p in still:
+            await p.page.evaluate(NEXT_FRAMES)
+            shown = await p.page.evaluate(STILL)
+            assert not shown["animations"] and not shown["transitions"] and not shown["running"], (p.name, shown)
+
+        cues = await players[0].page.evaluate("async () => (await import('/js/sound.js')).CUES")
+        for p in players:
+            tones = await p.page.evaluate("() => tones")
+            if p.name == MUTED:
+                assert tones == [], tones
+            else:  # the dawn's first note and the vote's, reduced motion or not
+                assert {cues["dawn"][0][0], cues["vote"][0][0]} <= set(tones), (p.name, tones)
+        for p in players:
+            assert not p.errors, (p.name, p.errors)
+

@@ -8,13 +8,13 @@ other way round), and the confirmed move reaches the server with that seat. Engl
 """
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 
 from devstack.stack import durations
 from tests.client.first_vote import play_through_first_vote, watch_events
-from tests.client.table import DOCS, PHONE, WAIT_MS, chromium, pick, seat_table, unless_closed, until, wolves_of
+from tests.client.table import (DOCS, PHONE, WAIT_MS, chromium, pick, seat_table, unless_closed,
+                                until, wolves_of)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -47,80 +47,82 @@ SCROLLED_IN = f"""() => {{
 
 
 @pytest.mark.timeout(900)
-def test_the_move_is_in_view_and_a_seat_on_the_table_chooses(stack):
+async def test_the_move_is_in_view_and_a_seat_on_the_table_chooses(stack):
     gateway = stack.start_gateway()
 
-    async def main():
-        async with chromium() as browser:
-            events = {}
+    async with chromium() as browser:
+        events = {}
 
-            async def watched(players):
-                for p in players:
-                    events[p.name] = await watch_events(p)
-
-            _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=[], before_start=watched)
-            wolves = wolves_of(players)
-            seen_in_view = set()  # (phone?, dir) of the pages that checked a prompt
-            tapped = {p.name: [] for p in players}
-
-            async def in_view(player, action):
-                page = player.page
-                phone = page.viewport_size == PHONE
-                if phone:
-                    await page.wait_for_function(SCROLLED_IN, timeout=WAIT_MS)
-                at = await page.evaluate(WHERE)
-                if at is None:  # the prompt closed under the test (its phase ended)
-                    return
-                assert at["dir"] == ("rtl" if player.name in ("Omar", "Linh", "Tom") else "ltr"), at
-                if not phone:  # on the first screen as laid out: nothing scrolled it there
-                    assert at["scrolled"] == 0 and at["bars"] <= at["top"] and at["bottom"] <= at["height"], (player.name, at)
-                assert at["title"] and at["title"] in at["live"], (player.name, at)
-                if (phone, at["dir"]) not in seen_in_view:  # the first screen as the player sees it
-                    shot = f"move-{'phone' if phone else page.viewport_size['width']}-{at['dir']}.png"
-                    await page.screenshot(path=str(DOCS / "screenshots" / shot))
-                seen_in_view.add((phone, at["dir"]))
-                if action in TAPPED:
-                    await tap_a_seat(player, at["key"], action)
-
-            async def tap_a_seat(player, key, action):
-                page = player.page
-                prompt = f'.prompt[data-key="{key}"]'
-                choices = await page.eval_on_selector_all(f"{prompt} button.choice", "els => els.map(e => Number(e.dataset.seat))")
-                target = pick(action, choices, player, wolves, 1)[0]
-                other = next((s for s in choices if s != target), None)
-
-                async def move():
-                    # Only the seats the prompt offers are buttons on the table.
-                    offered = await page.eval_on_selector_all("#table .seat-pick", "els => els.map(e => Number(e.dataset.seat))")
-                    assert sorted(offered) == sorted(choices), (player.name, offered, choices)
-                    if other is not None:  # a name button moves the table's choice too
-                        await page.click(f'{prompt} button.choice[data-seat="{other}"]')
-                        await page.wait_for_selector(f'#table .seat.picked[data-seat="{other}"] .seat-pick[aria-pressed="true"]',
-                                                     state="attached")
-                    await page.click(f'#table .seat[data-seat="{target}"] .seat-pick')
-                    await page.wait_for_selector(f'{prompt} button.choice[data-seat="{target}"][aria-pressed="true"]')
-                    assert await page.locator(f"{prompt} button.choice[aria-pressed='true']").count() == 1
-                    assert await page.locator("#table .seat.picked").count() == 1
-                    before = len(events[player.name])
-                    await page.click(f"{prompt} button.confirm")
-                    kind = TAPPED[action]
-                    # The server took the move: its event names this seat and the one tapped.
-                    taken = await until(player.news, lambda: next(
-                        (e for e in events[player.name][before:] if e["kind"] == kind and e["seat"] == player.seat), None))
-                    assert taken["target"] == target, (player.name, taken, target)
-                    tapped[player.name].append(action)
-
-                await unless_closed(page, prompt, move)
-
-            await play_through_first_vote(players, on_prompt=in_view)
-
-            # The pack eats the first seat that is not its own (tests/client/table.py's pick): a
-            # laptop's, so both phones and a laptop in each language live to the vote.
-            assert seen_in_view == {(False, "ltr"), (False, "rtl"), (True, "ltr"), (True, "rtl")}, seen_in_view
-            votes = {p.name for p in players if "vote" in tapped[p.name]}
-            phones = {p.name for p in players if p.page.viewport_size == PHONE}
-            assert votes - phones and votes & phones, tapped  # a laptop and a phone voted by a tap
+        async def watched(players):
             for p in players:
-                assert not p.errors, (p.name, p.errors)
+                events[p.name] = await watch_events(p)
 
-    asyncio.run(main())
+        _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=[],
+                                      before_start=watched)
+        wolves = wolves_of(players)
+        seen_in_view = set()  # (phone?, dir) of the pages that checked a prompt
+        tapped = {p.name: [] for p in players}
+
+        async def in_view(player, action):
+            page = player.page
+            phone = page.viewport_size == PHONE
+            if phone:
+                await page.wait_for_function(SCROLLED_IN, timeout=WAIT_MS)
+            at = await page.evaluate(WHERE)
+            if at is None:  # the prompt closed under the test (its phase ended)
+                return
+            assert at["dir"] == ("rtl" if player.name in ("Omar", "Linh", "Tom") else "ltr"), at
+            if not phone:  # on the first screen as laid out: nothing scrolled it there
+                assert at["scrolled"] == 0 and at["bars"] <= at["top"] and at["bottom"] <= at["height"], (player.name, at)
+            assert at["title"] and at["title"] in at["live"], (player.name, at)
+            if (phone, at["dir"]) not in seen_in_view:  # the first screen as the player sees it
+                shot = f"move-{'phone' if phone else page.viewport_size['width']}-{at['dir']}.png"
+                await page.screenshot(path=str(DOCS / "screenshots" / shot))
+            seen_in_view.add((phone, at["dir"]))
+            if action in TAPPED:
+                await tap_a_seat(player, at["key"], action)
+
+        async def tap_a_seat(player, key, action):
+            page = player.page
+            prompt = f'.prompt[data-key="{key}"]'
+            choices = await page.eval_on_selector_all(f"{prompt} button.choice",
+                                                      "els => els.map(e => Number(e.dataset.seat))")
+            target = pick(action, choices, player, wolves, 1)[0]
+            other = next((s for s in choices if s != target), None)
+
+            async def move():
+                # Only the seats the prompt offers are buttons on the table.
+                offered = await page.eval_on_selector_all("#table .seat-pick",
+                                                          "els => els.map(e => Number(e.dataset.seat))")
+                assert sorted(offered) == sorted(choices), (player.name, offered, choices)
+                if other is not None:  # a name button moves the table's choice too
+                    await page.click(f'{prompt} button.choice[data-seat="{other}"]')
+                    await page.wait_for_selector(f'#table .seat.picked[data-seat="{other}"] .seat-pick[aria-pressed="true"]',
+                                                 state="attached")
+                await page.click(f'#table .seat[data-seat="{target}"] .seat-pick')
+                await page.wait_for_selector(f'{prompt} button.choice[data-seat="{target}"][aria-pressed="true"]')
+                assert await page.locator(f"{prompt} button.choice[aria-pressed='true']").count() == 1
+                assert await page.locator("#table .seat.picked").count() == 1
+                before = len(events[player.name])
+                await page.click(f"{prompt} button.confirm")
+                kind = TAPPED[action]
+                # The server took the move: its event names this seat and the one tapped.
+                taken = await until(player.news, lambda: next(
+                    (e for e in events[player.name][before:] if e["kind"] == kind
+                     and e["seat"] == player.seat), None))
+                assert taken["target"] == target, (player.name, taken, target)
+                tapped[player.name].append(action)
+
+            await unless_closed(page, prompt, move)
+
+        await play_through_first_vote(players, on_prompt=in_view)
+
+        # The pack eats the first seat that is not its own (tests/client/table.py's pick): a
+        # laptop's, so both phones and a laptop in each language live to the vote.
+        assert seen_in_view == {(False, "ltr"), (False, "rtl"), (True, "ltr"), (True, "rtl")}, seen_in_view
+        votes = {p.name for p in players if "vote" in tapped[p.name]}
+        phones = {p.name for p in players if p.page.viewport_size == PHONE}
+        assert votes - phones and votes & phones, tapped  # a laptop and a phone voted by a tap
+        for p in players:
+            assert not p.errors, (p.name, p.errors)
+

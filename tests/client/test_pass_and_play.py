@@ -40,13 +40,15 @@ HOLDER = "#screen-game:not([hidden]) #pass-bar:not([hidden])"
 TABLE_TODO = ("#pass-table:not([hidden]) #pass-vote-now, "
               "#pass-table:not([hidden]) .prompt:not([data-answered]):not([data-action='vote.request'])")
 END = "#screen-end:not([hidden])"
-OPEN = ".prompt:not([data-answered]):not([data-action='vote.request'])"  # asking to vote: the table's button
+# asking to vote: the table's button
+OPEN = ".prompt:not([data-answered]):not([data-action='vote.request'])"
 # Resolves with the first of these shown: a list of selectors that Playwright's own wait would
 # settle on its first match in the page's order, shown or not.
 NEXT = f"""() => [{", ".join(repr(sel) for sel in (COVER, HOLDER, TABLE_TODO, END))}]
     .some((sel) => [...document.querySelectorAll(sel)].some((e) => e.checkVisibility()))"""
 # Feed lines only their seat is told.
-PRIVATE_FEED = ["seer_result", "medium_result", "traitor_pack", "lover_pair", "lovers", "infected", "thief_cards",
+PRIVATE_FEED = ["seer_result", "medium_result", "traitor_pack", "lover_pair", "lovers", "infected",
+                "thief_cards",
                 "peeked", "little_girl_caught", "charmed"]
 
 # What the page shows now: the screen, whose it is, and every private thing a seat's screen holds.
@@ -160,7 +162,8 @@ def rounds_of(turns: list[tuple[int, str]], living: list[int]) -> list[str]:
     return steps
 
 
-async def answer_here(page, scope: str, role: str, wolves: set[int], voter: int, abstain: bool) -> None:
+async def answer_here(
+        page, scope: str, role: str, wolves: set[int], voter: int, abstain: bool) -> None:
     """Answer the first open prompt under `scope`: the night's move from table.pick; by day the
     village abstains on the first day (nobody leaves: the next night has every seat), then votes
     out the wolf."""
@@ -240,7 +243,8 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
         if now["screen"] == "screen-end":
             break
         if last is not None:  # the first screen after a player put the phone down (or a reload)
-            assert now["screen"] in ("screen-cover", "screen-game") and not now["who"], now["screen"]
+            assert now["screen"] in ("screen-cover",
+                                     "screen-game") and not now["who"], now["screen"]
             assert not (now["role"] or now["art"] or now["cardText"] or now["explain"]), now
             assert no_trace_of(last, now) == [], (last["name"], now["screen"])
             checks += 1
@@ -266,7 +270,8 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
                 assert mine["alive"] == len(NAMES), (name, phase, mine["alive"])
             assert await page.is_hidden("#dawn"), name
             cards[mine["seat"]] = mine["role"]
-            if shots is not None and "reload" not in shots:  # a reload puts the phone down: a cover comes back
+            # a reload puts the phone down: a cover comes back
+            if shots is not None and "reload" not in shots:
                 shots.add("reload")
                 await page.reload()
                 last = mine
@@ -302,67 +307,70 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
         voter = int(await scope.get_attribute("data-seat"))
         await answer_here(page, f'#pass-prompts .pass-seat[data-seat="{voter}"]', cards[voter],
                           wolves, voter, dawned < 2)
-    return SimpleNamespace(phone=phone, page=page, cards=cards, seen=seen, covers=covers, checks=checks,
+    return SimpleNamespace(phone=phone, page=page, cards=cards, seen=seen, covers=covers,
+                           checks=checks,
                            idle=idle, nights=nights_of(await page.evaluate(READ_LOG)))
 
 
 @pytest.mark.timeout(600)
-def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_the_table_whatever_the_deal(stack):
+async def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_the_table_whatever_the_deal(stack):
     gateway = stack.start_gateway(games_per_actor=4)
     SHOTS.mkdir(exist_ok=True)
 
-    async def main():
-        async with chromium() as browser:
-            first_deal: asyncio.Future = asyncio.get_running_loop().create_future()
+    async with chromium() as browser:
+        first_deal: asyncio.Future = asyncio.get_running_loop().create_future()
 
-            async def first(cards):
-                first_deal.set_result(cards)
-                return True
+        async def first(cards):
+            first_deal.set_result(cards)
+            return True
 
-            async def other(cards):  # the second table plays on only with another deal
-                return cards != await first_deal
+        async def other(cards):  # the second table plays on only with another deal
+            return cards != await first_deal
 
-            async def second():
-                for _ in range(3):  # the same deal twice: one in 120
-                    played = await play_table(browser, gateway.url, dawns=2, dealt=other)
-                    if played:
-                        return played
-                raise AssertionError("three tables dealt like the first")
+        async def second():
+            for _ in range(3):  # the same deal twice: one in 120
+                played = await play_table(browser, gateway.url, dawns=2, dealt=other)
+                if played:
+                    return played
+            raise AssertionError("three tables dealt like the first")
 
-            shots = set()  # the README's pictures: the first cover, the first special card, the first vote
-            one, two = await asyncio.gather(play_table(browser, gateway.url, shots=shots, dealt=first), second())
-            page = one.page
+        # the README's pictures: the first cover, the first special card, the first vote
+        shots = set()
+        one, two = await asyncio.gather(play_table(browser, gateway.url, shots=shots, dealt=first),
+                                        second())
+        page = one.page
 
-            assert sorted(one.cards) == list(range(len(NAMES)))  # every player saw their card
-            # the checks had something to find: a reading, the pack, a prompt's facts
-            assert any(screen["private"] for screen in one.seen.values()), one.seen
-            assert one.covers >= 2 * len(NAMES) and one.checks >= one.covers, (one.covers, one.checks)
-            assert one.idle and two.idle  # the villagers' turns: nothing to do, a pick that goes nowhere
-            assert shots == {"cover", "reload", "card", "vote"}
-            assert await page.locator("#end-cards li").count() == len(NAMES)
-            assert (await page.text_content("#end-winners")).strip()
+        assert sorted(one.cards) == list(range(len(NAMES)))  # every player saw their card
+        # the checks had something to find: a reading, the pack, a prompt's facts
+        assert any(screen["private"] for screen in one.seen.values()), one.seen
+        assert one.covers >= 2 * len(NAMES) and one.checks >= one.covers, (one.covers, one.checks)
+        # the villagers' turns: nothing to do, a pick that goes nowhere
+        assert one.idle and two.idle
+        assert shots == {"cover", "reload", "card", "vote"}
+        assert await page.locator("#end-cards li").count() == len(NAMES)
+        assert (await page.text_content("#end-winners")).strip()
 
-            # Night by night, both tables saw the same covers: every seat (nobody left on night 1
-            # nor on day 1), in seat order, once for each step of the night; the second night has
-            # several steps (the Seer's, the Guard's, the pack's).
-            assert one.cards != two.cards
-            assert len(one.nights) >= 2 and len(two.nights) == 2, (one.nights, two.nights)
-            everyone = list(range(len(NAMES)))
-            steps = [rounds_of(turns, everyone) for turns in one.nights[:2]]
-            assert steps == [rounds_of(turns, everyone) for turns in two.nights], (one.nights, two.nights)
-            assert one.nights[:2] == two.nights
-            assert len(steps[1]) >= 2, steps
+        # Night by night, both tables saw the same covers: every seat (nobody left on night 1
+        # nor on day 1), in seat order, once for each step of the night; the second night has
+        # several steps (the Seer's, the Guard's, the pack's).
+        assert one.cards != two.cards
+        assert len(one.nights) >= 2 and len(two.nights) == 2, (one.nights, two.nights)
+        everyone = list(range(len(NAMES)))
+        steps = [rounds_of(turns, everyone) for turns in one.nights[:2]]
+        assert steps == [rounds_of(turns, everyone) for turns in two.nights], (one.nights, two.nights)
+        assert one.nights[:2] == two.nights
+        assert len(steps[1]) >= 2, steps
 
-            # Again at the same table: the same seats on this phone, the next game's cards behind covers.
-            # The same seats land in the next game's lobby; the phone (the host) starts it.
-            await page.click("#again")
-            await page.wait_for_selector("#screen-lobby:not([hidden]) #start:not([disabled])")
-            assert await page.locator("#lobby-players li").count() == len(NAMES)
-            await page.click("#start")
-            await page.wait_for_selector(COVER)
-            room = (await page.evaluate("() => location.hash")).removeprefix("#/p/")
-            seats = await page.evaluate(f"() => JSON.parse(localStorage.getItem('ww:pass:{room}'))")
-            assert [s["name"] for s in seats] == NAMES and not any("seen" in s for s in seats)
-            assert not one.phone.errors and not two.phone.errors, (one.phone.errors, two.phone.errors)
+        # Again at the same table: the same seats on this phone, the next game's cards behind
+        # covers.
+        # The same seats land in the next game's lobby; the phone (the host) starts it.
+        await page.click("#again")
+        await page.wait_for_selector("#screen-lobby:not([hidden]) #start:not([disabled])")
+        assert await page.locator("#lobby-players li").count() == len(NAMES)
+        await page.click("#start")
+        await page.wait_for_selector(COVER)
+        room = (await page.evaluate("() => location.hash")).removeprefix("#/p/")
+        seats = await page.evaluate(f"() => JSON.parse(localStorage.getItem('ww:pass:{room}'))")
+        assert [s["name"] for s in seats] == NAMES and not any("seen" in s for s in seats)
+        assert not one.phone.errors and not two.phone.errors, (one.phone.errors, two.phone.errors)
 
-    asyncio.run(main())

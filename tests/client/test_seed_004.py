@@ -13,15 +13,12 @@ import pytest
 from devstack.players import Bot
 from devstack.stack import connect, join_room
 from tests.client.table import (
-    DOCS, LAPTOP, PHONE, THE_END, Player, chromium, pick, play_all, seat_table, wolves_of,
+    DOCS, LAPTOP, PHONE, SHORT_004, THE_END, Player, chromium, pick, play_all, seat_table,
+    wolves_of,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
-# The role steps always last their full time with hidden cards (RULES.md O1): a few seconds each.
-# A day's vote ran its full time in every round of a 20-seat game (some page always late), so
-# the vote is short: 30 s of it made half the game's length.
-SHORT_004 = {"seer": 4, "guard": 4, "medium": 2, "wolves": 20, "discussion": 20, "vote": 15}
 FEED = """() => [...document.querySelectorAll("#feed li")].map((li) => li.textContent)"""
 
 
@@ -38,7 +35,8 @@ class Knowing(Bot):
                           "targets": pick(action, choices, me, self.wolves, n)})
 
 
-async def play_004(url: str, seats: int, pages: int, *, screenshot: bool = False) -> tuple[list, list]:
+async def play_004(
+        url: str, seats: int, pages: int, *, screenshot: bool = False) -> tuple[list, list]:
     """`pages` seats play in browser pages, the rest as protocol bots playing as the pages do."""
     bots: list[Knowing] = []
 
@@ -46,7 +44,8 @@ async def play_004(url: str, seats: int, pages: int, *, screenshot: bool = False
         ws_url = url.replace("http://", "ws://")
         for i in range(pages, seats):
             seat = await join_room(url, room, f"Bot {i}")
-            bots.append(Knowing(await connect(ws_url, room, seat["token"]), random.Random(i), chatty=False))
+            bots.append(Knowing(await connect(ws_url, room, seat["token"]), random.Random(i),
+                                chatty=False))
         return len(bots)
 
     async with chromium() as browser:
@@ -61,7 +60,8 @@ async def play_004(url: str, seats: int, pages: int, *, screenshot: bool = False
                 await host.page.evaluate("() => window.scrollTo(0, 0)")
                 form = await host.page.locator("#lobby-host").bounding_box()
                 # the whole page, cut to the form: the sticky top bar is not drawn over it
-                await host.page.screenshot(path=str(DOCS / "screenshots" / "settings-004.png"), full_page=True, clip=form)
+                await host.page.screenshot(path=str(DOCS / "screenshots" / "settings-004.png"),
+                                           full_page=True, clip=form)
             for p in players:  # every seat sees the chosen rules
                 assert await p.page.locator("#lobby-rules dt[data-key='wolves_win']").count() == 1
                 # Pages animating every night and dawn on two cores fell a phase behind; the
@@ -90,7 +90,7 @@ async def play_004(url: str, seats: int, pages: int, *, screenshot: bool = False
 # Twenty pages beside the rest of the suite on two cores took ~250 s alone and several times that
 # beside it: six pages show the twenty-seat table, fourteen bots fill it.
 @pytest.mark.timeout(900)
-def test_a_twenty_seat_seed_004_table_plays_to_the_end_in_six_pages(stack):
+async def test_a_twenty_seat_seed_004_table_plays_to_the_end_in_six_pages(stack):
     gateway = stack.start_gateway()
-    players, bots = asyncio.run(play_004(gateway.url, 20, 6, screenshot=True))
+    players, bots = await play_004(gateway.url, 20, 6, screenshot=True)
     assert sorted([p.seat for p in players] + [b.client.seat for b in bots]) == list(range(20))

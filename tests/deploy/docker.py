@@ -8,16 +8,17 @@ import os
 import secrets
 import shutil
 import subprocess
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from devstack.processes import stop
+from tests.helpers import until_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 LABEL = "werewolf-deploy-test"
 IMAGE = "werewolf-deploy:test"
 ENGINE_TIMEOUT = 60.0
+READY_TIMEOUT = 240.0  # five Ray nodes starting at once on a 2-core machine
 
 
 def docker(*args: str, timeout: float = 600, check: bool = True) -> str:
@@ -52,11 +53,10 @@ def engine():
     dockerd = subprocess.Popen(["dockerd"], stdout=log, stderr=subprocess.STDOUT,
                                start_new_session=True)
     try:
-        deadline = time.monotonic() + ENGINE_TIMEOUT
-        while not _engine_answers():
-            if dockerd.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("dockerd did not start: see /tmp/werewolf-dockerd.log")
-            time.sleep(0.5)
+        until_sync(lambda: dockerd.poll() is not None or _engine_answers(), ENGINE_TIMEOUT,
+                   "dockerd answers (its log: /tmp/werewolf-dockerd.log)")
+        if dockerd.poll() is not None:
+            raise RuntimeError("dockerd did not start: see /tmp/werewolf-dockerd.log")
         if policy:
             subprocess.run(["iptables", "-P", "FORWARD", policy], check=True)
         yield

@@ -7,9 +7,9 @@ auth (RAY_AUTH_MODE=token, the token in RAY_AUTH_TOKEN on every node, as KubeRay
 Two client containers show the abuse limits counted per client behind the balancer (HAProxy's
 X-Forwarded-For, believed by the gateways from its address only: FORWARDED_ALLOW_IPS): one client
 spends its budget of unknown room codes, the other still joins; a forged X-Forwarded-For changes
-nothing. A full game plays through the load balancer, which puts every socket of the room on one gateway
-replica (room affinity, checked); mid-game the game-host node holding the room and that gateway
-are `docker kill`ed together; every seat resumes through the load balancer with `since`
+nothing. A full game plays through the load balancer, which puts every socket of the room on one
+gateway replica (room affinity, checked); mid-game the game-host node holding the room and that
+gateway are `docker kill`ed together; every seat resumes through the load balancer with `since`
 and its stream is exactly the stored log. Then the dashboard's and the alerts' metrics are looked
 up on the live stack's scrape endpoints. Everything is removed at the end, even after a failure.
 """
@@ -33,29 +33,18 @@ from actors.store import Keys
 from devstack.checks import assert_exact_stream
 from devstack.players import Bot, connect_all, is_phase, seat_table, start
 from devstack.stack import TEST_DURATIONS, connect
-from tests.deploy.docker import ROOT, Network, build_image, engine, remove_leftovers
+from tests.deploy.docker import (READY_TIMEOUT, ROOT, Network, build_image, engine,
+                                 remove_leftovers)
+from tests.helpers import until_sync
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
 
-READY_TIMEOUT = 240.0  # five Ray nodes starting at once on a 2-core machine
 RESUME_TIMEOUT = 120.0  # Ray notices a dead node after its health checks time out (~30 s)
 METRICS_TIMEOUT = 90.0  # Ray's agents export user metrics every 10 s
 PLAYERS = 8
 LOOKUP_BUDGET = 3  # the stack's WW_LOOKUP_FAILURES_PER_ADDRESS: unknown room codes per client
 RAY_FLAGS = ("--disable-usage-stats", "--object-store-memory=80000000",
              "--metrics-export-port=8080")
-
-
-def wait_until(check, timeout: float, what: str, interval: float = 0.5):
-    """Poll `check` (a value or None) until it gives a value; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} within {timeout:.0f} s")
-        time.sleep(interval)
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +65,8 @@ def cluster():
 
 def start_cluster(net: Network, image: str) -> dict:
     # A loaded machine starts a node's agents slowly: give them longer than Ray's default.
-    env = {"RAY_agent_register_timeout_ms": "120000", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+    env = {"RAY_agent_register_timeout_ms": "120000", "RAY_AUTH_MODE": "token",
+           "RAY_AUTH_TOKEN": secrets.token_hex(32),
            "REDIS_URL": "redis://redis:6379/0", "WW_HOST_RESOURCE": "werewolf_host",
            "WW_WARM_ACTORS": "1", "WW_PRESENCE_LEASE": "5",
            # A day's window: the limits' window cannot turn over (and forgive) mid-test.
@@ -89,7 +79,7 @@ def start_cluster(net: Network, image: str) -> dict:
     ray_options = ("--restart", "on-failure:5")
     net.run("head", "ray", "start", "--head", "--block", "--port=6380", "--num-cpus=0",
             "--include-dashboard=false", *RAY_FLAGS, env=env, options=ray_options)
-    wait_until(lambda: "Ray runtime started" in net.logs("head"), READY_TIMEOUT,
+    until_sync(lambda: "Ray runtime started" in net.logs("head"), READY_TIMEOUT,
                "the Ray head starts")
     for host in ("host1", "host2"):
         net.run(host, "ray", "start", "--block", "--address=head:6380", "--num-cpus=1",
@@ -107,10 +97,10 @@ def start_cluster(net: Network, image: str) -> dict:
     for client in CLIENTS:  # two players' machines: an address each, curl to reach the balancer
         net.run(client, "sleep", "infinity")
     for gateway in ("gateway1", "gateway2"):
-        wait_until(lambda: net.exec(gateway, "curl", "-sf", "localhost:8000/readyz", check=False),
+        until_sync(lambda: net.exec(gateway, "curl", "-sf", "localhost:8000/readyz", check=False),
                    READY_TIMEOUT, f"{gateway} is ready")
     url = f"http://{net.published('lb', 80)}"
-    wait_until(lambda: _status(url + "/readyz") == 200, READY_TIMEOUT, "the load balancer serves")
+    until_sync(lambda: _status(url + "/readyz") == 200, READY_TIMEOUT, "the load balancer serves")
     return {"net": net, "url": url, "ws_url": url.replace("http", "ws", 1)}
 
 
@@ -170,7 +160,8 @@ def test_behind_the_balancer_one_clients_limits_leave_the_others_alone(cluster):
     counters = json.loads(net.exec(
         "redis", "python", "-c",
         "import json, redis; r = redis.Redis(host='localhost');"
-        "print(json.dumps({k.decode(): int(r.get(k)) for k in r.scan_iter('ww:limit:lookups:*')}))"))
+        "print(json.dumps({k.decode(): int(r.get(k))"
+        " for k in r.scan_iter('ww:limit:lookups:*')}))"))
     assert {key.split(":")[3]: n for key, n in counters.items()} == {a: LOOKUP_BUDGET}, counters
 
 
@@ -288,7 +279,8 @@ def scraped_names(net: Network) -> set[str]:
     """Sample names on the live stack's scrape targets: a gateway replica (any worker answers
     for both) and the Ray nodes' metrics agents (where the game hosts' metrics are exported)."""
     names = set()
-    for alias, port in ((live_gateway(net), 8000), ("host1", 8080), ("host2", 8080), ("head", 8080)):
+    for alias, port in ((live_gateway(net), 8000), ("host1", 8080), ("host2", 8080),
+                        ("head", 8080)):
         text = net.exec(alias, "curl", "-s", f"localhost:{port}/metrics", check=False)
         names |= {line.split("{")[0].split(" ")[0] for line in text.splitlines()
                   if line and not line.startswith("#")}

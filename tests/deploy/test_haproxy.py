@@ -17,7 +17,7 @@ import pytest
 from actors.client import CODE_ALPHABET, CODE_LENGTH
 from devstack.processes import stop
 from devstack.ray_head import free_port
-from loadtest.scaleout import haproxy_config
+from loadtest.stack import haproxy_config
 
 REPLICAS = 4
 CODES = 3000
@@ -51,13 +51,16 @@ class Replica(ThreadingHTTPServer):
         pass  # HAProxy cuts its health checks' connections short
 
 
-@pytest.mark.skipif(not shutil.which("haproxy"), reason="the balancer is haproxy (scripts/bootstrap)")
+@pytest.mark.skipif(not shutil.which("haproxy"),
+                    reason="the balancer is haproxy (scripts/bootstrap)")
 def test_the_socket_backend_gives_each_replica_an_even_share_of_the_room_codes(tmp_path):
     port, replica_port = free_port(), free_port()
     # One port, four loopback addresses: the shipped config names replicas by address.
-    replicas = [Replica(f"gateway{i}", (f"127.0.0.{i + 1}", replica_port)) for i in range(1, REPLICAS + 1)]
+    replicas = [Replica(f"gateway{i}", (f"127.0.0.{i + 1}", replica_port))
+                for i in range(1, REPLICAS + 1)]
     config = tmp_path / "haproxy.cfg"
-    config.write_text(haproxy_config(port, [(r.name, r.server_address[0]) for r in replicas], replica_port))
+    config.write_text(haproxy_config(port, [(r.name, r.server_address[0]) for r in replicas],
+                                     replica_port))
     with ExitStack() as stack:
         for replica in replicas:
             threading.Thread(target=replica.serve_forever, daemon=True).start()

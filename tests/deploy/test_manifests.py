@@ -12,7 +12,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 
 import jsonschema
 import kubernetes_validate
@@ -20,6 +19,7 @@ import pytest
 import yaml
 
 from tests.deploy.docker import ROOT
+from tests.helpers import until_sync
 
 MANIFESTS = sorted((ROOT / "deploy/kubernetes").glob("*.yaml"))
 K8S = kubernetes_validate.latest_version()
@@ -33,7 +33,8 @@ K8S = kubernetes_validate.latest_version()
 # strict field validation (kubectl >= 1.27) refuses them and its pruning would drop them.
 _STRINGS = {"type": "object", "additionalProperties": {"type": "string"}}
 _TEMPLATE = {"type": "object"}
-_GROUP = {"rayStartParams": _STRINGS, "template": _TEMPLATE, "resources": _STRINGS, "labels": _STRINGS}
+_GROUP = {"rayStartParams": _STRINGS, "template": _TEMPLATE, "resources": _STRINGS,
+          "labels": _STRINGS}
 RAYCLUSTER = {
     "type": "object",
     "properties": {
@@ -166,7 +167,8 @@ def test_haproxy_names_the_client_and_drops_what_the_client_wrote():
     assert frontends
     for name in frontends:
         assert "http-request del-header X-Forwarded-For" in sections[name], name
-        assert any(d.startswith("http-request set-header X-Forwarded-Proto") for d in sections[name])
+        assert any(d.startswith("http-request set-header X-Forwarded-Proto")
+                   for d in sections[name])
         # the metrics tell rooms and traffic: Prometheus scrapes the replicas, not the balancer
         assert "http-request deny deny_status 404 if { path_beg /metrics }" in sections[name]
 
@@ -216,7 +218,7 @@ def test_the_gateways_believe_the_client_address_from_the_balancer_only(setup):
     assert asyncio.run(seen("192.0.2.1", "198.51.100.7")) == "192.0.2.1"  # not the balancer
 
 
-# The sharded Redis (redis-cluster.yaml) ------------------------------------------------------------
+# The sharded Redis (redis-cluster.yaml) -----------------------------------------------------
 # A StatefulSet of nodes, a Job that forms them into a cluster, and the scripts of a ConfigMap that
 # both run; every node and every client reads one Secret value, the REDIS_URL.
 
@@ -287,7 +289,8 @@ def test_the_job_forms_exactly_the_statefulsets_pods_into_primaries_with_a_repli
     assert env_of(redis)["SERVICE"]["value"] == domain
     assert env_of(redis)["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
     assert env_of(redis)["POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
-    assert "cluster-announce-hostname $POD_NAME.$SERVICE" in cluster["ConfigMap"]["data"]["start.sh"]
+    start = cluster["ConfigMap"]["data"]["start.sh"]
+    assert "cluster-announce-hostname $POD_NAME.$SERVICE" in start
     # The example URL of the manifest's header names nodes of the list.
     header = (ROOT / "deploy/kubernetes/redis-cluster.yaml").read_text().split("apiVersion:")[0]
     (example,) = re.findall(r'url="redis\+cluster://:\$PASSWORD@([^"]+)"', header)
@@ -412,7 +415,8 @@ class Pods:
             '[ -n "$ip" ] || exit 2\necho "$ip $2"\n')
         (root / "bin/redis-cli").write_text(
             '#!/bin/bash\nargs=()\nfor a in "$@"; do\n  while read -r ip name; do\n'
-            '    if [ "$a" = "$name" ]; then a=$ip; elif [ "${a%:*}" = "$name" ]; then a=$ip:${a##*:}; fi\n'
+            '    if [ "$a" = "$name" ]; then a=$ip;\n'
+            '    elif [ "${a%:*}" = "$name" ]; then a=$ip:${a##*:}; fi\n'
             '  done < "$HOSTS"\n  args+=("$a")\ndone\n'
             f'exec {shutil.which("redis-cli")} -h "$POD_IP" -p {port} "${{args[@]}}"\n')
         for tool in ("getent", "redis-cli"):
@@ -430,7 +434,8 @@ class Pods:
                 (etc / name).write_text(text)
 
     def env(self, i: int, **extra) -> dict[str, str]:
-        return {"PATH": f"{self.root / 'bin'}:{os.environ['PATH']}", "HOSTS": str(self.root / "hosts"),
+        return {"PATH": f"{self.root / 'bin'}:{os.environ['PATH']}",
+                "HOSTS": str(self.root / "hosts"),
                 "POD_NAME": self.names[i].split(".")[0], "POD_IP": self.ips[i],
                 "SERVICE": self.sts["spec"]["serviceName"], "REDIS_URL": self.url, **extra}
 
@@ -469,15 +474,13 @@ class Pods:
                               capture_output=True, text=True, timeout=30).stdout.replace("\r", "")
 
     def wait_ready(self, timeout: float = 90.0) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            ready = [self.script(i, "ready.sh").returncode == 0 for i in range(self.count)]
-            if all(ready):
-                return
-            if time.monotonic() > deadline:
-                logs = {i: (self.root / f"log-{i}").read_text()[-600:] for i in range(self.count)}
-                raise TimeoutError(f"not ready: {ready}; {logs}")
-            time.sleep(1)  # polling the nodes' own readiness script
+        def ready() -> bool:  # the nodes' own readiness script
+            return all(self.script(i, "ready.sh").returncode == 0 for i in range(self.count))
+
+        def logs() -> str:
+            tails = {i: (self.root / f"log-{i}").read_text()[-600:] for i in range(self.count)}
+            return f"every node ready ({tails})"
+        until_sync(ready, timeout, logs, every=1)
 
 
 @pytest.mark.e2e
@@ -493,7 +496,8 @@ def test_the_scripts_form_a_cluster_that_survives_every_pod_restarting_on_a_new_
         assert formed.returncode == 0, formed.stdout + formed.stderr
         assert "All 16384 slots covered" in formed.stdout
         again = pods.script(0, "create.sh", **job_env)  # the Job run again: nothing changes
-        assert again.returncode == 0 and "already formed" in again.stdout, again.stdout + again.stderr
+        assert again.returncode == 0 and "already formed" in again.stdout, \
+            again.stdout + again.stderr
         pods.wait_ready()
         # Clients are given the pods' names, not their addresses.
         assert pods.names[1] in pods.cli(0, "cluster", "slots")

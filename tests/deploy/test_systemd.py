@@ -13,8 +13,9 @@ import pytest
 
 from devstack.players import Bot, connect_all, seat_table, start
 from devstack.stack import TEST_DURATIONS
-from tests.deploy.docker import ROOT, Network, build_image, engine, remove_leftovers
-from tests.deploy.test_containers import READY_TIMEOUT, wait_until
+from tests.deploy.docker import (READY_TIMEOUT, ROOT, Network, build_image, engine,
+                                 remove_leftovers)
+from tests.helpers import until_sync
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
 
@@ -48,7 +49,8 @@ def env_file() -> str:
 
 def put(net: Network, alias: str, path: str, text: str, mode: str) -> None:
     subprocess.run(["docker", "exec", "-i", net.containers[alias], "sh", "-c",
-                    f"umask 077; mkdir -p $(dirname {path}) && cat > {path} && chmod {mode} {path}"],
+                    f"umask 077; mkdir -p $(dirname {path}) && cat > {path}"
+                    f" && chmod {mode} {path}"],
                    input=text, text=True, check=True, timeout=60)
 
 
@@ -96,7 +98,7 @@ def machines():
             for alias in UNITS:
                 net.run(alias, image=systemd_image, options=SYSTEMD_OPTIONS,
                         publish="127.0.0.1::8000" if alias == "gateway" else None)
-                wait_until(lambda: net.exec(alias, "systemctl", "is-system-running", check=False)
+                until_sync(lambda: net.exec(alias, "systemctl", "is-system-running", check=False)
                            in ("running", "degraded"), READY_TIMEOUT, f"systemd runs in {alias}")
                 put(net, alias, "/etc/werewolf/env", env_file(), "640")
             yield net
@@ -117,32 +119,33 @@ def test_the_units_come_up_a_room_plays_and_a_killed_raylet_rejoins(machines):
 
 def come_up_play_kill_and_play_again(net: Network) -> None:
     net.exec("head", "systemctl", "start", "werewolf-ray-head")
-    wait_until(lambda: len(alive_nodes(net)) == 1, READY_TIMEOUT, "the head is up")
+    until_sync(lambda: len(alive_nodes(net)) == 1, READY_TIMEOUT, "the head is up")
     assert net.exec("head", "stat", "-c", "%a", TOKEN) == "600"
     token = net.exec("head", "cat", TOKEN)
     for alias in ("worker", "gateway"):
         put(net, alias, TOKEN, token, "600")
         net.exec(alias, "systemctl", "start", *UNITS[alias])
-    wait_until(lambda: len(alive_nodes(net)) == 3, READY_TIMEOUT, "the worker and gateway nodes join")
+    until_sync(lambda: len(alive_nodes(net)) == 3, READY_TIMEOUT,
+               "the worker and gateway nodes join")
     before = alive_nodes(net)
     url = f"http://{net.published('gateway', 8000)}"
-    wait_until(lambda: net.exec("gateway", "curl", "-sf", "localhost:8000/readyz", check=False),
+    until_sync(lambda: net.exec("gateway", "curl", "-sf", "localhost:8000/readyz", check=False),
                READY_TIMEOUT, "the gateway is ready")
     assert all(active(net, alias, unit) for alias, units in UNITS.items() for unit in units)
     asyncio.run(play_a_game(url))
 
     raylet = net.exec("worker", "pgrep", "-x", "raylet")
     net.exec("worker", "kill", "-KILL", raylet)
-    wait_until(lambda: int(net.exec("worker", "systemctl", "show", "-p", "NRestarts", "--value",
+    until_sync(lambda: int(net.exec("worker", "systemctl", "show", "-p", "NRestarts", "--value",
                                     "werewolf-ray-worker")) >= 1,
                READY_TIMEOUT, "systemd restarts the worker")
-    wait_until(lambda: active(net, "worker", "werewolf-ray-worker")
+    until_sync(lambda: active(net, "worker", "werewolf-ray-worker")
                and net.exec("worker", "pgrep", "-x", "raylet", check=False) not in ("", raylet),
                READY_TIMEOUT, "a new raylet runs")
     # Rejoined: the GCS has marked the killed node dead (its health checks take a while to fail,
     # and until then it still counts three nodes, the dead one's hosts among them) and counts the
     # restarted raylet as a new node.
-    wait_until(lambda: len(now := alive_nodes(net)) == 3 and now != before, READY_TIMEOUT,
+    until_sync(lambda: len(now := alive_nodes(net)) == 3 and now != before, READY_TIMEOUT,
                "the restarted worker rejoins as a new node")
     # The only node offering werewolf_host is the restarted one: a new room plays on it.
     asyncio.run(play_a_game(url))

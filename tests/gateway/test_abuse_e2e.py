@@ -17,9 +17,11 @@ import pytest
 
 from actors.client import RoomClient
 from actors.config import Config
+from actors.store import Keys, connect as connect_redis
 from devstack.checks import stored_log
 from devstack.stack import HTTP_TIMEOUT, TEST_DURATIONS, Stack, connect, open_socket, ws_frame
 from gateway.seats import REPORT_BURST, REPORT_RATE
+from tests.helpers import until
 
 pytestmark = pytest.mark.e2e
 
@@ -81,7 +83,8 @@ async def test_quick_play_joins_and_reports_are_limited_per_address(gateway):
         assert refused.status_code == 429 and refused.json()["detail"]["code"] == "rate_limited"
         room = pressed.json()["room"]
         for i in range(SMALL_LIMIT):
-            assert (await http.post(f"/api/rooms/{room}/join", json={"name": f"J{i}"})).status_code == 200
+            assert (await http.post(f"/api/rooms/{room}/join",
+                                    json={"name": f"J{i}"})).status_code == 200
         refused = await http.post(f"/api/rooms/{room}/join", json={"name": "Loop"})
         assert refused.status_code == 429
         token = pressed.json()["token"]
@@ -102,6 +105,17 @@ async def answer_to(gateway, head: bytes, body: bytes) -> bytes:
     status = await asyncio.wait_for(reader.readline(), 30)
     writer.close()
     return status
+
+
+async def test_a_quick_play_press_that_opens_a_table_counts_as_a_new_room(gateway):
+    """Issue 34: 120 presses from one address opened public tables no room limit counted."""
+    async with client(gateway) as http:
+        for preset in ("seed_000", "seed_002", "seed_004")[:ROOMS_PER_ADDRESS]:
+            pressed = await http.post("/api/quickplay", json={
+                "name": "Opener", "preset": preset, "language": "zh"})
+            assert pressed.status_code == 200 and pressed.json()["seat"] == 0  # a new table
+        refused = await http.post("/api/rooms", json={"name": "More"})
+        assert refused.status_code == 429 and "new rooms" in refused.json()["detail"]["message"]
 
 
 async def test_bodies_are_capped_and_never_echoed(gateway):
@@ -158,12 +172,14 @@ async def test_guessing_room_codes_is_throttled_per_address(gateway):
     async with client(gateway) as guesser:
         for guess in ("ABCDEF", "GHJKMN", "PQRSTU", "VWXYZ2", "345678"):
             codes = {(await guesser.get(f"/api/rooms/{guess}")).status_code,
-                     (await guesser.post(f"/api/rooms/{guess}/join", json={"name": "X"})).status_code}
+                     (await guesser.post(f"/api/rooms/{guess}/join",
+                                         json={"name": "X"})).status_code}
             assert codes <= {404, 429}
         refused = await guesser.get(f"/api/rooms/{room}")  # even a right guess, now
         assert refused.status_code == 429
         assert refused.json()["detail"]["code"] == "rate_limited"
-        assert (await guesser.post(f"/api/rooms/{room}/join", json={"name": "X"})).status_code == 429
+        assert (await guesser.post(f"/api/rooms/{room}/join",
+                                   json={"name": "X"})).status_code == 429
     async with client(gateway) as player:  # the room and everyone else are unaffected
         assert (await player.get(f"/api/rooms/{room}")).status_code == 200
 
@@ -179,7 +195,8 @@ async def test_metrics_need_their_token_when_one_is_set(stack):
     gateway = stack.start_gateway(env={"WW_METRICS_TOKEN": "scrape-me"})
     async with client(gateway) as http:
         assert (await http.get("/metrics")).status_code == 401
-        assert (await http.get("/metrics", headers={"Authorization": "Bearer no"})).status_code == 401
+        assert (await http.get("/metrics",
+                               headers={"Authorization": "Bearer no"})).status_code == 401
         scraped = await http.get("/metrics", headers={"Authorization": "Bearer scrape-me"})
         assert scraped.status_code == 200 and "ww_ws_open_sockets" in scraped.text
 
@@ -207,7 +224,8 @@ async def test_every_command_kind_is_rate_limited(gateway):
     pings = [{"type": "ping", "id": f"p{i}"} for i in range(30)]
     for frame in pings:
         await sender.send(frame)
-    codes = [(await sender.wait_for(lambda f, i=f["id"]: f.get("id") == i)).get("code") for f in pings]
+    codes = [(await sender.wait_for(lambda f, i=f["id"]: f.get("id") == i)).get("code")
+             for f in pings]
     assert codes[0] is None and "rate_limited" in codes
     await sender.close()
     await watcher.close()
@@ -216,7 +234,8 @@ async def test_every_command_kind_is_rate_limited(gateway):
 async def test_sockets_per_seat_are_capped(gateway):
     async with client(gateway) as http:
         host = (await http.post("/api/rooms", json={"name": "Layla"})).json()
-    tabs = [await connect(gateway.ws_url, host["room"], host["token"]) for _ in range(SOCKETS_PER_SEAT)]
+    tabs = [await connect(gateway.ws_url, host["room"], host["token"])
+            for _ in range(SOCKETS_PER_SEAT)]
     extra = await open_socket(gateway.ws_url, host["room"])
     await extra.send({"type": "hello", "token": host["token"], "since": None})
     assert await extra.wait_closed() == 1008
@@ -253,7 +272,8 @@ async def test_security_headers_and_no_cdn_docs(gateway):
         assert (await http.get("/api/rooms/ABCDEF")).headers["x-frame-options"] == "DENY"
         assert (await http.get("/docs")).status_code == 404
         assert (await http.get("/openapi.json")).status_code == 200
-        assert (await http.post("/api/rooms", content=b"x" * 9000)).headers["x-frame-options"] == "DENY"
+        assert (await http.post("/api/rooms",
+                                content=b"x" * 9000)).headers["x-frame-options"] == "DENY"
     # uvicorn's own answer to a request it cannot parse carries them too
     reader, writer = await asyncio.open_connection("127.0.0.1", gateway.port)
     writer.write(b"NOT A REQUEST\r\n\r\n")
@@ -274,11 +294,11 @@ async def test_a_seat_reconnecting_in_a_loop_costs_its_table_a_few_presence_even
             tab = await connect(gateway.ws_url, room, guest["token"])
             await tab.close()
 
-        async def reported(connected: bool) -> None:
-            while (await http.get(f"/api/rooms/{room}")).json()["players"][1]["connected"] \
-                    is not connected:
-                await asyncio.sleep(0.1)  # polling the lobby for the room's presence
-        await asyncio.wait_for(reported(False), 60)  # the last state is the one the room has
+        async def reported(connected: bool) -> bool:
+            lobby = (await http.get(f"/api/rooms/{room}")).json()
+            return lobby["players"][1]["connected"] is connected
+        # the last state is the one the room has
+        await until(lambda: reported(False), 60, "the seat reported gone")
         elapsed = time.monotonic() - started
         flaps = [e for e in await stored_log(redis_url, gateway.prefix, room)
                  if '"kind":"presence"' in e["frame"] and '"seat":1' in e["frame"]]
@@ -288,7 +308,7 @@ async def test_a_seat_reconnecting_in_a_loop_costs_its_table_a_few_presence_even
         # The phone is back: served at once, and the table learns it.
         phone = await connect(gateway.ws_url, room, guest["token"])
         assert (await phone.request({"type": "ping"}))["type"] == "ack"
-        await asyncio.wait_for(reported(True), 60)
+        await until(lambda: reported(True), 60, "the seat reported back")
         assert (await watcher.request({"type": "ping"}))["type"] == "ack"
         for socket in (phone, watcher):
             await socket.close()
@@ -317,7 +337,8 @@ async def test_a_socket_that_never_reads_its_replay_is_dropped(gateway, ray_addr
     assert watcher.welcome["seq"] > REPLAY_EVENTS
 
     attacker = socketlib.socket()
-    attacker.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_RCVBUF, 4096)  # before connect: a small window
+    # before connect: a small window
+    attacker.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_RCVBUF, 4096)
     attacker.connect(("127.0.0.1", gateway.port))
     attacker.sendall(f"GET /ws/{room} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
@@ -329,10 +350,8 @@ async def test_a_socket_that_never_reads_its_replay_is_dropped(gateway, ray_addr
     attacker.sendall(ws_frame(orjson.dumps({"type": "hello", "token": host["token"], "since": 0})))
     try:
         async with client(gateway) as http:
-            async def dropped() -> None:
-                while await metric(http, "ww_ws_dropped_total") < 1:
-                    await asyncio.sleep(0.2)  # polling the gateway's counter for the drop
-            await asyncio.wait_for(dropped(), 60)
+            await until(lambda: metric(http, "ww_ws_dropped_total"), 60, "a socket dropped",
+                        every=0.2)
         # The gateway let the connection go: reset, so the kernel drops what the socket never
         # read (a reader may still get some of it first, then the reset or EOF).
         attacker.setblocking(False)
@@ -362,15 +381,46 @@ async def test_hosts_are_capped_and_empty_lobbies_close_soon(stack):
         assert full.status_code == 503  # two hosts, one room each: no third process
         assert full.json()["detail"]["code"] == "server_full"
 
-        async def closed() -> None:
-            while (await http.get(f"/api/rooms/{abandoned['room']}")).json()["status"] != "finished":
-                await asyncio.sleep(0.2)  # polling the room's status for the idle close
-        await asyncio.wait_for(closed(), 60)
+        await until(lambda: finished(http, abandoned["room"]), 60, "the idle lobby closed",
+                    every=0.2)
         assert (await http.get(f"/api/rooms/{kept['room']}")).json()["status"] == "lobby"
         # The closed lobby gave its host slot back.
         assert (await http.post("/api/rooms", json={"name": "Ines"})).status_code == 201
         assert (await player.request({"type": "ping"}))["type"] == "ack"
         await player.close()
+
+
+async def test_a_started_game_nobody_plays_gives_its_host_slot_back(stack):
+    """Issue 34: one socket held a started game, and its host slot, for ever; with every slot so
+    held each newcomer was answered server_full. Nobody plays it: it ends, the socket connected."""
+    gateway = stack.start_gateway(games_per_actor=1, warm_actors=0,
+                                  env={"WW_MAX_HOSTS": "1", "WW_GAME_IDLE_CLOSE": "3"})
+    async with client(gateway) as http:
+        host = (await http.post("/api/rooms", json={"name": "Holder"})).json()
+        for i in range(5):
+            assert (await http.post(f"/api/rooms/{host['room']}/join",
+                                    json={"name": f"Seat{i}"})).status_code == 200
+        holder = await connect(gateway.ws_url, host["room"], host["token"])
+        untimed = {"type": "settings", "rules": {"discussion_timer": "off"}}
+        assert (await holder.request(untimed))["type"] == "ack"
+        assert (await holder.request({"type": "start"}))["type"] == "ack"
+        full = await http.post("/api/rooms", json={"name": "Newcomer"})
+        assert full.status_code == 503 and full.json()["detail"]["code"] == "server_full"
+        # The night runs on its 2 s timers; the day's discussion has no deadline, and nobody says
+        # a word in it for WW_GAME_IDLE_CLOSE.
+        closed = await holder.wait_for(lambda f: f.get("kind") == "closed", 120)
+        assert closed["reason"] == "unplayed"
+
+    async def admitted() -> None:
+        while True:  # each try from an address of its own: a refused one counts in its window
+            async with client(gateway) as newcomer:
+                tried = await newcomer.post("/api/rooms", json={"name": "Newcomer"})
+            if tried.status_code == 201:
+                return
+            assert tried.status_code == 503
+            await asyncio.sleep(0.2)  # polling until the slot's release lands
+    await asyncio.wait_for(admitted(), 30)
+    await holder.close()
 
 
 async def finished_table(http: httpx.AsyncClient, gateway, host_name: str) -> dict:
@@ -384,16 +434,18 @@ async def finished_table(http: httpx.AsyncClient, gateway, host_name: str) -> di
                                      json={"name": f"Guest{i}"})).status_code == 200
     await present.close()
 
-    async def closed() -> None:
-        while (await http.get(f"/api/rooms/{host['room']}")).json()["status"] != "finished":
-            await asyncio.sleep(0.2)  # polling the room's status for the idle close
-    await asyncio.wait_for(closed(), 60)
+    await until(lambda: finished(http, host["room"]), 60, "the idle lobby closed", every=0.2)
     return host
+
+
+async def finished(http: httpx.AsyncClient, room: str) -> bool:
+    return (await http.get(f"/api/rooms/{room}")).json()["status"] == "finished"
 
 
 async def test_playing_again_counts_against_the_rooms_of_the_clicking_address(stack):
     gateway = stack.start_gateway(games_per_actor=50, env={"WW_ROOMS_PER_ADDRESS": "2",
-                                                           "WW_LOBBY_IDLE_CLOSE": "1", **ONE_WINDOW})
+                                                           "WW_LOBBY_IDLE_CLOSE": "1",
+                                                           **ONE_WINDOW})
     clicker = next(_addresses)
     async with client(gateway, clicker) as http, client(gateway) as elsewhere:
         first = await finished_table(http, gateway, "Layla")  # the clicker's first room
@@ -403,20 +455,45 @@ async def test_playing_again_counts_against_the_rooms_of_the_clicking_address(st
         refused = await http.post("/api/rooms", json={"name": "Ines"})
         assert refused.status_code == 429 and refused.json()["detail"]["code"] == "rate_limited"
         # Over its limit, the clicker opens no next game either, whoever's table it is.
-        refused = await http.post(f"/api/rooms/{other['room']}/again", json={"token": other["token"]})
+        refused = await http.post(f"/api/rooms/{other['room']}/again",
+                                  json={"token": other["token"]})
         assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
         assert (await http.get(f"/api/rooms/{other['room']}")).json()["next"] is None
         # A retried click opens nothing: it answers the room already opened.
-        retried = await http.post(f"/api/rooms/{first['room']}/again", json={"token": first["token"]})
+        retried = await http.post(f"/api/rooms/{first['room']}/again",
+                                  json={"token": first["token"]})
         assert retried.status_code == 200 and retried.json()["room"] == again.json()["room"]
         # The other address is not held back.
         assert (await elsewhere.post(f"/api/rooms/{other['room']}/again",
                                      json={"token": other["token"]})).status_code == 200
 
 
+async def test_the_next_game_of_a_table_is_a_room_its_clicker_holds(stack):
+    """Play again opens a room: without its count, a game ended (unplayed, even) and played again
+    was a way out of what an address may hold."""
+    gateway = stack.start_gateway(games_per_actor=50, env={
+        "WW_OPEN_LOBBIES_PER_ADDRESS": "1", "WW_LOBBY_IDLE_CLOSE": "1", **ONE_WINDOW})
+    clicker = next(_addresses)
+    async with client(gateway, clicker) as http:
+        first = await finished_table(http, gateway, "Layla")  # over: no longer held
+        again = await http.post(f"/api/rooms/{first['room']}/again", json={"token": first["token"]})
+        assert again.status_code == 200
+        retried = await http.post(f"/api/rooms/{first['room']}/again",
+                                  json={"token": first["token"]})
+        assert retried.status_code == 200 and retried.json()["room"] == again.json()["room"]
+    # Read from the count itself: the next room, nobody in it, closes after WW_LOBBY_IDLE_CLOSE.
+    redis = connect_redis(stack.redis_url)
+    try:
+        held = await redis.zrange(Keys(stack.prefix).held("lobbies", clicker), 0, -1)
+    finally:
+        await redis.aclose()
+    assert again.json()["room"].encode() in held
+
+
 async def test_an_address_holds_a_few_lobbies_and_seats_at_once_an_ipv6_site_a_few_more(stack):
-    """Held lobbies cannot fill the server: an address (and an IPv6 /56) holds at most so many
-    lobbies and lobby seats at once; one that starts gives its place back."""
+    """Held rooms cannot fill the server: an address (and an IPv6 /56) holds at most so many
+    rooms and seats at once, lobbies and running games alike (issue 34: a started game left every
+    cap)."""
     gateway = stack.start_gateway(games_per_actor=50, env={
         "WW_OPEN_LOBBIES_PER_ADDRESS": "2", "WW_LOBBY_SEATS_PER_ADDRESS": "3", **ONE_WINDOW})
     holder = next(_addresses)
@@ -424,15 +501,17 @@ async def test_an_address_holds_a_few_lobbies_and_seats_at_once_an_ipv6_site_a_f
         rooms = [(await http.post("/api/rooms", json={"name": f"H{i}"})).json() for i in range(2)]
         refused = await http.post("/api/rooms", json={"name": "Third"})
         assert refused.status_code == 429 and "lobbies" in refused.json()["detail"]["message"]
-        # its first table fills from elsewhere and starts: that lobby is no longer held
+        # its first table fills from elsewhere and starts: the game is held as the lobby was
         for i in range(5):
             async with client(gateway) as other:
-                joined = await other.post(f"/api/rooms/{rooms[0]['room']}/join", json={"name": f"G{i}"})
+                joined = await other.post(f"/api/rooms/{rooms[0]['room']}/join",
+                                          json={"name": f"G{i}"})
                 assert joined.status_code == 200
         host = await connect(gateway.ws_url, rooms[0]["room"], rooms[0]["token"])
         assert (await host.request({"type": "start"}))["type"] == "ack"
         await host.close()
-        assert (await http.post("/api/rooms", json={"name": "Again"})).status_code == 201
+        refused = await http.post("/api/rooms", json={"name": "Again"})
+        assert refused.status_code == 429 and "games" in refused.json()["detail"]["message"]
     seats = next(_addresses)
     async with client(gateway, seats) as http:
         async with client(gateway) as other:
@@ -442,7 +521,8 @@ async def test_an_address_holds_a_few_lobbies_and_seats_at_once_an_ipv6_site_a_f
             codes += [(await other.post("/api/rooms", json={"name": "O2"})).json()["room"]]
             codes += [(await other.post("/api/rooms", json={"name": "O3"})).json()["room"]]
         for code in codes[:3]:
-            assert (await http.post(f"/api/rooms/{code}/join", json={"name": "Seat"})).status_code == 200
+            assert (await http.post(f"/api/rooms/{code}/join",
+                                    json={"name": "Seat"})).status_code == 200
         refused = await http.post(f"/api/rooms/{codes[3]}/join", json={"name": "Seat"})
         assert refused.status_code == 429 and "seats" in refused.json()["detail"]["message"]
         pressed = await http.post("/api/quickplay", json={"name": "Q", "preset": "seed_000",

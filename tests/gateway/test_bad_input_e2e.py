@@ -26,7 +26,8 @@ async def get_facts(url: str, room: str) -> dict:
 
 async def test_each_bad_input_gets_its_error_and_the_room_is_unharmed(stack):
     # Phases long enough that an open prompt is still open when the test answers it wrongly.
-    gateway = stack.start_gateway(durations={**TEST_DURATIONS, "cupid": 15, "seer": 15, "wolves": 15,
+    gateway = stack.start_gateway(durations={**TEST_DURATIONS, "cupid": 15, "seer": 15,
+                                             "wolves": 15,
                                              "witch": 15})
     room, seats = await seat_table(gateway.url, 6)
     host, player = await connect_all(gateway.ws_url, room, seats[:2])
@@ -46,7 +47,8 @@ async def test_each_bad_input_gets_its_error_and_the_room_is_unharmed(stack):
         ('{"type": "dance", "id": "u1"}', "u1", "bad_frame"),
         ('{"type": "act", "id": "t1", "action": 5, "targets": [1]}', "t1", "bad_frame"),
         ('{"type": "act", "id": "t2", "action": "vote", "targets": "everyone"}', "t2", "bad_frame"),
-        (orjson.dumps({"type": "chat", "id": "big", "text": "x" * 5000}).decode(), None, "bad_frame"),
+        (orjson.dumps({"type": "chat", "id": "big", "text": "x" * 5000}).decode(), None,
+         "bad_frame"),
         ('{"type": "act", "id": "o1", "action": "vote", "targets": [0]}', "o1", "not_your_turn"),
         ('{"type": "settings", "id": "h1", "roles": ["seer"]}', "h1", "not_host"),
         ('{"type": "start", "id": "h2"}', "h2", "not_host"),

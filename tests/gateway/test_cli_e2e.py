@@ -13,7 +13,7 @@ import redis
 
 from devstack.ray_head import free_port
 from devstack.stack import ROOT, start_gateway
-from gateway.cli import kill_family
+from gateway.serve.processes import kill_family
 
 pytestmark = pytest.mark.e2e
 
@@ -78,7 +78,8 @@ def test_a_gateway_refuses_a_prefix_another_live_cluster_owns(ray_address, redis
         try:
             with pytest.raises(RuntimeError) as refused:
                 start_gateway(ray_address=ray_address, redis_url=redis_url, prefix=prefix)
-            assert "WW_PREFIX" in str(refused.value) and "session_of_another_cluster" in str(refused.value)
+            said = str(refused.value)
+            assert "WW_PREFIX" in said and "session_of_another_cluster" in said
             # Its placement actor was never made, so no host of that prefix was restarted here.
             assert r.zcard(f"{prefix}:hosts") == 0
         finally:

@@ -46,7 +46,8 @@ async def test_players_of_a_killed_gateway_resume_on_the_other_one(stack, redis_
 
 
 def presence(seat: int, connected: bool):
-    return lambda f: f.get("kind") == "presence" and f["seat"] == seat and f["connected"] is connected
+    return lambda f: (f.get("kind") == "presence" and f["seat"] == seat
+                      and f["connected"] is connected)
 
 
 async def test_the_seats_of_a_gateway_that_dies_unannounced_show_disconnected(stack):
@@ -54,7 +55,8 @@ async def test_the_seats_of_a_gateway_that_dies_unannounced_show_disconnected(st
     room, seats = await seat_table(survivor.url, 3)
     watcher = await connect(survivor.ws_url, room, seats[0]["token"])
     # Seat 1 plays on two devices, one through each gateway; seat 2 only through the doomed one.
-    devices = [await connect(url, room, seats[1]["token"]) for url in (doomed.ws_url, survivor.ws_url)]
+    devices = [await connect(url, room, seats[1]["token"])
+               for url in (doomed.ws_url, survivor.ws_url)]
     stranded = await connect(doomed.ws_url, room, seats[2]["token"])
     for seat in (1, 2):
         await watcher.wait_for(presence(seat, True))

@@ -1,4 +1,5 @@
-"""Client frame parsing: every malformed frame is a `bad_frame`, valid ones keep only known fields."""
+"""Client frame parsing: every malformed frame is a `bad_frame`, valid ones keep only known
+fields."""
 import orjson
 import pytest
 
@@ -67,7 +68,7 @@ def test_the_settings_model_takes_every_setting_the_rules_declare():
 
 def test_the_event_schema_and_the_rules_declaration_are_made_from_the_declared_events():
     from actors.room_data import EVENTS, ROOM_EVENTS
-    from gateway.app import DECLARATION
+    from gateway.routes.pages import DECLARATION
     from gateway.frames import EVENT_FIELDS
     import rules
 

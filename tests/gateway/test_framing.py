@@ -12,6 +12,7 @@ from websockets.asyncio.client import connect
 
 from gateway.framing import FRAMED_SEND, WRITES, text_frame
 from loadtest.stack import free_port
+from tests.helpers import until
 
 MESSAGES = ["short", "é" * 100, "x" * 70_000]  # 7-bit, 16-bit and 64-bit payload lengths
 
@@ -31,11 +32,11 @@ async def server(request):
     port = free_port()
     config = uvicorn.Config(Starlette(routes=[WebSocketRoute("/ws", speak)]), port=port,
                             ws="gateway.framing:FramedWebSocketProtocol",
-                            ws_per_message_deflate=request.param, log_level="warning", lifespan="off")
+                            ws_per_message_deflate=request.param, log_level="warning",
+                            lifespan="off")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)  # polling for the server's start, not waiting blindly
+    await until(lambda: server.started, 10, "the server started", every=0.01)
     yield f"ws://127.0.0.1:{port}/ws"
     server.should_exit = True
     await asyncio.wait_for(serving, 10)
@@ -77,8 +78,8 @@ async def never_drained(websocket) -> None:
     await asyncio.wait_for(stalled.wait(), 10)
     held = writes.unsent()
     writes.drop(1013, STALL_SECONDS)
-    while not writes.disconnected:  # the peer never answers the close: aborted after the grace
-        await asyncio.sleep(0.05)  # polling the connection's state, within the test's timeout
+    # the peer never answers the close: aborted after the grace
+    await until(lambda: writes.disconnected, 10, "the connection aborted", every=0.05)
     HELD.append((held, written))
 
 
@@ -94,8 +95,7 @@ async def stalling_server():
                             log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)  # polling for the server's start, not waiting blindly
+    await until(lambda: server.started, 10, "the server started", every=0.01)
     yield port
     server.should_exit = True
     await asyncio.wait_for(serving, 10)
@@ -108,14 +108,13 @@ async def test_a_connection_that_never_drains_is_reported_then_aborted_with_its_
     peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
     peer.setblocking(False)
     await loop.sock_connect(peer, ("127.0.0.1", stalling_server))
-    await loop.sock_sendall(peer, b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-                            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+    await loop.sock_sendall(peer, b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                            b"Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                             b"Sec-WebSocket-Version: 13\r\n\r\n")
     try:
-        async def given_up() -> None:  # the peer reads nothing until the server let it go
-            while not HELD:
-                await asyncio.sleep(0.05)  # polling the app's record of the abort
-        await asyncio.wait_for(given_up(), 10)
+        # the peer reads nothing until the server let it go
+        await until(lambda: HELD, 10, "the app's record of the abort", every=0.05)
         held, written = HELD[0]
         assert held > 64 << 10  # past the transport's high-water mark, and no drain came
         # Reset: the peer's socket is closed before it reads a byte (a plain close would leave it

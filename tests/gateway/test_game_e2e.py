@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from devstack.checks import (
-    assert_exact_stream, assert_frames_match_schemas, assert_no_leak, assert_spectator_sees_public_only,
-    stored_log, validators)
+    assert_exact_stream, assert_frames_match_schemas, assert_no_leak,
+    assert_spectator_sees_public_only, stored_log, validators)
 from devstack.players import Bot, connect_all, is_phase, seat_table, start, watch
 from devstack.stack import HTTP_TIMEOUT, Stack, connect
 
@@ -20,12 +20,14 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def gateway(ray_address, redis_url):
-    stack = Stack(ray_address=ray_address, redis_url=redis_url, prefix="t" + random.randbytes(5).hex())
+    stack = Stack(ray_address=ray_address, redis_url=redis_url,
+                  prefix="t" + random.randbytes(5).hex())
     yield stack.start_gateway()
     stack.close()
 
 
-async def play_table(gateway, players: int, seed: int, sleepy: int = 0, spectators: list | None = None):
+async def play_table(
+        gateway, players: int, seed: int, sleepy: int = 0, spectators: list | None = None):
     """`spectators`: a watch socket of the room is appended to it, open from the lobby on."""
     room, seats = await seat_table(gateway.url, players)
     clients = await connect_all(gateway.ws_url, room, seats)
@@ -63,7 +65,8 @@ async def test_no_socket_ever_receives_what_its_seat_may_not_know(gateway, redis
     )
     for spectator in spectators:  # a watch socket of the first table: public events only
         await spectator.wait_for(lambda f: f.get("kind") == "game_over")
-        assert_spectator_sees_public_only(spectator, await stored_log(redis_url, gateway.prefix, tables[0][0]))
+        assert_spectator_sees_public_only(spectator,
+                                          await stored_log(redis_url, gateway.prefix, tables[0][0]))
         await spectator.close()
     for room, clients, endings in tables:
         log = await stored_log(redis_url, gateway.prefix, room)
@@ -127,7 +130,8 @@ async def test_http_contract_and_operations_endpoints(gateway):
         for reply, status, code in [
             (taken, 409, "name_taken"),
             (await http.post(f"/api/rooms/{room}/join", json={"name": "Late"}), 409, "room_full"),
-            (await http.post("/api/rooms/ZZZZZZ/join", json={"name": "Omar"}), 404, "room_not_found"),
+            (await http.post("/api/rooms/ZZZZZZ/join", json={"name": "Omar"}), 404,
+             "room_not_found"),
             (await http.get("/api/rooms/nope"), 404, "room_not_found"),
         ]:
             assert (reply.status_code, reply.json()["detail"]["code"]) == (status, code)
@@ -175,7 +179,8 @@ async def test_the_host_of_a_finished_game_plays_again_with_the_same_table(gatew
         old = (await http.get(f"/api/rooms/{room}")).json()
         assert old["status"] == "finished" and old["next"] is None
 
-        for token, status, code in [(seats[1]["token"], 403, "not_host"), ("nope", 401, "not_authenticated")]:
+        for token, status, code in [(seats[1]["token"], 403, "not_host"),
+                                    ("nope", 401, "not_authenticated")]:
             refused = await http.post(again, json={"token": token})
             assert (refused.status_code, refused.json()["detail"]["code"]) == (status, code)
             schemas["http_error"].validate(refused.json())
@@ -191,7 +196,8 @@ async def test_the_host_of_a_finished_game_plays_again_with_the_same_table(gatew
         schemas["http_seat"].validate(opened.json())
         following = opened.json()["room"]
         assert following != room and opened.json()["token"] == seats[0]["token"]
-        assert (await http.post(again, json={"token": seats[0]["token"]})).json()["room"] == following
+        assert (await http.post(again,
+                                json={"token": seats[0]["token"]})).json()["room"] == following
 
         old = (await http.get(f"/api/rooms/{room}")).json()
         schemas["http_room"].validate(old)
@@ -201,7 +207,8 @@ async def test_the_host_of_a_finished_game_plays_again_with_the_same_table(gatew
         assert [p["name"] for p in new["players"]] == [p["name"] for p in old["players"]]
         assert new["settings"] == old["settings"]
         # retried once the lobby is there: still that room, not a second one, not started
-        assert (await http.post(again, json={"token": seats[0]["token"]})).json()["room"] == following
+        assert (await http.post(again,
+                                json={"token": seats[0]["token"]})).json()["room"] == following
         assert (await http.get(f"/api/rooms/{following}")).json()["status"] == "lobby"
     # Every seat enters the next game's lobby with the token it has, in the seat it had.
     nexts = []

@@ -83,7 +83,8 @@ async def test_a_host_s_public_table_is_listed_and_counts_a_link_join(gateways):
                                                    "preset": "seed_004", "language": "zh"})
         assert made.status_code == 201
         room = made.json()["room"]
-        assert (await http.post(f"/api/rooms/{room}/join", json={"name": "Friend"})).status_code == 200
+        assert (await http.post(f"/api/rooms/{room}/join",
+                                json={"name": "Friend"})).status_code == 200
         listed = (await http.get("/api/tables", params={"language": "zh"})).json()
         assert [(t["room"], t["preset"], t["seats"], t["size"]) for t in listed["tables"]] == [
             (room, "seed_004", 2, 20)]

@@ -11,7 +11,7 @@ from actors.store import Keys
 from devstack.players import is_phase
 from devstack.redis_servers import redis_cluster
 from devstack.stack import Stack
-from tests.gateway.test_redis_failover_e2e import finish_and_check, start_games
+from tests.gateway.failover import finish_and_check, start_games
 
 pytestmark = pytest.mark.e2e
 

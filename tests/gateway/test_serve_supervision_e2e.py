@@ -1,4 +1,4 @@
-"""`werewolf serve` as the one process that owns the local stack (gateway/cli.py): the redis-server
+"""`werewolf serve` as the one process that owns the local stack (gateway/serve/): the redis-server
 it started comes back after a crash with its rooms; of two started together on one state
 directory and port, one serves and the other names it; SIGTERM, serving or still starting, leaves
 nothing it started running.
@@ -16,16 +16,16 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import psutil
 import pytest
 
-from gateway.cli import kill_family
 from devstack.ray_head import free_port
 from devstack.stack import ROOT
+from gateway.serve.processes import kill_family
+from tests.helpers import until_sync
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")]
@@ -60,14 +60,13 @@ class Serve:
         return self.log_path.read_text(errors="replace")
 
     def wait_for(self, pattern: str, timeout: float = TIMEOUT) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while True:
+        def printed() -> re.Match | None:
             text = self.output()
-            if match := re.search(pattern, text, re.M):
-                return match
-            assert self.proc.poll() is None, f"serve exited with {self.proc.returncode}:\n{text}"
-            assert time.monotonic() < deadline, f"no {pattern!r} in {timeout:.0f} s:\n{text}"
-            time.sleep(0.1)  # polling its output
+            match = re.search(pattern, text, re.M)
+            assert match or self.proc.poll() is None, \
+                f"serve exited with {self.proc.returncode}:\n{text}"
+            return match
+        return until_sync(printed, timeout, lambda: f"{pattern!r} in:\n{self.output()}", every=0.1)
 
     def wait_open(self) -> None:
         ray = self.wait_for(r"^Starting a local Ray head on \S+ \(its files in (\S+)\)$")
@@ -110,10 +109,9 @@ def using(paths: list[str]) -> list[psutil.Process]:
 def assert_gone(started: list[psutil.Process], paths: list[str]) -> None:
     _, alive = psutil.wait_procs(started, timeout=30)
     assert alive == [], [(p.pid, p.name()) for p in alive]
-    deadline = time.monotonic() + 30
-    while left := using(paths):
-        assert time.monotonic() < deadline, [(p.pid, p.name(), p.cmdline()) for p in left]
-        time.sleep(0.1)  # polling the process table
+    until_sync(lambda: not using(paths), 30,
+               lambda: f"none using {paths}: {[(p.pid, p.name()) for p in using(paths)]}",
+               every=0.1)
 
 
 def redis_of(serve: Serve) -> psutil.Process:
@@ -133,16 +131,15 @@ def test_the_redis_it_started_is_started_again_with_its_rooms(tmp_path):
             crashed.kill()  # SIGKILL: no shutdown, as a crash
             crashed.wait(timeout=10)
 
-            deadline = time.monotonic() + TIMEOUT
-            while True:  # the gateway waits for Redis, then answers from the restarted one
+            def room_answers() -> httpx.Response | None:
                 try:  # a short timeout: a request made while Redis was away may wait it out
                     answer = http.get(f"/api/rooms/{room}", timeout=5)
-                    if answer.status_code == 200:
-                        break
                 except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, serve.output()
-                time.sleep(0.2)  # polling the room
+                    return None
+                return answer if answer.status_code == 200 else None
+            # the gateway waits for Redis, then answers from the restarted one
+            answer = until_sync(room_answers, TIMEOUT, lambda: f"the room:\n{serve.output()}",
+                                every=0.2)
             assert answer.json()["status"] == "lobby"
             assert http.post(f"/api/rooms/{room}/join", json={"name": "Omar"}).status_code == 200
 
@@ -163,10 +160,8 @@ def test_two_serves_started_together_one_serves_and_the_other_names_it(tmp_path)
     both = [Serve(tmp_path, name=name, state=state, port=port, prefix=prefix)
             for name in ("a", "b")]
     try:
-        deadline = time.monotonic() + TIMEOUT
-        while all(s.proc.poll() is None for s in both):
-            assert time.monotonic() < deadline, [s.output() for s in both]
-            time.sleep(0.1)  # polling until one of them gives up
+        until_sync(lambda: any(s.proc.poll() is not None for s in both), TIMEOUT,
+                   lambda: f"one of them gives up: {[s.output() for s in both]}", every=0.1)
         loser = next(s for s in both if s.proc.poll() is not None)
         winner = next(s for s in both if s is not loser)
         assert loser.proc.returncode != 0

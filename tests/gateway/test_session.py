@@ -22,6 +22,11 @@ from gateway.ws import (CLOSE_OVERFLOW, CLOSE_REMOVED, CLOSE_RESEATED, LOCAL_BUR
 from actors.room import RATE_LIMITS
 
 
+def received(frame: dict) -> dict:
+    """What the server hands the socket for a text frame its client sent."""
+    return {"type": "websocket.receive", "text": orjson.dumps(frame).decode()}
+
+
 def stored(seq: int, to=None) -> dict:
     return {"seq": seq, "to": to, "frame": orjson.dumps({"type": "event", "seq": seq}).decode()}
 
@@ -110,7 +115,8 @@ class Socket:
 def gateway(room: Room) -> GatewayState:
     seats = LocalSeats()
     return GatewayState(config=Config(), rooms=room, seats=seats, metrics=Metrics(), limits=None,
-                        presence=PresenceReports(seats, functools.partial(ws.report_presence, room)),
+                        presence=PresenceReports(seats,
+                                                 functools.partial(ws.report_presence, room)),
                         tables=None)
 
 
@@ -131,7 +137,8 @@ async def test_welcome_then_replay_then_live_events_of_the_seat_only_never_twice
     await room.until_presence([(1, True), (1, False)])
 
 
-async def test_what_went_out_past_a_lagging_welcome_before_the_socket_listened_is_read_from_the_log():
+async def test_what_went_out_past_a_lagging_welcome_before_the_socket_listened_is_read_from_the_log(
+        ):
     # The welcome answers at 1: the write of 2 and 3 was published but has not returned to the room.
     room = Room([stored(1), stored(2, to=[2]), stored(3)], lag=2)
     socket = Socket()
@@ -140,7 +147,8 @@ async def test_what_went_out_past_a_lagging_welcome_before_the_socket_listened_i
     room.publish(stored(4))
     await socket.until(lambda sent: sent[-1].get("seq") == 4)
 
-    assert [(f["type"], f["seq"]) for f in socket.sent] == [("welcome", 1), ("event", 3), ("event", 4)]
+    assert [(f["type"], f["seq"]) for f in socket.sent] == [
+        ("welcome", 1), ("event", 3), ("event", 4)]
     await socket.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(session, 5)
 
@@ -201,7 +209,8 @@ async def test_a_socket_that_stops_reading_is_dropped_and_the_others_keep_up():
 
 async def test_a_socket_that_falls_too_far_behind_during_its_welcome_is_dropped_after_it():
     class BusyRoom(Room):
-        async def welcome(self, room, seat, proof=None):  # the room moves on while the welcome is taken
+        # the room moves on while the welcome is taken
+        async def welcome(self, room, seat, proof=None):
             welcome = await super().welcome(room, seat)
             for seq in range(len(self.log) + 1, len(self.log) + SEND_QUEUE_FRAMES + 2):
                 self.publish(stored(seq))
@@ -214,7 +223,8 @@ async def test_a_socket_that_falls_too_far_behind_during_its_welcome_is_dropped_
 
 
 async def test_a_socket_stuck_in_its_replay_is_dropped_and_one_that_reads_it_is_not(monkeypatch):
-    monkeypatch.setattr(ws, "REPLAY_STALL_SECONDS", 0.01)  # the checks come quickly, the rule is the same
+    # the checks come quickly, the rule is the same
+    monkeypatch.setattr(ws, "REPLAY_STALL_SECONDS", 0.01)
     room = Room([stored(seq) for seq in range(1, 3 * SEND_QUEUE_FRAMES)])
     gw = gateway(room)
     stuck, reader = Socket(stuck=True), Socket()
@@ -225,7 +235,8 @@ async def test_a_socket_stuck_in_its_replay_is_dropped_and_one_that_reads_it_is_
 
     served = asyncio.create_task(Session(reader, "ROOMAA", 2, gw).run(since=0))
     await reader.until(lambda sent: sent and sent[-1].get("seq") == len(room.log))
-    assert not served.done() and reader.closed_with is None  # far behind while it replayed, but it kept reading
+    # far behind while it replayed, but it kept reading
+    assert not served.done() and reader.closed_with is None
     await reader.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(served, 5)
 
@@ -369,7 +380,8 @@ async def test_a_spectator_is_closed_by_the_settings_event_that_forbids_spectato
     session = asyncio.create_task(WatchSession(socket, "ROOMAA", WATCHER, gateway(room)).run(None))
     await socket.until(lambda sent: sent)
     room.publish(settings_event(2, "allowed"))
-    room.publish({**stored(3), "frame": '{"type":"event","seq":3,"kind":"chat","text":"forbidden"}'})
+    room.publish({**stored(3),
+                  "frame": '{"type":"event","seq":3,"kind":"chat","text":"forbidden"}'})
     await socket.until(lambda sent: sent[-1].get("seq") == 3)
     assert not session.done()
     room.publish(settings_event(4, "forbidden"))
@@ -442,7 +454,8 @@ async def test_sockets_saying_hello_at_once_share_one_welcome_of_their_seat():
     await asyncio.wait_for(asyncio.gather(*sessions), 5)
 
 
-async def test_a_flood_of_commands_is_refused_by_the_socket_past_its_burst_without_reaching_the_room(monkeypatch):
+async def test_a_flood_of_commands_is_refused_by_the_socket_past_its_burst_without_reaching_the_room(  # noqa: E501 (its name)
+        monkeypatch):
     now = [1_000_000_000]  # the gateway's read time, ms: frozen, so no token comes back meanwhile
     monkeypatch.setattr(ws.time, "time_ns", lambda: now[0] * 1_000_000)
     room = Room([stored(1)])
@@ -452,11 +465,10 @@ async def test_a_flood_of_commands_is_refused_by_the_socket_past_its_burst_witho
     await socket.until(lambda sent: sent and sent[0]["type"] == "welcome")
     sent = 50
     for i in range(sent):
-        await socket.inbox.put({"type": "websocket.receive",
-                                "text": orjson.dumps({"type": "chat", "id": i, "text": "hi"}).decode()})
-    await socket.inbox.put({"type": "websocket.receive",
-                            "text": orjson.dumps({"type": "act", "id": "a", "action": "vote", "targets": [2]}).decode()})
-    await socket.until(lambda frames: sum(f["type"] in ("ack", "error") for f in frames) == sent + 1)
+        await socket.inbox.put(received({"type": "chat", "id": i, "text": "hi"}))
+    await socket.inbox.put(received({"type": "act", "id": "a", "action": "vote", "targets": [2]}))
+    await socket.until(lambda frames: sum(f["type"] in ("ack", "error")
+                                          for f in frames) == sent + 1)
 
     burst = RATE_LIMITS["chat"][0] * LOCAL_BURST_FACTOR
     replies = {f["id"]: f for f in socket.sent if f["type"] in ("ack", "error")}
@@ -464,8 +476,7 @@ async def test_a_flood_of_commands_is_refused_by_the_socket_past_its_burst_witho
     assert all(replies[i]["code"] == "rate_limited" for i in range(burst, sent))
     assert gw.metrics.refused_here.labels("chat")._value.get() == sent - burst
     now[0] += 1000 * int(1 / RATE_LIMITS["chat"][1])  # one token back
-    await socket.inbox.put({"type": "websocket.receive",
-                            "text": orjson.dumps({"type": "chat", "id": "later", "text": "hi"}).decode()})
+    await socket.inbox.put(received({"type": "chat", "id": "later", "text": "hi"}))
     await socket.until(lambda frames: frames[-1].get("id") == "later")
     assert socket.sent[-1]["type"] == "ack" and room.commands[-1]["id"] == "later"
     await socket.inbox.put({"type": "websocket.disconnect"})

@@ -1,6 +1,7 @@
 """Spectators through the protocol alone: a watch socket (no token, no seat) sees the public table
 and nothing else until `game_over`; it is counted in the lobby, refused (and closed, if it was
-watching) where the host forbids spectators, and may not act. The review endpoint serves a finished game's whole log.
+watching) where the host forbids spectators, and may not act. The review endpoint serves a
+finished game's whole log.
 """
 import asyncio
 import random
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def gateway(ray_address, redis_url):
-    stack = Stack(ray_address=ray_address, redis_url=redis_url, prefix="t" + random.randbytes(5).hex())
+    stack = Stack(ray_address=ray_address, redis_url=redis_url,
+                  prefix="t" + random.randbytes(5).hex())
     yield stack.start_gateway()
     stack.close()
 
@@ -28,7 +30,8 @@ async def test_a_spectator_watches_a_whole_game_and_sees_nothing_private_before_
     room, seats = await seat_table(gateway.url, 8)
     clients = await connect_all(gateway.ws_url, room, seats)
     # Every dead seat sees every card here: the spectator must still see none.
-    assert (await clients[0].request({"type": "settings", "roles": ["seer", "witch", "hunter", "cupid"],
+    assert (await clients[0].request({"type": "settings",
+                                      "roles": ["seer", "witch", "hunter", "cupid"],
                                       "rules": {"dead_see_roles": "yes"}}))["type"] == "ack"
     spectator = await watch(gateway.ws_url, room)
     assert spectator.welcome["type"] == "welcome" and spectator.welcome["seat"] is None
@@ -36,7 +39,8 @@ async def test_a_spectator_watches_a_whole_game_and_sees_nothing_private_before_
     assert counted["count"] == 1
     async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
         assert (await http.get(f"/api/rooms/{room}")).json()["spectators"] == 1
-        assert (await http.get(f"/api/rooms/{room}/review")).json()["detail"]["code"] == "not_your_turn"
+        review = (await http.get(f"/api/rooms/{room}/review")).json()
+        assert review["detail"]["code"] == "not_your_turn"
     refused = await spectator.request({"type": "chat", "text": "hello from the gallery"})
     assert refused["code"] == "not_authenticated"
     assert (await spectator.request({"type": "ping"}))["type"] == "ack"
@@ -59,7 +63,8 @@ async def test_a_spectator_watches_a_whole_game_and_sees_nothing_private_before_
     assert [f["seq"] for f in late.events] == [e["seq"] for e in log if e["to"] is None]
     async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
         review = (await http.get(f"/api/rooms/{room}/review")).json()
-    assert [(e["event"]["seq"], e["to"]) for e in review["events"]] == [(e["seq"], e["to"]) for e in log]
+    assert [(e["event"]["seq"], e["to"]) for e in review["events"]] == [
+        (e["seq"], e["to"]) for e in log]
     assert [p["name"] for p in review["players"]] == [p["name"] for p in
                                                       spectator.welcome["view"]["players"]]
     for client in [*clients, spectator, late]:
@@ -73,7 +78,8 @@ async def test_spectators_leave_the_count_and_are_refused_where_the_host_forbids
     await host.wait_for(lambda f: f.get("kind") == "spectators" and f["count"] == 2)
     await second.close()
     await host.wait_for(lambda f: f.get("kind") == "spectators" and f["count"] == 1)
-    assert (await host.request({"type": "settings", "rules": {"spectators": "forbidden"}}))["type"] == "ack"
+    forbid = {"type": "settings", "rules": {"spectators": "forbidden"}}
+    assert (await host.request(forbid))["type"] == "ack"
     assert await first.wait_closed() == 1008 and first.ws.close_reason == "spectators_forbidden"
     refused = await open_socket(gateway.ws_url, room)
     await refused.send({"type": "hello", "watch": True, "since": None})

@@ -21,6 +21,7 @@ from actors.client import RoomClient
 from actors.config import Config
 from devstack.stack import HTTP_TIMEOUT, TEST_DURATIONS, Client, Stack, connect, ws_frame
 from gateway.headers import SECURITY_HEADERS
+from tests.helpers import until
 
 pytestmark = pytest.mark.e2e
 
@@ -76,10 +77,9 @@ async def metric(gateway, name: str) -> float:
 
 
 async def until_metric(gateway, name: str, value: float, timeout: float = 60) -> None:
-    async def reached() -> None:
-        while await metric(gateway, name) < value:
-            await asyncio.sleep(0.2)  # polling the gateway's counter
-    await asyncio.wait_for(reached(), timeout)
+    async def reached() -> bool:
+        return await metric(gateway, name) >= value
+    await until(reached, timeout, f"{name} at {value:g}", every=0.2)
 
 
 # ---------------------------------------------------------------------------- request heads
@@ -94,7 +94,8 @@ async def read_response(reader: asyncio.StreamReader) -> bytes:
 async def test_a_huge_or_endless_request_head_is_refused_431_and_nobody_waits(gateway):
     other = await elsewhere(gateway)
     # 128 headers, or one header of 20 KiB: answered 431, the connection closed.
-    for head in (b"".join(b"X-%d: 1\r\n" % i for i in range(128)), b"X-A: " + b"a" * 20_000 + b"\r\n"):
+    for head in (b"".join(b"X-%d: 1\r\n" % i for i in range(128)),
+                 b"X-A: " + b"a" * 20_000 + b"\r\n"):
         reader, writer = await asyncio.open_connection("127.0.0.1", gateway.port)
         writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n")
         response = await read_response(reader)
@@ -135,7 +136,8 @@ async def test_a_huge_or_endless_request_head_is_refused_431_and_nobody_waits(ga
 async def never_reading(gateway, room: str, hello: dict) -> socketlib.socket:
     """A socket that reads the 101 and nothing more, after its hello."""
     sock = socketlib.socket()
-    sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_RCVBUF, 4096)  # before connect: a small window
+    # before connect: a small window
+    sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_RCVBUF, 4096)
     sock.setblocking(False)
     loop = asyncio.get_running_loop()
     await loop.sock_connect(sock, ("127.0.0.1", gateway.port))

@@ -27,7 +27,8 @@ def measured(gateway_us: float, host_us: float, redis_us: float, mb_socket: floa
 
 
 def args(**over) -> argparse.Namespace:
-    return argparse.Namespace(**{"headroom": 0.5, "sockets_per_gateway": 20_000, "frames_per_room": 6.5,
+    return argparse.Namespace(**{"headroom": 0.5, "sockets_per_gateway": 20_000,
+                                 "frames_per_room": 6.5,
                                  "commands_per_room": 0.65, "games_per_actor": 200, **over})
 
 
@@ -52,7 +53,8 @@ def test_the_limit_that_binds_first_is_named():
 @pytest.mark.e2e
 def test_the_capacity_command_measures_every_unit_on_the_real_stack(tmp_path):
     out = tmp_path / "capacity.json"
-    subprocess.run([sys.executable, "-m", "loadtest.capacity", "--rooms", "2", "--idle-seconds", "1",
+    subprocess.run([sys.executable, "-m", "loadtest.capacity", "--rooms", "2", "--idle-seconds",
+                    "1",
                     "--settle-seconds", "1", "--lines", "5", "--out", str(out)],
                    cwd=ROOT, check=True, timeout=600)
     data = json.loads(out.read_text())

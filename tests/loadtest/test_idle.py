@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from loadtest.idle import SERVER, cores_between, idle_cpu_row
+from loadtest.idle import SERVER, idle_cpu_row
+from loadtest.measure import cores_between
 
 
 def test_cores_count_each_process_from_where_it_stood_and_a_new_one_whole():
@@ -18,6 +19,7 @@ def test_the_idle_row_takes_the_empty_stack_off_and_leaves_the_load_clients_out_
     now = {**{c: v + 0.009 for c, v in empty.items()}, "load clients": 0.5}
     row = idle_cpu_row(empty, now, sockets=18_000, server=SERVER)
     assert row["cores_added"]["gateway"] == pytest.approx(0.009)
-    assert row["cores_added"]["load clients"] == pytest.approx(0.5)  # no empty reading: counted whole
+    # no empty reading: counted whole
+    assert row["cores_added"]["load clients"] == pytest.approx(0.5)
     assert row["server_us_per_socket_second"] == pytest.approx(4 * 0.009 * 1e6 / 18_000, abs=1e-3)
     assert row["server_cores_at_36000_sockets"] == pytest.approx(4 * 0.009 * 2, abs=1e-4)

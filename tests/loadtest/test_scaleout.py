@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from loadtest.scaleout import CGROUP_ROOT, cpu_caps, haproxy_config, write_report
+from loadtest.scaleout import CGROUP_ROOT, cpu_caps, write_report
+from loadtest.stack import haproxy_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +24,8 @@ def test_the_balancer_is_the_shipped_config_with_this_runs_bind_and_servers():
     assert "bind 127.0.0.1:18123" in text and "bind :80" not in text
     assert "resolvers" not in text  # by address: no Docker DNS here
     servers = [line.split() for line in text.splitlines() if line.strip().startswith("server ")]
-    assert servers == [["server", "node1", "10.1.2.1:8000"], ["server", "node2", "10.1.2.2:8000"]] * 2
+    assert servers == [["server", "node1", "10.1.2.1:8000"],
+                       ["server", "node2", "10.1.2.2:8000"]] * 2
     assert "balance hash var(txn.room)" in text  # the room affinity under test is the shipped one
 
 
@@ -55,7 +57,8 @@ def test_the_report_sets_each_k_against_k_times_rooms_of_one(tmp_path):
     assert "| 1 | 50 | 50 | 1.00 |" in table
     assert "| 2 | 150 | 100 | 1.50 |" in table
     assert "| 3 | 120 | 150 | 0.80 |" in table
-    assert json.loads((tmp_path / "results.json").read_text())["held"] == {"1": 50, "2": 150, "3": 120}
+    held = json.loads((tmp_path / "results.json").read_text())["held"]
+    assert held == {"1": 50, "2": 150, "3": 120}
     assert (tmp_path / "scaleout.png").stat().st_size > 0
 
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from devstack.stack import connect, create_room
-from loadtest.capacity import Reading, gateway_sums
+from loadtest.measure import Reading, gateway_sums
 from loadtest.soak import COUNTED, per_command
 
 
@@ -16,7 +16,8 @@ def reading(at: float, cpu: dict, commands: float, frames: float, redis_calls: i
     by_component: dict = {}
     for pid, (component, seconds) in cpu.items():
         by_component.setdefault(component, {})[pid] = seconds
-    return {"reading": Reading(at, by_component, redis_calls, 0, 0), "commands": commands, "frames": frames}
+    return {"reading": Reading(at, by_component, redis_calls, 0, 0), "commands": commands,
+            "frames": frames}
 
 
 def test_cpu_per_command_counts_the_processes_that_lived_through_the_window():
@@ -24,11 +25,12 @@ def test_cpu_per_command_counts_the_processes_that_lived_through_the_window():
                           4: ("ray-hosts", 7.0)}, commands=1_000, frames=10_000, redis_calls=50_000)
     # pid 4 died in the window, pid 5 started in it: neither is counted
     last = reading(100.0, {1: ("gateway", 12.0), 2: ("ray-hosts", 6.0), 3: ("redis", 1.5),
-                           5: ("ray-hosts", 3.0)}, commands=3_000, frames=50_000, redis_calls=74_000)
+                           5: ("ray-hosts", 3.0)}, commands=3_000, frames=50_000,
+                   redis_calls=74_000)
     cost = per_command(first, last)
     assert cost["gateway_us"] == 1_000 and cost["ray-hosts_us"] == 500 and cost["redis_us"] == 250
     assert cost["ray-system_us"] == 0 and cost["server_us"] == 1_750
-    assert cost["commands_per_s"] == 20.0 and cost["frames_per_command"] == 20.0 and cost["cores"] == 0.04
+    assert (cost["commands_per_s"], cost["frames_per_command"], cost["cores"]) == (20.0, 20.0, 0.04)
     assert cost["redis_calls_per_command"] == 12.0
 
 

@@ -29,7 +29,8 @@ finally:
 
 
 def interrupted(script: str, signum: int, *args: str) -> tuple[str, str]:
-    """Run `script` until it prints "up", send it `signum`: what it printed then (stdout, stderr)."""
+    """Run `script` until it prints "up", send it `signum`: what it printed then (stdout,
+    stderr)."""
     run = subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, text=True,
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

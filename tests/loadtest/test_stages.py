@@ -21,4 +21,5 @@ def test_a_window_reports_percentiles_of_what_it_saw_and_what_counters_added():
     report = stages.report([before, before], [after, after])  # two processes, summed
     assert report["ww_ws_late_joins"] == {"added": 4}
     assert report["ww_ack_wait_seconds"] == {"p50": 0.1, "p99": 0.1, "count": 200}
-    assert "ww_ws_late_joins                           +4 in the window" in stages.format_report(report)
+    shown = stages.format_report(report)
+    assert "ww_ws_late_joins                           +4 in the window" in shown

@@ -1,7 +1,8 @@
 """One scripted game in which every secret night deed happens once: the Guard's protection, the
 Big Bad Wolf's own victim, an Elder surviving the attack on his spare life, the Witch's save and
 poison, an infection, the Medium's reading, the Baker's bread, the Piper's charm. The rules tests
-check its end (`test_story.py`); the browser tests show its review (tests/client/test_end_story.py)."""
+check its end (`test_story.py`); the browser tests show its review
+(tests/client/test_end_story.py)."""
 
 from tests.rules.driver import Game
 

@@ -28,7 +28,8 @@ def test_an_event_its_declaration_does_not_allow_is_refused(event, why):
 
 
 def test_declared_events_pass_with_or_without_their_optional_fields():
-    events = [{"kind": "seen", "to": [1], "seat": 2}, {"kind": "seen", "to": [1], "seat": 2, "note": "x"},
+    events = [{"kind": "seen", "to": [1], "seat": 2},
+              {"kind": "seen", "to": [1], "seat": 2, "note": "x"},
               {"kind": "shout", "to": None, "text": "hi"}]
     assert check(DECLARED, events) == events
 
@@ -46,7 +47,8 @@ def test_each_kind_is_declared_by_one_module_and_private_kinds_name_their_audien
     owners = {}
     for unit in UNITS:
         for kind in unit.events:
-            assert kind.kind not in owners, f"{kind.kind} declared by {owners[kind.kind]} and {unit.id}"
+            assert kind.kind not in owners, \
+                f"{kind.kind} declared by {owners[kind.kind]} and {unit.id}"
             owners[kind.kind] = unit.id
     assert set(owners) <= set(rules.EVENTS)
     for kind in rules.EVENTS.values():

@@ -57,7 +57,8 @@ def test_a_duration_or_rule_applies_only_while_its_unit_is_in_play(table):
     except BadSettings:
         return
     units = units_in_play(settings, cards)
-    durations, rules = set(durations_that_apply(settings, cards)), set(rules_that_apply(settings, cards))
+    durations = set(durations_that_apply(settings, cards))
+    rules = set(rules_that_apply(settings, cards))
     for role in SPECIAL_ROLES:  # a role's durations and rules are there exactly when it is dealt
         assert set(CARDS[role].durations) <= durations if role in cards else not (
             set(CARDS[role].durations) & durations)
@@ -74,4 +75,5 @@ def test_a_duration_or_rule_applies_only_while_its_unit_is_in_play(table):
 def test_the_declaration_names_each_duration_s_owner_and_the_mayor_s_switch():
     assert set(DECLARED["duration_owners"]) == set(DECLARED["durations"])
     assert {"candidacy", "election", "tiebreak", "successor"} == MAYOR_DURATIONS
-    assert [(r["id"], r["off"]) for r in DECLARED["rules"] if r["off"] is not None] == [("mayor", "none")]
+    offs = [(r["id"], r["off"]) for r in DECLARED["rules"] if r["off"] is not None]
+    assert offs == [("mayor", "none")]

@@ -7,7 +7,7 @@ import re
 import rules
 from rules import view
 from tests.rules.driver import Game
-from tests.rules.test_golden import GOLDEN, TABLES
+from tests.rules.golden_tables import GOLDEN, TABLES
 
 PROTOCOL = (pathlib.Path(__file__).parents[2] / "docs" / "protocol.md").read_text()
 LOBBY_KINDS = {"joined", "presence", "settings", "spectators", "table", "countdown", "remove_vote",

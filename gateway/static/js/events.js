@@ -136,7 +136,7 @@ const LINES = {
   lovers: (ev, c) => {
     if (c.review) return t("event.lovers.review", { names: ev.lovers.map(c.nameOf).join(" ♥ ") });
     return ev.lovers.includes(c.seat) ? t("event.lovers", { name: c.nameOf(ev.lovers.find((s) => s !== c.seat) ?? c.seat) })
-      : t("card.linked", { names: ev.lovers.map(c.nameOf).join(" ♥ ") });
+      : t("fact.linked", { names: ev.lovers.map(c.nameOf).join(" ♥ ") });
   },
   pointed: (ev, c) => (ev.target == null ? t("event.pointed.none", { name: c.nameOf(ev.seat) })
     : t("event.pointed", { name: c.nameOf(ev.seat), target: c.nameOf(ev.target) })),

@@ -13,6 +13,7 @@ import { Dawn } from "./dawn.js";
 import * as pass from "./pass.js";
 import { api, errorText, loadDeclaration } from "./http.js";
 import { declare, inFeed } from "./events.js";
+import { declareFacts } from "./facts.js";
 import { toast } from "./toast.js";
 import * as tables from "./tables.js";
 import { initLobbyTable } from "./lobbytable.js";
@@ -389,6 +390,7 @@ async function boot() {
   await setLanguage(lang);
   app.declared = await declaration;
   declare(app.declared.events); // the feed's lines, who heard what
+  declareFacts(app.declared.facts); // what a seat's card shows
   const select = $("#lang");
   select.replaceChildren(...LANGS.map((l) => el("option", { value: l, text: t(`lang.${l}`) })));
   select.value = lang;

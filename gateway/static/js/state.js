@@ -1,6 +1,8 @@
 // Keeps the seat's view current between welcomes by applying each live event to it.
 // It copies what events say, and works out only what protocol.md fixes for every seat: the
-// channel the server will post its chat lines to.
+// channel the server will post its chat lines to. A card's facts come as their roles declare
+// (facts.js).
+import { forgetFacts, tellFact } from "./facts.js";
 
 // A prompt, told apart from the same action's prompt of another phase.
 export function promptKey(p) {
@@ -95,7 +97,9 @@ export function applyEvent(view, ev, mySeat) {
       view.seats = ev.seats.map((s) => ({ seat: s.seat, name: s.name, alive: true, role: null, mayor: false }));
       view.me = mySeat == null ? null : { seat: mySeat, role: null, alive: true };
       // Nobody writes until the first phase opens (its event follows the cards).
-      Object.assign(view, { wolves: null, lover: null, prompts: [], votes: {}, tally: {}, pointing: {}, mayor: null, channels: [] });
+      forgetFacts(view);
+      Object.assign(view, { prompts: [], votes: {}, tally: {}, pointing: {}, mayor: null,
+        channels: [] });
       view.chat = view.chat || {};
       break;
     case "role":
@@ -106,9 +110,6 @@ export function applyEvent(view, ev, mySeat) {
       break;
     case "idiot_revealed":
       seatOf(view, ev.seat).role = ev.role;
-      break;
-    case "wolves":
-      view.wolves = ev.wolves;
       break;
     case "lovers":
       // Cupid hears of the couple too, and may be one of them.
@@ -131,9 +132,6 @@ export function applyEvent(view, ev, mySeat) {
     }
     case "prompt_closed":
       dropPrompt(view, ev.action);
-      break;
-    case "seer_result":
-      view.seer_results = [...(view.seer_results || []), { seat: ev.seat, role: ev.role, night: view.day }];
       break;
     case "pointed":
       view.pointing = { ...view.pointing, [ev.seat]: ev.target };
@@ -195,4 +193,5 @@ export function applyEvent(view, ev, mySeat) {
       for (const s of view.seats || []) s.role = ev.roles[s.seat] ?? ev.roles[String(s.seat)] ?? s.role;
       break;
   }
+  tellFact(view, ev);
 }

@@ -79,7 +79,8 @@ def test_protecting_a_lover_does_not_stop_his_grief():
     assert game.deaths() == [(3, "wolves"), (4, "grief")]
 
 
-def test_witch_told_guarded_yes_the_witch_learns_a_guarded_victim_will_not_die_and_keeps_her_potion():
+def test_witch_told_guarded_yes_the_witch_learns_a_guarded_victim_will_not_die_and_keeps_her_potion(
+        ):
     game = Game(DEAL, rules={"witch_told_guarded": "yes"})
     game.night(protect=4, victim=4)
     assert game.events("witch_victim")[-1] == {"kind": "witch_victim", "to": [2], "victim": 4,

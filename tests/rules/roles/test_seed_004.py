@@ -10,7 +10,7 @@ from rules import BadFrame, Settings, declaration, start_game
 from rules.presets import recommended_setup
 from rules.roles.house import EXILE
 from rules.settings import deal, max_players, min_players
-import tests.rules.test_properties as properties
+import tests.rules.random_games as random_games
 from tests.rules.driver import NAMES, T0, Game
 
 RULES_004 = dict(Settings.from_json({"preset": "seed_004"}).rules)
@@ -32,8 +32,10 @@ def through_day(g, target=None):
 @pytest.mark.parametrize("n, wolves, roles", [
     (4, 1, ("seer",)), (5, 1, ("seer", "guard")), (6, 1, ("seer", "guard")),
     (7, 2, ("seer", "guard", "medium")), (8, 2, ("seer", "guard", "medium", "traitor")),
-    (11, 3, ("seer", "guard", "medium", "traitor")), (14, 4, ("seer", "guard", "medium", "traitor")),
-    (18, 5, ("seer", "guard", "medium", "traitor")), (20, 5, ("seer", "guard", "medium", "traitor"))])
+    (11, 3, ("seer", "guard", "medium", "traitor")),
+    (14, 4, ("seer", "guard", "medium", "traitor")),
+    (18, 5, ("seer", "guard", "medium", "traitor")),
+    (20, 5, ("seer", "guard", "medium", "traitor"))])
 def test_the_004_preset_deals_recommended_setup_for_each_table_size(n, wolves, roles):
     table = Settings.from_json({"preset": "seed_004"})
     assert recommended_setup(n) == roles
@@ -576,8 +578,8 @@ def test_random_004_tables_end_with_a_winner_the_parity_arithmetic_allows_and_le
         deal(n, table)
     except Exception:
         table = Settings.from_json({"preset": "seed_004", "rules": rules})
-    start, commands, log, state = properties.play(n, table, seed, random.Random(moves))
-    properties.check_outcome(state, commands, log)
+    start, commands, log, state = random_games.play(n, table, seed, random.Random(moves))
+    random_games.check_outcome(state, commands, log)
     # hidden cards: no death event before the end names a card its rule hides, nor a cause
     # from which a card follows: only when it happened (the night, the vote, the day)
     phase = "start"

@@ -55,13 +55,15 @@ def test_a_thief_who_steals_nothing_is_a_plain_villager():
 
 
 # extra_cards: the seven seats' cards, then the two set aside
-EXTRA = {("villager", "villager"): "two_villagers", ("villager", "werewolf"): "villager_and_werewolf",
+EXTRA = {("villager", "villager"): "two_villagers",
+         ("villager", "werewolf"): "villager_and_werewolf",
          ("werewolf", "werewolf"): "two_werewolves"}
 
 
 def extra(aside: list, **rules) -> Game:
     return Game(DEAL, aside=aside, rules={"thief_mode": "extra_cards",
-                                          "thief_extra_cards": EXTRA[tuple(sorted(aside))], **rules})
+                                          "thief_extra_cards": EXTRA[tuple(sorted(aside))],
+                                          **rules})
 
 
 def test_extra_cards_he_sees_the_two_cards_left_over_and_may_take_one():

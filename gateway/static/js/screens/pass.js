@@ -16,6 +16,18 @@ export const FIRST_NAMES = 6; // rows the names form opens with
 
 export let freshPass = null; // the room this page has just seated: it gets seed 004's preset once
 
+// The phone passed around, as it plugs into the game's screen (screens/table.js, the shape of its
+// ONLINE): the players sit at one table; the holder's bar over a seat's screen, and with no seat
+// holding the phone the table's own screen.
+const PASSED = {
+  together: true,
+  show(v, seatless) {
+    $("#pass-bar").hidden = seatless;
+    $("#pass-table").hidden = !seatless;
+    if (seatless) renderPassTable(v);
+  },
+};
+
 // Whose screen shows: the lobby (the table's rules) until the start; then the player holding the
 // phone, or else the cover naming whose turn it is (pass.turn: the rounds), or else the table's
 // own screen (the day's votes); the end for all. The dawn waits until the night's rounds are over
@@ -49,7 +61,7 @@ export function renderPass() {
     // its own link, seen as its round's step stood if that step is over (pass.turnView)
     const then = pass.turnView(p.holder, pass.currentRound(p));
     app.here = then ? Object.create(p.holder, { view: { value: then.view }, feed: { value: then.feed } }) : p.holder;
-    renderGame(app.here.view);
+    renderGame(app.here.view, PASSED);
     $("#pass-who").textContent = t("pass.holder", { name: nameOf(p.holder.seat) });
     $("#pass-done").disabled = pass.idleTurn(p, app.here) && p.idle == null;
     return;
@@ -64,7 +76,7 @@ export function renderPass() {
     return;
   }
   app.here = tableLink(links);
-  renderGame(app.here.view);
+  renderGame(app.here.view, PASSED);
 }
 
 // The table's own screen: no seat, what every seat knows alike.

@@ -6,6 +6,7 @@ import { el, rebuild } from "../dom.js";
 import { rolePicture } from "../art.js";
 import { renderTable } from "../table.js";
 import { dayLabel } from "../events.js";
+import { factLines } from "../facts.js";
 import { promptKey } from "../state.js";
 import * as motion from "../motion.js";
 import * as mod from "../moderation.js";
@@ -14,7 +15,6 @@ import { $, app, HIDE_CARD_KEY, render, showScreen, nameOf, roleName, cardHidden
   roleChips, shownRules, ruleValue, toolsContext } from "../app.js";
 import { renderPrompts, chooseSeat, pickedSeats, actionText, cardText } from "./prompts.js";
 import { renderChat } from "./chat.js";
-import { renderPassTable } from "./pass.js";
 
 // Every card the catalogue explains, in its order: a new role's help comes with its keys.
 export const helpRoles = () => keys("explain.").map((key) => key.slice("explain.".length));
@@ -43,36 +43,39 @@ export function renderSetupTable() {
       ...cards.map((c) => el("td", { text: String(preset.by_size[n][c] || 0) }))))]);
 }
 
-export function renderGame(v) {
+// A mode of play plugs into the game's screen through this shape; online play, one seat per page,
+// is the default. `together`: the players sit at one table (no chat, no hiding one's card: the
+// mode keeps the screens apart); `show(v, seatless)`: the mode's own parts of the screen, drawn
+// or hidden (one phone passed around: its holder's bar, the table's screen; screens/pass.js).
+const ONLINE = { together: false, show: () => {} };
+
+export function renderGame(v, mode = ONLINE) {
   showScreen("screen-game");
   document.body.dataset.phase = v.phase;
   $("#phase-name").textContent = phaseLabel(v);
   $("#phase-day").textContent = dayLabel(v.phase, v.day);
   tick();
   renderWaiting(v);
-  // No seat: a spectator, or the table's own screen of a phone passed around (its votes).
+  // No seat: a spectator, or the table's own screen of a mode played together (its votes).
   const seatless = app.here.seat == null;
   $("#spectating").hidden = !app.watching;
   $("#card").hidden = seatless;
   $("#act").hidden = seatless;
-  $("#pass-bar").hidden = !app.pass || seatless;
-  $("#pass-table").hidden = !app.pass || !seatless;
   renderTable($("#table"), v, { me: app.here.seat, hideMine: cardHidden(), nameOf, roleName,
     pick: seatless ? null : seatPick(app.here) });
   if (!seatless) {
-    renderCard(v);
+    renderCard(v, mode);
     renderPrompts(app.here);
-  } else if (app.pass) {
-    renderPassTable(v);
   }
+  mode.show(v, seatless);
   renderPlayers(v);
   rebuild($("#game-roles"), roleChips(v.roles_in_play));
   // the rules the table plays, for every seat all game long
   rebuild($("#game-rules"), shownRules(v).flatMap((r) =>
     [el("dt", { "data-key": r.id, text: t(`rule.${r.id}`) }), el("dd", { text: ruleValue(r.id, v.settings.rules[r.id]) })]));
-  // One phone passed around has no chat: the players sit at one table.
-  $("#chat-card").hidden = !!app.pass;
-  if (!app.pass) renderChat(v);
+  // Players at one table talk there.
+  $("#chat-card").hidden = mode.together;
+  if (!mode.together) renderChat(v);
   renderFeed();
 }
 
@@ -97,7 +100,7 @@ function seatPick(link) {
 // phone it is under the table; the dawn's banner over it goes by itself). Not while the player types.
 export function showTurn(fresh) {
   const p = (app.here?.view?.prompts || []).find((q) => fresh.includes(promptKey(q)));
-  if (!p || app.pass) return;
+  if (!p) return;
   $("#turn-live").textContent = t("turn.live", { action: actionText(p.action, "title") });
   const act = $("#act");
   act.classList.remove("called");
@@ -138,13 +141,13 @@ export function renderWaiting(v) {
   $("#waiting").textContent = who ? t("waiting.for", { who }) : "";
 }
 
-export function renderCard(v) {
+export function renderCard(v, mode) {
   const me = v.me || {};
   const card = $("#card");
   card.dataset.role = me.role || "";
   const hide = cardHidden();
   const toggle = $("#card-hide");
-  toggle.hidden = !!app.pass; // the covers hide it between players
+  toggle.hidden = mode.together;
   toggle.textContent = t(hide ? "card.show" : "card.hide");
   toggle.setAttribute("aria-pressed", hide ? "true" : "false");
   $("#card-role").textContent = hide ? t("card.hidden") : roleName(me.role);
@@ -164,21 +167,10 @@ export function renderCard(v) {
   const facts = [];
   if (me.alive === false) facts.push(el("li", { class: "warn", text: t("card.dead") }));
   if (v.mayor === app.here.seat) facts.push(el("li", { text: t("card.mayor") }));
-  if (v.linked) facts.push(el("li", { "data-fact": "linked", text: t("card.linked", { names: v.linked.map(nameOf).join(" ♥ ") }) }));
-  if (v.lover != null) facts.push(el("li", { "data-fact": "lover", text: t("card.lover", { name: nameOf(v.lover) }) }));
-  if (v.wolves) {
-    const others = v.wolves.filter((s) => s !== app.here.seat);
-    facts.push(el("li", { "data-fact": "wolves",
-      text: others.length ? t("card.wolves", { names: others.map(nameOf).join(", ") }) : t("card.lone_wolf") }));
+  // then what the seat knows by its card, as its role declares it (facts.js)
+  for (const fact of factLines(v, { me: app.here.seat, nameOf, roleName })) {
+    facts.push(el("li", { "data-fact": fact.field, text: fact.text }));
   }
-  for (const r of v.seer_results || []) {
-    facts.push(el("li", { "data-fact": "seen", text: t("card.seen", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
-  }
-  for (const r of v.medium_results || []) {
-    facts.push(el("li", { "data-fact": "medium", text: t("card.medium", { name: nameOf(r.seat), role: roleName(r.role), n: r.night }) }));
-  }
-  if (v.pack) facts.push(el("li", { "data-fact": "pack", text: t("card.pack", { names: v.pack.map(nameOf).join(", ") }) }));
-  if (v.lover_pair) facts.push(el("li", { "data-fact": "lover_pair", text: t("card.lover", { name: nameOf(v.lover_pair.find((s) => s !== app.here.seat)) }) }));
   rebuild($("#card-facts"), facts);
 }
 

@@ -1,6 +1,6 @@
 """Measures the actor layer through `RoomClient` on a real Ray and Redis:
 
-    python -m actors.bench --rooms 200 --games-per-actor 200 --commands 20
+    python -m loadtest.bench --rooms 200 --games-per-actor 200 --commands 20
 
 Prints room creation latency, command round trips (one at a time, then every room at once), the
 host process's unique memory per room, and how long a killed host takes to serve again. Without
@@ -8,24 +8,21 @@ RAY_ADDRESS it starts a private Ray head (devstack/ray_head.py, run from the rep
 """
 from __future__ import annotations
 
+import argparse
+import asyncio
+import contextlib
 import os
+import secrets
+import signal
+import statistics
+import time
 
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+import psutil
+import ray
 
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import contextlib  # noqa: E402
-import secrets  # noqa: E402
-import signal  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-
-import psutil  # noqa: E402
-import ray  # noqa: E402
-
-from actors.client import RoomClient  # noqa: E402
-from actors.config import Config  # noqa: E402
+from actors.client import RoomClient
+from actors.config import Config
+from devstack.ray_head import ray_head
 
 LONG = {name: 900 for name in ("cupid", "seer", "wolves", "witch", "election", "discussion", "vote",
                                "tiebreak", "hunter", "successor")}
@@ -69,7 +66,8 @@ async def bench(config: Config, rooms: int, commands: int) -> None:
             warm.append(await timed(rc.create_room(f"W{i}")))
             await placement.settled.remote()  # the spare host is back before the next room
         summary("create_room, a spare host ready", warm)
-        summary("create_room, back to back", [await timed(rc.create_room(f"B{i}")) for i in range(10)])
+        summary("create_room, back to back",
+                [await timed(rc.create_room(f"B{i}")) for i in range(10)])
 
         tables = [await started_room(rc) for _ in range(rooms)]
         room, seat = tables[0]
@@ -79,7 +77,8 @@ async def bench(config: Config, rooms: int, commands: int) -> None:
         for n in range(commands):
             await asyncio.gather(*(chat(rc, r, s, 1000 + n) for r, s in tables))
         wall = time.perf_counter() - start
-        print(f"chat, {rooms} rooms at once x {commands}: {rooms * commands / wall:8.0f} commands/s")
+        print(f"chat, {rooms} rooms at once x {commands}: "
+              f"{rooms * commands / wall:8.0f} commands/s")
 
         hosts = {}
         for r, _ in tables:
@@ -91,13 +90,15 @@ async def bench(config: Config, rooms: int, commands: int) -> None:
         snapshot = await rc.redis.get(rc.keys.state(room))
         chat = await rc.redis.lrange(rc.keys.chat(room), 0, -1)
         print(f"a room after {200 + commands} chat commands: snapshot {len(snapshot)} bytes "
-              f"(rewritten by a write that changes more than the log and the chat), chat list {len(chat)} lines {sum(map(len, chat))} bytes")
+              "(rewritten by a write that changes more than the log and the chat), "
+              f"chat list {len(chat)} lines {sum(map(len, chat))} bytes")
 
         pid = (await rc.host_stats(room))["pid"]
         os.kill(pid, signal.SIGKILL)
         start = time.perf_counter()
         await chat(rc, room, seat, 10**6)
-        print(f"killed host ({len(tables)} rooms if shared): first ack after {time.perf_counter() - start:.2f} s")
+        print(f"killed host ({len(tables)} rooms if shared): "
+              f"first ack after {time.perf_counter() - start:.2f} s")
 
         names = [n.decode() for n in await rc.redis.zrange(rc.keys.hosts(), 0, -1)]
         for name in names + [f"{config.prefix}-placement"]:
@@ -107,18 +108,18 @@ async def bench(config: Config, rooms: int, commands: int) -> None:
             await rc.redis.delete(*keys[i:i + 500])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rooms", type=int, default=50)
     parser.add_argument("--games-per-actor", type=int, default=200)
-    parser.add_argument("--commands", type=int, default=20, help="chat lines per room in the parallel run")
-    args = parser.parse_args()
+    parser.add_argument("--commands", type=int, default=20,
+                        help="chat lines per room in the parallel run")
+    args = parser.parse_args(argv)
     prefix = f"bench{secrets.token_hex(3)}"
     with contextlib.ExitStack() as stack:
         address = os.environ.get("RAY_ADDRESS")
         if not address:
-            from devstack.ray_head import ray_head
-
             address = stack.enter_context(ray_head())
         config = Config.from_env(ray_address=address, prefix=prefix, namespace=prefix,
                                  games_per_actor=args.games_per_actor, durations=LONG)

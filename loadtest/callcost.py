@@ -1,6 +1,6 @@
 """What one request to a host costs the caller, by transport, measured in one run:
 
-    python -m actors.callcost --requests 2000
+    python -m loadtest.callcost --requests 2000
 
 - a Ray async actor call carrying one request (the transport commands used before), and one
   carrying 16 (a batch);
@@ -14,23 +14,20 @@ under a random key prefix.
 """
 from __future__ import annotations
 
+import argparse
+import asyncio
+import itertools
+import multiprocessing
 import os
+import secrets
+import time
 
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+import orjson
+import ray
+import redis.asyncio as aioredis
 
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import itertools  # noqa: E402
-import multiprocessing  # noqa: E402
-import secrets  # noqa: E402
-import time  # noqa: E402
-
-import orjson  # noqa: E402
-import ray  # noqa: E402
-import redis.asyncio as aioredis  # noqa: E402
-
-from actors.store import Coalescer  # noqa: E402
+from actors.store import Coalescer
+from devstack.ray_head import ray_head
 
 
 @ray.remote(num_cpus=0)
@@ -63,7 +60,7 @@ async def measure(label: str, requests: int, together: int, send) -> None:
           flush=True)
 
 
-async def main(address: str, requests: int, redis_url: str) -> None:
+async def measure_all(address: str, requests: int, redis_url: str) -> None:
     ray.init(address=address, log_to_driver=False)
     echo = Echo.remote()  # type: ignore[attr-defined]  # made by @ray.remote
     await echo.batch.remote([0])
@@ -126,12 +123,14 @@ async def main(address: str, requests: int, redis_url: str) -> None:
     await redis.aclose()
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
-    args = parser.parse_args()
-    from devstack.ray_head import ray_head
-
+    args = parser.parse_args(argv)
     with ray_head() as ray_address:
-        asyncio.run(main(ray_address, args.requests,
-                         os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")))
+        asyncio.run(measure_all(ray_address, args.requests,
+                                os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""What a client address may do before a route acts: unknown room codes tried, rooms opened,
+lobbies and seats held (docs/architecture.md, "Abuse limits"). Refusals are 429s."""
+from __future__ import annotations
+
+from fastapi import HTTPException, Request
+
+from gateway.limits import client_address
+from gateway.state import GatewayState
+
+
+def refusal(status: int, code: str, message: str, retry_after: int | None = None) -> HTTPException:
+    headers = None if retry_after is None else {"Retry-After": str(retry_after)}
+    return HTTPException(status, {"code": code, "message": message}, headers=headers)
+
+
+def server_full(what: str) -> HTTPException:
+    return refusal(503, "server_full", f"no {what} can be opened now, try again later", 60)
+
+
+def address_of(request: Request) -> str:
+    return client_address(request.client and request.client.host)
+
+
+async def not_guessing(request: Request, gw: GatewayState) -> str:
+    """Refuse an address that tried too many unknown room codes (429); returns the address."""
+    address = address_of(request)
+    limit = gw.config.lookup_failures_per_address
+    if limit and await gw.limits.spent("lookups", address) >= limit:
+        raise refusal(429, "rate_limited", "too many unknown room codes from this address",
+                      gw.limits.retry_after())
+    return address
+
+
+async def not_found(gw: GatewayState, address: str) -> HTTPException:
+    if gw.config.lookup_failures_per_address:
+        await gw.limits.spend("lookups", address)
+    return HTTPException(404, {"code": "room_not_found"})
+
+
+async def spend(gw: GatewayState, what: str, address: str, limit: int, things: str) -> None:
+    """Count one more `what` of `address` in the window; 429 past `limit` (0: no limit)."""
+    if limit and await gw.limits.spend(what, address) > limit:
+        raise refusal(429, "rate_limited", f"at most {limit} {things} per address in "
+                      f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+
+
+async def not_holding_too_much(gw: GatewayState, address: str, lobby: bool = False) -> None:
+    """429 if the address already holds its share of rooms (opening one) or seats, lobbies
+    and running games alike: held rooms must not fill the server (docs/architecture.md,
+    "Abuse limits")."""
+    config, limits = gw.config, gw.limits
+    if lobby and await limits.holds_too_much("lobbies", address,
+                                             config.open_lobbies_per_address):
+        raise refusal(429, "rate_limited", f"at most {config.open_lobbies_per_address} rooms "
+                      "(lobbies and games) per address at once: leave one, or wait for a game "
+                      "to end", 60)
+    if await limits.holds_too_much("seats", address, config.lobby_seats_per_address):
+        raise refusal(429, "rate_limited", f"at most {config.lobby_seats_per_address} seats "
+                      "in lobbies and games per address at once: leave one, or wait for a game "
+                      "to end", 60)
+
+
+async def held(gw: GatewayState, address: str, seated: dict, lobby: bool = False) -> None:
+    """Count what the address now holds (only while a cap is on)."""
+    config, room = gw.config, seated["room"]
+    if lobby and config.open_lobbies_per_address:
+        await gw.limits.hold("lobbies", address, room, room)
+    if config.lobby_seats_per_address:
+        await gw.limits.hold("seats", address, room, f"{room}:{seated['seat']}")
+
+
+async def admit_room(gw: GatewayState, address: str) -> None:
+    """Count one more new room of `address` (a creation or a play again); 429 past the limit."""
+    await spend(gw, "rooms", address, gw.config.rooms_per_address, "new rooms")

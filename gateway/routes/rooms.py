@@ -1,0 +1,151 @@
+"""A room by its code: create, join, play again, report a seat, its lobby's facts, and the review
+of a finished game."""
+from __future__ import annotations
+
+import orjson
+from fastapi import APIRouter, HTTPException, Request, Response
+
+from actors import (AgainRefused, Kind, NameTaken, RoomFull, RoomNotFound, RoomStarted,
+                    ServerFull)
+from gateway.frames import HttpCreate, HttpName, HttpReport, HttpSeat, HttpToken
+from gateway.routes.admission import (address_of, admit_room, held, not_found, not_guessing,
+                                      not_holding_too_much, refusal, server_full,
+                                      spend)
+from gateway.state import Gateway
+
+REVIEW_EVENTS = 20_000  # events a review answers at most (a long chatty game stores ~5,000)
+
+# The HTTP status of each `again` refusal.
+AGAIN_STATUS = {"not_authenticated": 401, "not_host": 403, "not_your_turn": 409}
+
+router = APIRouter()
+
+
+@router.post("/api/rooms", status_code=201, response_model=HttpSeat,
+             responses={429: {"description": "rate_limited: too many rooms from this address"},
+                        503: {"description": "server_full: every host slot is taken; "
+                                             "storage_unavailable: Redis unreachable"}})
+async def create_room(body: HttpCreate, request: Request, gw: Gateway):
+    address = address_of(request)
+    await not_holding_too_much(gw, address, lobby=True)
+    await admit_room(gw, address)
+    try:
+        seated = await gw.rooms.create_room(
+            body.name, Kind(body.preset, body.language) if body.public else None)
+        await held(gw, address, seated, lobby=True)
+        return seated
+    except ServerFull:
+        raise server_full("room") from None
+
+
+@router.post("/api/rooms/{room}/join", response_model=HttpSeat,
+             responses={404: {"description": "no such room"},
+                        409: {"description": "room_full, room_started or name_taken"},
+                        429: {"description": "rate_limited: too many unknown room codes"},
+                        503: {"description": "storage_unavailable: Redis unreachable"}})
+async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
+    address = await not_guessing(request, gw)
+    limit = gw.config.joins_per_address  # seats taken: a loop of leaving and joining again
+    if limit and await gw.limits.spent("joins", address) >= limit:
+        raise refusal(429, "rate_limited", f"at most {limit} joins per address in "
+                      f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+    await not_holding_too_much(gw, address)
+    try:
+        seated = await gw.rooms.join(room, body.name)
+        if limit:
+            await gw.limits.spend("joins", address)
+        await held(gw, address, seated)
+        return seated
+    except RoomNotFound:
+        raise await not_found(gw, address) from None
+    except RoomFull:
+        raise HTTPException(409, {"code": "room_full"}) from None
+    except RoomStarted:
+        raise HTTPException(409, {"code": "room_started"}) from None
+    except NameTaken:
+        raise HTTPException(409, {"code": "name_taken"}) from None
+
+
+@router.post("/api/rooms/{room}/again", response_model=HttpSeat,
+             responses={401: {"description": "not_authenticated"},
+                        403: {"description": "not_host"},
+                        404: {"description": "no such room"},
+                        409: {"description": "not_your_turn: the game is not over"},
+                        429: {"description": "rate_limited: too many rooms from this address"},
+                        503: {"description": "server_full: every host slot is taken; "
+                                             "storage_unavailable: Redis unreachable"}})
+async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
+    address = await not_guessing(request, gw)
+
+    async def admit() -> None:  # not for a retried click: that room is counted already
+        await not_holding_too_much(gw, address, lobby=True)
+        await admit_room(gw, address)
+    try:
+        # The next game is a new room: it counts against the clicking address's rooms, and is
+        # one it holds (else a finished game, even an unplayed one, was a way out of the count).
+        seated = await gw.rooms.again(room, body.token, admit=admit)
+        await held(gw, address, seated, lobby=True)
+        return seated
+    except RoomNotFound:
+        raise await not_found(gw, address) from None
+    except ServerFull:
+        raise server_full("room") from None
+    except AgainRefused as e:
+        raise HTTPException(AGAIN_STATUS.get(e.code, 409), {"code": e.code}) from None
+
+
+@router.post("/api/rooms/{room}/reports", status_code=201,
+             responses={401: {"description": "not_authenticated: the token is no seat's"},
+                        404: {"description": "no such room (or past its TTL)"},
+                        409: {"description": "illegal_target: itself, or no such seat"},
+                        429: {"description": "rate_limited: too many reports from this address"}})
+async def report(room: str, body: HttpReport, request: Request, gw: Gateway):
+    """A seat reports another (in the lobby, the game or the review): kept for operators."""
+    address = await not_guessing(request, gw)
+    await spend(gw, "reports", address, gw.config.reports_per_address, "reports")
+    try:
+        filed = await gw.rooms.report(room, body.token, body.seat, body.reason, body.text)
+    except RoomNotFound:
+        raise await not_found(gw, address) from None
+    except AgainRefused as e:
+        raise HTTPException(401 if e.code == "not_authenticated" else 409,
+                            {"code": e.code}) from None
+    return {"ok": True, "duplicate": not filed}
+
+
+@router.get("/api/rooms/{room}", responses={404: {"description": "no such room"},
+                                            429: {"description": "rate_limited"}})
+async def room_facts(room: str, request: Request, gw: Gateway):
+    address = await not_guessing(request, gw)
+    try:
+        return await gw.rooms.lobby(room)
+    except RoomNotFound:
+        raise await not_found(gw, address) from None
+
+
+@router.get("/api/rooms/{room}/review",
+            responses={404: {"description": "no such room (or past its TTL)"},
+                       409: {"description": "not_your_turn: the game is not over"}})
+async def review(room: str, request: Request, gw: Gateway):
+    """A finished game's whole stored log, every audience's events (after the end nothing is
+    secret any more): what the review page replays. Kept as long as the room (finished_ttl).
+    An unknown code counts against the lookups of the address (it was an existence oracle);
+    the log is read up to REVIEW_EVENTS (`truncated` says if more were stored)."""
+    address = await not_guessing(request, gw)
+    try:
+        facts = await gw.rooms.lobby(room)
+    except RoomNotFound:
+        raise await not_found(gw, address) from None
+    if facts["status"] != "finished":
+        raise HTTPException(409, {"code": "not_your_turn"})
+    events = await gw.rooms.events_after(facts["room"], 0, REVIEW_EVENTS + 1)
+    truncated = len(events) > REVIEW_EVENTS
+    events = events[:REVIEW_EVENTS]
+    # The stored frames are JSON text already: joined, not parsed and written again. Each
+    # keeps its audience (`to`: null = everybody), which the review shows as what was secret.
+    head = orjson.dumps({**{k: facts[k] for k in ("room", "players", "settings", "next")},
+                         "truncated": truncated})
+    items = b",".join(b'{"to":%s,"event":%s}' % (orjson.dumps(e["to"]), e["frame"].encode())
+                      for e in events)
+    body = head[:-1] + b',"events":[' + items + b"]}"
+    return Response(body, media_type="application/json")

@@ -1,0 +1,141 @@
+"""`python -m loadtest.abuse`: the suite's options, its stack, the probes of PROBES in turn, and
+the table of what each found."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import ray
+
+import loadtest.abuse
+from actors.client import RoomClient
+from actors.config import Config
+from devstack.stack import connect
+from gateway.routes.rooms import REVIEW_EVENTS
+from loadtest.abuse.common import (DURATIONS, GAMES_PER_ACTOR, METRICS_TOKEN, PING_SOCKETS, Shared,
+                                   Target, rss_mb, table)
+from loadtest.abuse.probes import PROBES
+from loadtest.measure import Pinger
+from loadtest.stack import LOAD_LIMITS, real_stack, tear_down_on_signals
+
+COLUMNS = ["probe", "result", "time", "cpu", "rss", "ping", "healthz"]
+
+
+def stack_env(args) -> dict:
+    """The probes' stack: the per-address limits as shipped (Config's defaults, over LOAD_LIMITS'
+    zeros) in one window for the whole run, a short lobby age, a metrics token, and X-Forwarded-For
+    believed from 127.0.0.1 (the probes' clients, and the proxy probe's HAProxy)."""
+    shipped = Config()
+    limits = {var: str(getattr(shipped, name)) for var, name in (
+        ("WW_ROOMS_PER_ADDRESS", "rooms_per_address"),
+        ("WW_LOOKUP_FAILURES_PER_ADDRESS", "lookup_failures_per_address"),
+        ("WW_QUICK_PLAYS_PER_ADDRESS", "quick_plays_per_address"),
+        ("WW_JOINS_PER_ADDRESS", "joins_per_address"),
+        ("WW_OPEN_LOBBIES_PER_ADDRESS", "open_lobbies_per_address"),
+        ("WW_LOBBY_SEATS_PER_ADDRESS", "lobby_seats_per_address"))}
+    return {**limits, "WW_LIMIT_WINDOW": "86400", "WW_LOBBY_MAX_AGE": str(args.lobby_max_age),
+            "WW_METRICS_TOKEN": METRICS_TOKEN, "FORWARDED_ALLOW_IPS": "127.0.0.1"}
+
+
+async def run(args) -> list[dict]:
+    only = set(args.only.split(","))
+    env = stack_env(args)
+    with real_stack(n=1, games_per_actor=GAMES_PER_ACTOR, durations=DURATIONS, env=env) as stack:
+        url = stack.urls[0]
+        port = int(url.rsplit(":", 1)[1])
+        # The cluster's settings, as its gateway has them (a RoomClient must match them).
+        config = Config.from_env(
+            {**LOAD_LIMITS, **env,
+             **{f"WW_DURATION_{k.upper()}": str(v) for k, v in DURATIONS.items()}},
+            redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+            ray_address=stack.ray_address, prefix=stack.prefix, games_per_actor=GAMES_PER_ACTOR)
+        try:
+            return await probes(args, only, stack, url, port, config)
+        finally:
+            ray.shutdown()  # before the stack's head goes: a driver left behind ends the process
+
+
+async def probes(args, only: set, stack, url: str, port: int, config: Config) -> list[dict]:
+    chosen = {name: probe for name, probe in PROBES.items() if name in only}
+    shared_used = {room for probe in chosen.values() for room in getattr(probe, "SHARED", ())}
+    async with RoomClient(config) as rc:
+        quiet = await table(url, PING_SOCKETS, "198.51.100.10")
+        sockets = [await connect(url.replace("http", "ws"), s["room"], s["token"])
+                   for s in quiet]
+        pinger = Pinger(sockets)
+        shared = Shared(url, rc, args.lobby_max_age, args.review_events)
+        target = Target(args, stack, url, port, rc, pinger, config, shared)
+        t_idle = time.monotonic()
+        await asyncio.sleep(args.idle)
+        rows = [{"name": "idle", "probe": "idle", "result": "-", "time": f"{args.idle:g} s",
+                 "rss": f"{rss_mb(stack):.0f} MB", "ping": pinger.p99(t_idle)}]
+        try:
+            for name, probe in chosen.items():
+                if not getattr(probe, "ALONE", False):  # after the probes that measure alone
+                    if "finished" in shared_used:
+                        shared.finished()  # its lobby ages while the probes run
+                    if "day" in shared_used:
+                        shared.day()
+                found = await probe.run(target)
+                for row in found if isinstance(found, list) else [found]:
+                    rows.append({"name": name, **row})
+        finally:
+            await shared.close()
+            await pinger.stop()
+            for s in sockets:
+                await s.close()
+    return rows
+
+
+def described(name: str, probe) -> str:
+    """`  name       what it does` (its docstring's first paragraph, its own name dropped)."""
+    first = " ".join((probe.__doc__ or "").split("\n\n")[0].split()).removeprefix(f"{name}: ")
+    return textwrap.fill(first, 100, initial_indent=f"  {name:<10} ", subsequent_indent=" " * 13)
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m loadtest.abuse",
+                                 description=loadtest.abuse.__doc__.split("\n\n")[0],
+                                 epilog="probes:\n" + "\n".join(described(name, probe)
+                                                                 for name, probe in PROBES.items()),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default=",".join(PROBES), help="comma separated, of: "
+                    + ", ".join(PROBES) + " (default: all)")
+    ap.add_argument("--idle", type=float, default=10, help="seconds of the idle pings")
+    ap.add_argument("--lobby-max-age", type=int, default=20,
+                    help="the stack's WW_LOBBY_MAX_AGE (seconds)")
+    ap.add_argument("--review-events", type=int, default=0,
+                    help="presence changes written into the finished table's lobby (past "
+                         f"{REVIEW_EVENTS:,}, its review is truncated)")
+    ap.add_argument("--json", type=Path, help="also write the rows, with their raw figures")
+    for probe in PROBES.values():
+        if hasattr(probe, "add_arguments"):
+            probe.add_arguments(ap)
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = parser()
+    args = ap.parse_args(argv)
+    tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
+    unknown = set(args.only.split(",")) - set(PROBES)
+    if unknown:
+        ap.error(f"unknown probes {', '.join(sorted(unknown))}; known: {', '.join(PROBES)}")
+    rows = asyncio.run(run(args))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1, default=str))
+    print("| " + " | ".join(COLUMNS) + " |", flush=True)
+    print("|" + "---|" * len(COLUMNS))
+    for row in rows:
+        print("| " + " | ".join(str(row.get(k, "-")) for k in COLUMNS) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
