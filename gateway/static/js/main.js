@@ -310,7 +310,10 @@ function onEvent(link, ev, fresh) {
     app.sound.see(ev, before);
   }
   if (fresh && ev.kind === "phase") app.chatPinned = false;
-  if (fresh && ev.kind === "bot_seat" && link === app.links[0] && !app.pass) toast(feedText(ev));
+  if (fresh && ev.kind === "bot_seat" && link === app.links[0] && !app.pass) {
+    // this page's own seat turned away: any move of its player takes the seat back
+    toast(ev.bot && ev.seat === link.seat ? t("game.bot_plays_you") : feedText(ev));
+  }
   // On a phone passed around, news for one seat alone waits for that seat to hold the phone
   // (also news replayed to a reloaded page, if the seat had not seen it).
   if (app.pass && link !== app.pass.holder && ev.seq > link.seen && pass.isPrivateNews(ev)) link.news += 1;
