@@ -3,7 +3,10 @@ text in each of the table's languages.
 
 A line is a `Claim`; in a chat payload it is `{"claim": {"kind": ..., "seat": ..., ...}}`. Its
 text comes from the catalogue below, so any reader (a bot, a client) can read the claim back from
-the text alone (`parse`): the chat events of today's engine carry text only.
+the text alone (`parse`): the chat events of today's engine carry text only. (The proposed next
+step, for whoever wires quick claims into rooms: `say(..., claim=...)` stores the claim as an
+optional `claim` field of the chat event, checked by the rules, so each reader renders it in its
+own language and no reader has to parse.)
 """
 from __future__ import annotations
 

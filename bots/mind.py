@@ -33,7 +33,6 @@ class Mind:
         self.pack: set[int] = set()  # wolves I know (as a wolf, the Traitor, infected)
         self.friends: set[int] = set()  # lovers, sisters: known to be on my side
         self.readings: dict[int, bool] = {}  # seat -> is a wolf (my own Seer/Medium readings)
-        self.reported: set[int] = set()  # readings I have said aloud
         self.claimed: dict[int, str] = {}  # seat -> card it claimed
         self.said_wolf: dict[int, list[tuple[int, bool]]] = {}  # claimant -> (seat, wolf?)
         self.accused: dict[int, set[int]] = {}  # speaker -> seats it named wolves
@@ -42,11 +41,9 @@ class Mind:
         self.questions: list[tuple[int, int]] = []  # (voter, target): votes worth asking about
         self.phase = ""
         self.day = 0
-        self.mayor: int | None = None
         self.prompts: dict[str, dict] = {}  # action -> the open prompt
         self.pointed: int | None = None  # the pack's proposal tonight (the first one made)
         self.my_point: int | None = None
-        self.witch: dict = {}
         self.thief_cards: list[str] = []
         self.over = False
 
@@ -62,13 +59,11 @@ class Mind:
                 self._shown(s["seat"], s["role"])
             self.suspicion.setdefault(s["seat"], self.rng.random() * 0.2)
         self.role = view["me"]["role"]
-        self.phase, self.day, self.mayor = view["phase"], view["day"], view["mayor"]
+        self.phase, self.day = view["phase"], view["day"]
         self.prompts = {p["action"]: p for p in view["prompts"]}
         self.pack |= set(view.get("wolves") or ())
         for result in view.get("seer_results") or ():
             self._read(result["seat"], result["role"])
-        if view.get("witch"):
-            self.witch = dict(view["witch"])
         self.thief_cards = list(view.get("thief_cards") or ())
         for line in (view.get("chat") or {}).get("day", ()):
             self._chat(line)
@@ -109,9 +104,6 @@ class Mind:
 
     _on_medium_result = _on_seer_result
 
-    def _on_witch_victim(self, e):
-        self.witch = {"victim": e["victim"], "guarded": e.get("guarded", False)}
-
     def _on_thief_cards(self, e):
         self.thief_cards = list(e["cards"])
 
@@ -136,9 +128,6 @@ class Mind:
 
     def _on_idiot_revealed(self, e):
         self._shown(e["seat"], e["role"])
-
-    def _on_mayor(self, e):
-        self.mayor = e["seat"]
 
     def _on_voted(self, e):
         if e["phase"] in ("day.vote", "day.revote") and e["target"] is not None:

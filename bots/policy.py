@@ -267,10 +267,12 @@ def lines(mind: Mind, fake: str | None) -> list[tuple[Claim, bool]]:
         if out:
             for seat, wolf in sorted(mind.readings.items(), key=lambda r: not r[1]):
                 said.append((Claim("wolf" if wolf else "innocent", seat=seat, role=role), False))
-    countered = _counter_target(mind) if fake else None
+    # the pack's lowest seat answers a Seer who named one of them, whether it meant to fake
+    speaker = mind.role in WOLF_CARDS and mind.me == min(mind.pack & set(living) or {mind.me})
+    countered = _counter_target(mind) if fake or speaker else None
     if countered is not None:
-        said.append((Claim("wolf", seat=countered, role=fake), False))
-    elif fake and mind.day >= 2 or fake and any(r == fake for r in mind.claimed.values()):
+        said.append((Claim("wolf", seat=countered, role="seer"), False))
+    elif fake:
         villagers = [s for s in living if s not in mind.pack and s != mind.me]
         if villagers:
             target = max(villagers, key=lambda s: _public(mind, s) - 3 * mind.trust(s)

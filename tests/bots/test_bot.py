@@ -6,8 +6,9 @@ from hypothesis import assume, given, settings as hsettings, strategies as st
 
 from bots import Bot, Claim, render
 from bots.mind import WOLF_CARDS
+from bots.policy import POLICIES
 from bots.selfplay import NAMES, START, play, village_or_wolves
-from rules import SPECIAL_ROLES, Settings, start_game, view
+from rules import ACTIONS, SPECIAL_ROLES, Settings, start_game, view
 
 SEED_000 = Settings.from_json({"preset": "seed_000"})
 TABLES = [
@@ -155,3 +156,7 @@ def test_the_pack_converges_on_one_victim():
                 assert len(set(pointing.values())) == 1, (seed, pointing)
                 pointing = {}
     assert nights > 0
+
+
+def test_every_action_of_the_engine_has_its_policy():
+    assert set(POLICIES) == set(ACTIONS)
