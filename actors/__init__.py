@@ -3,10 +3,12 @@
 - `room`: one room (lobby, then the `rules` game) behind a single-writer mailbox, with its timer;
   what it is made of: `room_data` (its data, changes and events), `lobby`, `moderation`, `names`.
 - `inbox`: a request to a host and its reply, both ends (the gateway's, the host's).
-- `store`: the Redis layout and its atomic, epoch-fenced persist (plus an in-memory twin for tests).
+- `store`: the Redis layout and its atomic, epoch-fenced persist; `memory_store`, its in-memory
+  twin for tests; `redis_connect`: connecting to Redis (one server, Sentinel, Cluster).
 - `host`: `RoomHost` holds up to `games_per_actor` rooms; `GameHost` is its Ray actor shell.
 - `placement`: picks or starts the host for a new room, keeping warm hosts ready.
-- `client`: `RoomClient`, the gateway's only entry point, and the per-process pub/sub multiplexer.
+- `client`: `RoomClient`, the gateway's only entry point; `refusals`, what it raises;
+  `subscriptions`, the per-process pub/sub multiplexer.
 - `config`, `clock`: explicit configuration, and real or fake time.
 
 This module is the face the gateway sees: `gateway/` imports `from actors import ...` only the
@@ -30,9 +32,9 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING
 
 __all__ = [
-    # client
-    "AgainRefused", "NameTaken", "RoomClient", "RoomFull", "RoomNotFound", "RoomStarted",
-    "ServerFull", "Since", "Unseated", "token_hash",
+    "RoomClient", "token_hash",  # client
+    "AgainRefused", "NameTaken", "RoomFull", "RoomNotFound", "RoomStarted", "ServerFull",  # refusals
+    "Since", "Unseated",  # subscriptions
     "Config",  # config
     "Clock", "RealClock",  # clock
     "TokenBucket",  # ratelimit
@@ -40,15 +42,18 @@ __all__ = [
     "EVENTS", "WATCHER",  # room_data
     "clean_name",  # names
     "Kind", "LANGUAGES", "QUICK_PRESETS", "kinds",  # tables
-    "Keys", "StorageUnavailable", "connect", "patiently", "persistence",  # store
+    "Keys", "StorageUnavailable", "patiently",  # store
+    "connect", "persistence",  # redis_connect
     "PrefixTaken", "release",  # ownership
     "GROUP_BUCKETS", "LATENCY_BUCKETS", "watch_loop_lag",  # metrics
 ]
 
 # The submodule that defines each name of __all__ (tests/test_layout.py: the two agree).
 _FACE = {
-    "client": ("AgainRefused", "NameTaken", "RoomClient", "RoomFull", "RoomNotFound",
-               "RoomStarted", "ServerFull", "Since", "Unseated", "token_hash"),
+    "client": ("RoomClient", "token_hash"),
+    "refusals": ("AgainRefused", "NameTaken", "RoomFull", "RoomNotFound", "RoomStarted",
+                 "ServerFull"),
+    "subscriptions": ("Since", "Unseated"),
     "config": ("Config",),
     "clock": ("Clock", "RealClock"),
     "ratelimit": ("TokenBucket",),
@@ -56,7 +61,8 @@ _FACE = {
     "room_data": ("EVENTS", "WATCHER"),
     "names": ("clean_name",),
     "tables": ("Kind", "LANGUAGES", "QUICK_PRESETS", "kinds"),
-    "store": ("Keys", "StorageUnavailable", "connect", "patiently", "persistence"),
+    "store": ("Keys", "StorageUnavailable", "patiently"),
+    "redis_connect": ("connect", "persistence"),
     "ownership": ("PrefixTaken", "release"),
     "metrics": ("GROUP_BUCKETS", "LATENCY_BUCKETS", "watch_loop_lag"),
 }
@@ -80,15 +86,18 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from actors.client import (AgainRefused, NameTaken, RoomClient, RoomFull, RoomNotFound,
-                               RoomStarted, ServerFull, Since, Unseated, token_hash)
+    from actors.client import RoomClient, token_hash
     from actors.clock import Clock, RealClock
     from actors.config import Config
     from actors.metrics import GROUP_BUCKETS, LATENCY_BUCKETS, watch_loop_lag
     from actors.ownership import PrefixTaken, release
     from actors.ratelimit import TokenBucket
+    from actors.redis_connect import connect, persistence
+    from actors.refusals import (AgainRefused, NameTaken, RoomFull, RoomNotFound, RoomStarted,
+                                 ServerFull)
     from actors.names import clean_name
     from actors.room import PROOF_CHARS, RATE_LIMITS
     from actors.room_data import EVENTS, WATCHER
-    from actors.store import Keys, StorageUnavailable, connect, patiently, persistence
+    from actors.store import Keys, StorageUnavailable, patiently
+    from actors.subscriptions import Since, Unseated
     from actors.tables import LANGUAGES, QUICK_PRESETS, Kind, kinds

@@ -13,7 +13,7 @@ import rules
 
 _DURATION_PREFIX = "WW_DURATION_"
 # What the placement actor and the host actors run with: one value per cluster, the first
-# gateway's (a gateway whose values differ refuses to start: actors.client.ConfigMismatch).
+# gateway's (a gateway whose values differ refuses to start: actors.refusals.ConfigMismatch).
 CLUSTER_SETTINGS = (
     ("games_per_actor", "WW_GAMES_PER_ACTOR"), ("warm_actors", "WW_WARM_ACTORS"),
     ("durations", "WW_DURATION_*"), ("finished_ttl", "WW_FINISHED_TTL"),

@@ -34,7 +34,8 @@ from actors.lobby import LobbyTiming
 from actors.names import BadName, clean_name
 from actors.room import Room
 from actors.room_data import RoomData, error_frame
-from actors.store import RedisStore, Store, connect, patiently
+from actors.redis_connect import connect
+from actors.store import RedisStore, Store, patiently
 from actors.tables import Kind, NoSuchKind
 
 INBOX_WAIT = 1.0  # seconds one inbox read blocks (a Redis blocking pop) before trying again

@@ -25,7 +25,8 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from actors import ownership
 from actors.config import Config
 from actors.host import GameHost
-from actors.store import Keys, connect, patiently
+from actors.redis_connect import connect
+from actors.store import Keys, patiently
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ timeout each). A channel follows its slot: when its node says `sunsubscribe` una
 moved) or its connection fails (a primary killed), the slot map is read again and the channel
 subscribed on the node that serves it now; that node's `ssubscribe` confirmation reaches the
 reader like any other, and a subscriber treats a confirmation of a channel it already had as a
-resubscription (actors.client.Subscriptions reads what it missed from the log).
+resubscription (actors.subscriptions.Subscriptions reads what it missed from the log).
 """
 from __future__ import annotations
 

@@ -248,7 +248,7 @@ def encode_event(seq: int, event: dict, ack: tuple[int, str] | None = None) -> b
                          option=orjson.OPT_NON_STR_KEYS)
     to = event.get("to")
     item = {"seq": seq, "to": None if to is None else sorted(to), "frame": frame.decode()}
-    if "unseat" in event:  # the seats whose sockets must go (actors.client.Subscriptions)
+    if "unseat" in event:  # the seats whose sockets must go (actors.subscriptions)
         item["unseat"] = event["unseat"]
     if ack is not None:
         item["ack"] = ack

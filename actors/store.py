@@ -1,4 +1,5 @@
-"""Room persistence: the Redis layout of docs/architecture.md, and an in-memory twin for tests.
+"""Room persistence: the Redis layout of docs/architecture.md (its in-memory twin for tests:
+actors.memory_store; connecting to Redis: actors.redis_connect).
 
 One `persist` is atomic (one Lua script on the room's slot): check the writer's epoch is still the
 room's, check the log (and the chat list) is exactly as long as the writer thinks, SET the
@@ -10,11 +11,9 @@ keys a TTL; its release from its host follows (another slot). A room acknowledge
 (and only then are its events published, so no socket sees an event that a failover could still
 take back).
 
-`connect` takes a plain `redis://` URL, a Sentinel one, `redis+sentinel://h1:p1,h2:p2/SERVICE[/DB]`,
-or a Redis Cluster one, `redis+cluster://h1:p1,h2:p2` (every user of Redis in the project connects
-through it, so all follow a failover). Every script call touches one slot (`Keys`), and events and
-replies go out on sharded pub/sub (SPUBLISH, Redis 7), which on a cluster stays in the channel's
-shard instead of reaching every node.
+Every script call touches one slot (`Keys`), and events and replies go out on sharded pub/sub
+(SPUBLISH, Redis 7), which on a cluster stays in the channel's shard instead of reaching every
+node.
 """
 from __future__ import annotations
 
@@ -24,16 +23,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 import orjson
-from urllib.parse import unquote, urlsplit
 
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.maint_notifications import MaintNotificationsConfig
-from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import (ConnectionError as RedisConnectionError, NoScriptError,
                               TimeoutError as RedisTimeoutError)
 
-from actors.inbox import REPLY_OK, Rider, events_message, reply_message, riders_item
+from actors.inbox import Rider, events_message, riders_item
 from actors.tables import MemoryTableIndex, TableIndex
 
 log = logging.getLogger(__name__)
@@ -41,106 +37,9 @@ T = TypeVar("T")
 
 FINAL = ("finished", "broken")
 
-
-REDIS_CONNECTIONS = 64  # per process; more concurrent commands wait for a free connection
 INBOX_TAKE = 512  # requests a host takes from its inbox at once
 WAIT_TIMEOUT_MS = 1000  # how long a persist waits for its replicas before it counts as failed
 CODE_CLAIM_TTL = 600  # seconds a reserved room code waits for its room's first write
-SENTINEL_SCHEME = "redis+sentinel"
-CLUSTER_SCHEME = "redis+cluster"
-
-
-class _BoundedCluster(RedisCluster):
-    """redis-py's cluster client, made safe for bursts. It routes a command issued before the slot
-    map is read (at start, or after it dropped the map in a failover) to its default node: 300
-    concurrent first commands drew MOVED replies, and past five of those the client closes every
-    connection, under commands already sent, and sends those again (a claim took two epochs). So
-    each command waits for the map first. It has no blocking pool either: callers wait for one of
-    REDIS_CONNECTIONS commands in flight, as `connect`'s pool makes them wait on one Redis."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._in_flight = asyncio.Semaphore(REDIS_CONNECTIONS)
-
-    async def execute_command(self, *args, **kwargs):
-        async with self._in_flight:
-            await self.initialize()  # a no-op once the map is read
-            return await super().execute_command(*args, **kwargs)
-
-
-class _BlockingSentinelPool(SentinelConnectionPool, aioredis.BlockingConnectionPool):
-    """Sentinel's pool (asks the sentinels where the primary is at each new connection) that
-    waits for a free connection like `connect`'s plain pool."""
-
-
-def connect(url: str) -> aioredis.Redis | RedisCluster:
-    """A client whose pool makes callers wait for a connection instead of failing: redis-py's
-    default pool raises MaxConnectionsError past 100 concurrent commands, which a busy host or
-    gateway reaches. A `redis+sentinel://` URL gives a client of the service's current primary;
-    a `redis+cluster://` one a Redis Cluster client (it follows slot moves and failovers)."""
-    if urlsplit(url).scheme == CLUSTER_SCHEME:
-        nodes, options = parse_cluster_url(url)
-        return _BoundedCluster(startup_nodes=[ClusterNode(host, port) for host, port in nodes],
-                               socket_timeout=None,
-                               # Redis 8's CLIENT MAINT_NOTIFICATIONS, refused by 7: a round trip
-                               # per new connection for nothing
-                               maint_notifications_config=MaintNotificationsConfig(enabled=False),
-                               **options)
-    if urlsplit(url).scheme == SENTINEL_SCHEME:
-        sentinels, service, options = parse_sentinel_url(url)
-        sentinel = Sentinel(sentinels, socket_timeout=1.0, password=options.get("password"))
-        return sentinel.master_for(service, connection_pool_class=_BlockingSentinelPool,
-                                   max_connections=REDIS_CONNECTIONS, timeout=30,
-                                   socket_timeout=None, **options)
-    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=30)
-    return aioredis.Redis.from_pool(pool)
-
-
-def _hosts_and_password(url: str, default_port: int) -> tuple[list[tuple[str, int]], str | None]:
-    """The `HOST:PORT[,HOST:PORT...]` list of a multi-host URL, and its `:PASSWORD@`, if any."""
-    credentials, _, hosts = urlsplit(url).netloc.rpartition("@")
-    found = []
-    for item in hosts.split(","):
-        host, _, port = item.rpartition(":")
-        found.append((host or item, int(port) if host else default_port))
-    return found, unquote(credentials.partition(":")[2]) if credentials else None
-
-
-def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], dict]:
-    """`redis+cluster://[:PASSWORD@]HOST:PORT[,HOST:PORT...]` (any nodes of the cluster: the
-    client learns the rest) -> (nodes, keyword options of every node's connections)."""
-    nodes, password = _hosts_and_password(url, 6379)
-    if urlsplit(url).path.strip("/") not in ("", "0"):
-        raise ValueError(f"{url}: a Redis Cluster has one database, 0")
-    return nodes, {} if password is None else {"password": password}
-
-
-def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], str, dict]:
-    """`redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]` -> (sentinels, service,
-    keyword options of the primary's connections)."""
-    parts = urlsplit(url)
-    sentinels, password = _hosts_and_password(url, 26379)
-    service, _, db = parts.path.strip("/").partition("/")
-    if not service:
-        raise ValueError(f"{url}: no Sentinel service name (redis+sentinel://HOST:PORT/SERVICE)")
-    options: dict = {"db": int(db or 0)}
-    if password is not None:
-        options["password"] = password
-    return sentinels, service, options
-
-
-async def persistence(redis: aioredis.Redis) -> str | None:
-    """None if this Redis keeps its writes on disk (an append-only file), else what it keeps."""
-    info = await redis.info("persistence")
-    if info.get("aof_enabled"):
-        return None
-    try:
-        save = (await redis.config_get("save")).get("save", "")
-    except Exception:  # CONFIG refused (a managed Redis): only INFO can tell
-        save = ""
-    if save:
-        return f"RDB snapshots only (save {save!r}): a restart loses every write since the last one"
-    return "nothing on disk (no append-only file, no snapshots): a restart loses every room"
 
 
 class NotReplicated(Exception):
@@ -606,124 +505,3 @@ def _check(result: int) -> None:
         raise StaleEpoch()
     if result == -2:
         raise OutOfSync()
-
-
-class MemoryStore:
-    """The same contract in memory, for tests of Room and RoomHost without Redis.
-
-    `fail` makes persists raise (a storage outage) until cleared; `gate`, when not None, holds every
-    persist until the event is set (`held` tells the test one is waiting), so a test can see that
-    nothing is acknowledged before it is stored.
-    """
-
-    def __init__(self) -> None:
-        self.rooms: dict[str, dict[str, str]] = {}
-        self.snapshots: dict[str, bytes] = {}
-        self.chats: dict[str, list[bytes]] = {}
-        self.logs: dict[str, list[bytes]] = {}
-        self.tokens: dict[str, dict[str, int]] = {}
-        self.hosted: dict[str, set[str]] = {}
-        self.gateways: set[str] = set()  # the gateway processes whose lease is live
-        self.fail: Exception | None = None
-        self.gate: asyncio.Event | None = None
-        self.held = asyncio.Event()  # set once a persist is waiting at the gate
-        self._changed = asyncio.Condition()
-        self.inboxes: dict[str, asyncio.Queue] = {}
-        self.replies: dict[str, list[bytes]] = {}  # gateway -> reply messages, in order
-        self.tables = MemoryTableIndex()
-
-    def _inbox(self, host: str) -> asyncio.Queue:
-        return self.inboxes.setdefault(host, asyncio.Queue())
-
-    def send_request(self, host: str, raw: bytes) -> None:
-        """What a gateway's RPUSH does."""
-        self._inbox(host).put_nowait(raw)
-
-    async def take_requests(self, host: str, wait: float) -> list[bytes]:
-        inbox = self._inbox(host)
-        try:
-            first = await asyncio.wait_for(inbox.get(), wait)
-        except asyncio.TimeoutError:
-            return []
-        rest = []
-        while not inbox.empty():
-            rest.append(inbox.get_nowait())
-        return [first, *rest]
-
-    async def publish_stored(self, code: str, after_seq: int) -> None:
-        """Nothing to do: a persist here is atomic, so nothing is stored unannounced."""
-
-    async def reply(self, gateway: str, message: bytes) -> None:
-        self.replies.setdefault(gateway, []).append(message)
-        async with self._changed:
-            self._changed.notify_all()
-
-    async def claim(self, code: str, host: str) -> int:
-        room = self.rooms.setdefault(code, {"epoch": "0"})
-        room["epoch"] = str(int(room["epoch"]) + 1)
-        room["host"] = host
-        self.hosted.setdefault(host, set()).add(code)
-        return int(room["epoch"])
-
-    async def load(self, code: str) -> Stored | None:
-        snapshot = self.snapshots.get(code)
-        if snapshot is None:
-            return None
-        return Stored(snapshot, list(self.chats.get(code, ())),
-                      self.logs.get(code, [])[snapshot_seq(snapshot):])
-
-    async def status(self, code: str) -> dict[str, str]:
-        return dict(self.rooms.get(code, {}))
-
-    async def host_rooms(self, host: str) -> list[str]:
-        return sorted(self.hosted.get(host, ()))
-
-    async def release(self, host: str, code: str) -> None:
-        self.hosted.get(host, set()).discard(code)
-
-    async def live_gateways(self, ids: list[str]) -> set[str]:
-        return self.gateways.intersection(ids)
-
-    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None, status: str,
-                      first_seq: int, events: list[bytes], tokens: dict[str, int],
-                      chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
-                      riders: Sequence[tuple[Rider, Any]] = ()) -> None:
-        if self.gate is not None:
-            self.held.set()
-            await self.gate.wait()
-        if self.fail is not None:
-            raise self.fail
-        room = self.rooms.get(code, {})
-        log = self.logs.setdefault(code, [])
-        if room.get("epoch") != str(epoch):
-            raise StaleEpoch()
-        if len(log) != first_seq - 1 or (chat_from is not None and chat
-                                         and len(self.chats.get(code, ())) != chat_from):
-            raise OutOfSync()
-        self.chats[code] = self.chats.get(code, [])[:chat_from or 0] + list(chat)
-        if snapshot is not None:
-            self.snapshots[code] = snapshot
-        room["status"] = status
-        self.tokens.setdefault(code, {}).update(tokens)
-        for token_hash in untokens:
-            self.tokens[code].pop(token_hash, None)
-        log.extend(events)
-        if status in FINAL:
-            self.hosted.get(host, set()).discard(code)
-        by_gateway: dict[str, list] = {}
-        for rider, reply in riders if events else ():  # as if on the room's channel
-            by_gateway.setdefault(rider.gateway, []).append([rider.number, REPLY_OK, reply])
-        for gateway, replies in by_gateway.items():
-            self.replies.setdefault(gateway, []).append(reply_message(host, replies))
-        async with self._changed:
-            self._changed.notify_all()
-
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-        """Wait until a persist makes `predicate()` true (the test's way to wait for an event)."""
-        async with self._changed:
-            await asyncio.wait_for(self._changed.wait_for(predicate), timeout)
-
-    def kinds(self, code: str) -> list[str]:
-        """The event kinds stored for a room, in order."""
-        return [orjson.loads(orjson.loads(raw)["frame"])["kind"] for raw in self.logs.get(code, ())]
-

@@ -10,7 +10,8 @@ import orjson
 from jsonschema import Draft202012Validator
 
 from actors import EVENTS
-from actors.store import Keys, connect
+from actors.redis_connect import connect
+from actors.store import Keys
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schema"
 ROLE_OF_ACTION = {"seer": "seer", "witch": "witch", "wolves": "werewolf", "cupid": "cupid",

@@ -30,7 +30,8 @@ async def host_pid(stack, room: str) -> int:
     """Ask Ray (from a separate driver process) for the pid of the actor hosting `room`."""
     script = (
         "import asyncio, sys, ray\n"
-        "from actors.store import Keys, connect\n"  # a redis+sentinel:// URL too
+        "from actors.redis_connect import connect\n"  # a redis+sentinel:// URL too
+        "from actors.store import Keys\n"
         "key = Keys(sys.argv[3]).room(sys.argv[4])\n"
         "host = asyncio.run(connect(sys.argv[2]).hget(key, 'host')).decode()\n"
         "ray.init(address=sys.argv[1], namespace='werewolf', log_to_driver=False)\n"

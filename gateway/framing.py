@@ -32,6 +32,12 @@ WRITES = "werewolf.writes"  # scope["extensions"][WRITES]: the connection (unsen
 # Seconds a connection may stay open once its app has returned (uvicorn's own close handshake
 # waits 10 s for the peer's answer, then closes; a close does not free what the peer never read).
 LINGER_SECONDS = 15.0
+# Bytes of the peer's parsed at once. uvicorn parses all of one read (up to 256 KiB: 3,000 small
+# frames) into the app's queue before it pauses reading, so a socket that the app no longer reads
+# (gateway/ws.py, past its limits) cost that parse anyway: 36 flooding sockets, 100,000 frames at
+# once. Here the rest of a read waits unparsed, reading paused, until the app has taken the frames
+# parsed before it.
+FEED_BYTES = 1024
 
 
 def text_frame(text: str) -> bytes:
@@ -53,6 +59,7 @@ class FramedWebSocketProtocol(WebSocketsSansIOProtocol):
     _stall_timer: asyncio.TimerHandle | None = None
     _paused = False
     _linger: asyncio.TimerHandle | None = None
+    _unparsed = b""  # read from the peer, not parsed yet (FEED_BYTES)
 
     def handle_connect(self, event) -> None:
         super().handle_connect(event)
@@ -60,6 +67,32 @@ class FramedWebSocketProtocol(WebSocketsSansIOProtocol):
             self.scope["extensions"][WRITES] = self
             if not self.conn.extensions:
                 self.scope["extensions"][FRAMED_SEND] = self.send_framed
+
+    def data_received(self, data: bytes) -> None:
+        self._unparsed = self._unparsed + data if self._unparsed else data
+        self._feed()
+
+    def _feed(self) -> None:
+        """Parse FEED_BYTES at a time while the app has nothing waiting; keep the rest, reading
+        paused meanwhile."""
+        unparsed, start = self._unparsed, 0
+        while start < len(unparsed) and self.queue.empty() and not self.transport.is_closing():
+            super().data_received(unparsed[start:start + FEED_BYTES])
+            start += FEED_BYTES
+        self._unparsed = unparsed[start:]
+        if self._unparsed and not self.read_paused:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    async def receive(self):
+        message = await self.queue.get()
+        if self.queue.empty():
+            if self._unparsed:
+                self._feed()
+            if self.read_paused and self.queue.empty() and not self._unparsed:
+                self.read_paused = False
+                self.transport.resume_reading()
+        return message
 
     def send_framed(self, frame: bytes) -> bool:
         """Write `frame` (from `text_frame`) as `websocket.send` would; False once the connection
@@ -80,18 +113,23 @@ class FramedWebSocketProtocol(WebSocketsSansIOProtocol):
         if self._paused:
             self._arm_stall()
 
-    def drop(self, code: int, grace: float) -> None:
+    def drop(self, code: int, grace: float, reason: str = "", read: bool = True) -> None:
         """Close with `code` at once: the close frame goes after whatever is unsent (a peer that
         reads on gets it), and the connection is aborted, its unsent bytes freed, unless the peer
-        answers the close within `grace` seconds."""
+        answers the close within `grace` seconds. Not `read`: nothing more is read from the peer
+        (a flooder's answer comes behind its flood, which would be parsed for nothing)."""
         if self.disconnected or self.transport.is_closing():
             return
         if not self.close_sent and self.conn.state is State.OPEN:
-            self.conn.send_close(code, "")
+            self.conn.send_close(code, reason)
             self.transport.write(b"".join(self.conn.data_to_send()))
             self.close_sent = True
-            self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": ""})
-            if self.read_paused:  # so that the peer's answer can be read
+            self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": reason})
+            if not read:
+                if not self.read_paused:
+                    self.read_paused = True
+                    self.transport.pause_reading()
+            elif self.read_paused:  # so that the peer's answer can be read
                 self.read_paused = False
                 self.transport.resume_reading()
         if self.close_timer is not None:

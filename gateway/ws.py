@@ -40,7 +40,16 @@ log = logging.getLogger(__name__)
 
 MAX_FRAME_BYTES = 4096
 HELLO_TIMEOUT = 5.0
-MAX_BAD_FRAMES_IN_A_ROW = 20
+# Frames the gateway refuses in a row (bad frames, commands and pings past the socket's limits, a
+# spectator's commands) that close the socket (1008 `refused`). The room's own errors neither
+# count nor break a run (a host's form may well meet the room's settings limit); an acked command
+# breaks it.
+MAX_REFUSED_IN_A_ROW = 20
+# A socket refused past one of its limits is not read again until that limit has a token back (its
+# next frames wait in the network, at no CPU of ours), nor for longer than this: the slowest limits
+# give one a 10 s, and a client's pings, past them, must still be answered within its dead-link
+# rule (2.5 s, gateway/static/js/conn.js).
+MAX_HOLD_SECONDS = 1.0
 SEND_QUEUE_FRAMES = 512  # a socket this far behind is dropped; it resyncs with `since`
 REPLAY_PAGE = 256  # stored events a replay reads from the log at once
 # How often a socket still taking its welcome and replay is checked for having stopped reading.
@@ -66,6 +75,10 @@ CLOSE_OVERFLOW = 1013  # "try again later": the client reconnects with `since`
 CLOSE_REMOVED = 4003  # the seat left the lobby or was removed: its token proves nothing any more
 CLOSE_RESEATED = 4004  # the seat moved into a removed one's place: reconnect, the welcome tells it
 CLOSE_FORBIDDEN = status.WS_1008_POLICY_VIOLATION  # a spectator, once the host forbids spectators
+CLOSE_REFUSED = status.WS_1008_POLICY_VIOLATION  # MAX_REFUSED_IN_A_ROW, reason `refused`
+# Queued after the refusal that ends a run: the sender closes the socket once the refusals before
+# it are written.
+_REFUSED_ENOUGH = object()
 # What uvicorn raises when a frame is sent after it answered the client's close frame itself.
 _CLOSED_BY_PEER = "after sending 'websocket.close'"
 
@@ -280,6 +293,8 @@ class Session:
         self._in_flight = asyncio.Semaphore(COMMANDS_IN_FLIGHT)
         self._commands: set[asyncio.Task] = set()
         self._pings = TokenBucket(PING_RATE, PING_BURST)
+        self._refused_in_a_row = 0
+        self._refused_enough = False  # MAX_REFUSED_IN_A_ROW reached: the socket is closing
         self._limits: dict[str, TokenBucket] = {}  # made on a kind's first command
         self._replay_left = 0  # events of the replay not written yet (at most)
         extensions = websocket.scope.get("extensions") or {}
@@ -379,6 +394,10 @@ class Session:
             if close_code == CLOSE_OVERFLOW and self._writes is not None:
                 # Not the ASGI close: it would wait for the drain that does not come.
                 self._writes.drop(CLOSE_OVERFLOW, 0 if self._drained_never else CLOSE_TIMEOUT)
+            elif self._refused_enough and self._writes is not None:
+                # Not the ASGI close either: it reads (and parses) on until the client's answer,
+                # which comes behind the rest of its flood.
+                self._writes.drop(CLOSE_REFUSED, CLOSE_TIMEOUT, "refused", read=False)
             elif self.ws.application_state == WebSocketState.CONNECTED \
                     and self.ws.client_state == WebSocketState.CONNECTED:
                 try:
@@ -471,6 +490,15 @@ class Session:
         self._count_out(frame)
         self.queue.put_nowait((orjson.dumps(frame).decode(), time.perf_counter()))
 
+    def _refusal(self, frame: dict) -> None:
+        """Answer a frame the gateway refuses itself; MAX_REFUSED_IN_A_ROW of them close the
+        socket, after the last one."""
+        self._reply(frame)
+        self._refused_in_a_row += 1
+        if self._refused_in_a_row >= MAX_REFUSED_IN_A_ROW and not self._refused_enough:
+            self._refused_enough = True
+            self.queue.put_nowait(_REFUSED_ENOUGH)
+
     def _count_out(self, frame: dict) -> None:
         if frame["type"] == "error":
             self.metrics.errors.labels(frame["code"]).inc()
@@ -506,6 +534,9 @@ class Session:
                     ack_wait.observe(time.perf_counter() - item[1])
                 elif isinstance(item, Unseated):
                     return CLOSE_REMOVED if item.removed else CLOSE_RESEATED
+                elif item is _REFUSED_ENOUGH:
+                    self.close_reason = "refused"
+                    return CLOSE_REFUSED
                 elif isinstance(item, Since):
                     if item.seq > self.last:  # past the welcome, yet not in the queue: the log has them
                         self.metrics.late_joins.inc()
@@ -527,9 +558,11 @@ class Session:
                 sent.inc(events)
 
     async def _receive_loop(self) -> int:
-        """Read client frames until the client leaves (returns the server's close code)."""
-        bad_in_a_row = 0
-        while True:
+        """Read client frames until the client leaves (returns the server's close code). A frame
+        past one of the socket's limits is refused, and the socket is not read again until that
+        limit has a token back (at most MAX_HOLD_SECONDS): a flood is read at its limit's rate,
+        the rest waits in the network."""
+        while not self._refused_enough:
             message = await self.ws.receive()
             received = time.time_ns() // 1_000_000  # the room's rate limit counts from here
             if message["type"] == "websocket.disconnect":
@@ -538,37 +571,48 @@ class Session:
                 command = parse_frame(message.get("text") or message.get("bytes"))
             except BadFrame as e:
                 self.metrics.messages_in.labels("bad").inc()
-                self._reply(_error(e.frame_id, "bad_frame", str(e)))
-                bad_in_a_row += 1
-                if bad_in_a_row >= MAX_BAD_FRAMES_IN_A_ROW:
-                    return status.WS_1008_POLICY_VIOLATION
+                self._refusal(_error(e.frame_id, "bad_frame", str(e)))
                 continue
-            bad_in_a_row = 0
             kind = command["type"]
             self.metrics.messages_in.labels(kind).inc()
             if kind == "ping":  # answered here, so limited here (commands by their room)
-                self._reply({"type": "ack", "id": command["id"]} if self._pings.take() else
-                            _error(command["id"], "rate_limited", "too many pings, slow down"))
+                if self._pings.take():
+                    self._reply({"type": "ack", "id": command["id"]})
+                else:
+                    self._refusal(_error(command["id"], "rate_limited",
+                                         "too many pings, slow down"))
+                    await self._hold(self._pings.wait())
                 continue
-            if not self._within_limit(kind, received):
+            bucket = self._bucket(kind, received)
+            if bucket is not None and not bucket.take(received / 1000):
                 self.metrics.refused_here.labels(kind).inc()
-                self._reply(_error(command["id"], "rate_limited", f"too many {kind} commands, slow down"))
+                self._refusal(_error(command["id"], "rate_limited",
+                                     f"too many {kind} commands, slow down"))
+                await self._hold(bucket.wait(received / 1000))
                 continue
             await self._in_flight.acquire()
             task = asyncio.create_task(self._command(command, received))
             self._commands.add(task)
             task.add_done_callback(self._commands.discard)
+        # Read no more: the sender closes the socket once the refusals are written.
+        if self.sender is not None:
+            await asyncio.wait((self.sender,))
+        return CLOSE_REFUSED
 
-    def _within_limit(self, kind: str, received: int) -> bool:
-        """This socket's copy of the room's rate limit (LOCAL_BURST_FACTOR); kinds the room does
-        not limit, or does not know, go to the room to be answered there."""
+    async def _hold(self, seconds: float) -> None:
+        """Leave the socket unread for `seconds` (at most MAX_HOLD_SECONDS)."""
+        await asyncio.sleep(min(seconds, MAX_HOLD_SECONDS))
+
+    def _bucket(self, kind: str, received: int) -> TokenBucket | None:
+        """This socket's copy of the room's rate limit (LOCAL_BURST_FACTOR); None for kinds the
+        room does not limit, or does not know: they go to the room to be answered there."""
         bucket = self._limits.get(kind)
         if bucket is None:
             if kind not in RATE_LIMITS:
-                return True
+                return None
             burst, rate = RATE_LIMITS[kind]
             bucket = self._limits[kind] = TokenBucket(rate, burst * LOCAL_BURST_FACTOR, received / 1000)
-        return bucket.take(received / 1000)
+        return bucket
 
     async def _command(self, command: dict, received: int) -> None:
         """One command's round trip; its reply joins the socket's queue. Commands of one socket
@@ -582,7 +626,20 @@ class Session:
         finally:
             self._in_flight.release()
         self.metrics.command_seconds.labels(command["type"]).observe(time.perf_counter() - started)
+        if reply["type"] == "ack":
+            self._refused_in_a_row = 0
+        elif reply.get("code") == "rate_limited":
+            self._spend(command["type"], received)
         self._reply(reply)
+
+    def _spend(self, kind: str, received: int) -> None:
+        """The room refused a command past its limit: this socket's copy of it is spent as well
+        (the room's burst is half the copy's), so that the next ones of that kind are refused
+        here, the socket left unread, rather than carried to the room to be refused there."""
+        bucket = self._limits.get(kind)
+        if bucket is not None:
+            while bucket.take(received / 1000):
+                pass
 
 
 class WatchSession(Session):
@@ -591,12 +648,13 @@ class WatchSession(Session):
     counted in the room's lobby facts (`spectators`). The `settings` event that forbids
     spectators closes it (1008 `spectators_forbidden`), once it has had that event."""
 
-    def _within_limit(self, kind: str, received: int) -> bool:
-        return True  # refused below whatever the rate: nothing goes to the room
+    def _bucket(self, kind: str, received: int) -> TokenBucket | None:
+        return None  # refused below whatever the rate: nothing goes to the room
 
     async def _command(self, command: dict, received: int) -> None:
         self._in_flight.release()
-        self._reply(_error(command["id"], "not_authenticated", "a spectator's socket is read-only"))
+        self._refusal(_error(command["id"], "not_authenticated",
+                             "a spectator's socket is read-only"))
 
 
 async def report_presence(rooms: RoomClient, room: str, seat: int, value: int) -> None:

@@ -26,7 +26,7 @@ import rules
 from actors import bot_seats
 from actors.clock import FakeClock
 from actors.room import Room
-from actors.store import MemoryStore
+from actors.memory_store import MemoryStore
 from bots import bot as bot_module
 
 # docs/capacity.md, "Unit costs" (loadtest.capacity, 2026-12-03): a gateway's CPU per ...

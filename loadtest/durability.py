@@ -27,7 +27,8 @@ from contextlib import ExitStack
 import orjson
 
 import rules
-from actors.store import RedisStore, connect
+from actors.redis_connect import connect
+from actors.store import RedisStore
 from devstack.redis_servers import aof_args, redis_server, sentinel_group
 from loadtest.measure import percentile
 from loadtest.stack import tear_down_on_signals

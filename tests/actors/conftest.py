@@ -4,7 +4,8 @@ import secrets
 import pytest
 
 from actors.clock import FakeClock
-from actors.store import MemoryStore, connect
+from actors.memory_store import MemoryStore
+from actors.redis_connect import connect
 from devstack.redis_servers import redis_cluster
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -5,10 +5,10 @@ import asyncio
 
 import orjson
 
-from actors.client import Since
 from actors.room import Room
 from actors.room_data import encode_event
-from actors.store import MemoryStore
+from actors.memory_store import MemoryStore
+from actors.subscriptions import Since
 
 CODE = "ABCDEF"
 

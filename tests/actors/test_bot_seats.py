@@ -6,7 +6,7 @@ import orjson
 
 import rules
 from actors.room import Room
-from actors.store import MemoryStore
+from actors.memory_store import MemoryStore
 from bots import Bot
 from tests.actors.players import act_frames
 

@@ -10,10 +10,12 @@ import orjson
 import pytest
 import ray
 
-from actors.client import NameTaken, RoomClient, RoomFull, RoomNotFound, RoomStarted, Since
+from actors.client import RoomClient
 from actors.config import Config
 from actors.room import RATE_LIMITS
+from actors.refusals import NameTaken, RoomFull, RoomNotFound, RoomStarted
 from actors.store import StorageUnavailable
+from actors.subscriptions import Since
 from devstack.redis_servers import redis_server
 from devstack.stack import drop_actors, durations
 from tests.actors.conftest import REDIS_URL

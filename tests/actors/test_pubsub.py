@@ -1,13 +1,14 @@
 """Sharded pub/sub across a Redis Cluster's nodes (actors.pubsub), under the subscriber of every
-gateway process (actors.client.Subscriptions), on a private cluster each: a room's channel
+gateway process (actors.subscriptions), on a private cluster each: a room's channel
 follows its slot when the slot migrates and when its primary is killed, and what went out while
 it moved is read from the log, so a listener still gets every event once, in order."""
 import asyncio
 
 import pytest
 
-from actors.client import Subscriptions
-from actors.store import REDIS_DOWN, Keys, RedisStore, connect, patiently
+from actors.redis_connect import connect
+from actors.store import REDIS_DOWN, Keys, RedisStore, patiently
+from actors.subscriptions import Subscriptions
 from devstack.redis_servers import redis_cluster
 from tests.actors.rooms import CODE, take, write
 

@@ -13,7 +13,7 @@ from actors.names import name_skeleton
 from actors.names import BadName, clean_name
 from actors.room import Room, wakeup
 from actors.room_data import RoomData
-from actors.store import MemoryStore
+from actors.memory_store import MemoryStore
 from tests.actors.players import act_frames
 from tests.actors.rooms import CODE, frames, seat, stored
 

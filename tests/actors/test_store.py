@@ -11,8 +11,8 @@ from actors.inbox import Rider
 from actors.pubsub import shard_pubsub
 from actors.room import Room
 from actors.room_data import encode_event
-from actors.store import (Keys, NotReplicated, OutOfSync, RedisStore, StaleEpoch, connect,
-                          parse_cluster_url, parse_sentinel_url)
+from actors.redis_connect import connect
+from actors.store import Keys, NotReplicated, OutOfSync, RedisStore, StaleEpoch
 from devstack.ray_head import free_port
 from devstack.redis_servers import RedisServer, redis_server, wait_replica_online
 
@@ -298,13 +298,3 @@ async def test_with_wait_events_are_announced_only_once_a_replica_has_them(prefi
             replica.kill()
             await pubsub.aclose()
             await redis.aclose()
-
-
-def test_a_cluster_url_names_its_nodes_and_password_and_a_sentinel_url_its_service():
-    assert parse_cluster_url("redis+cluster://:p%40ss@n1:7000,n2") == (
-        [("n1", 7000), ("n2", 6379)], {"password": "p@ss"})
-    assert parse_cluster_url("redis+cluster://n1:7000/0") == ([("n1", 7000)], {})
-    with pytest.raises(ValueError):  # a cluster has database 0 only
-        parse_cluster_url("redis+cluster://n1:7000/3")
-    assert parse_sentinel_url("redis+sentinel://:pw@s1:1,s2/svc/2") == (
-        [("s1", 1), ("s2", 26379)], "svc", {"db": 2, "password": "pw"})

@@ -351,7 +351,7 @@ def url_password(url: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("credentials", [":3f9a0c", "default:3f9a0c", ":A-b.c_d~9"])
 def test_the_nodes_read_the_password_the_clients_send(credentials):
-    from actors.store import parse_cluster_url
+    from actors.redis_connect import parse_cluster_url
 
     url = f"redis+cluster://{credentials}@n0.svc:6379,n1.svc:6379"
     done = url_password(url)

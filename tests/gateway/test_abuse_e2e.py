@@ -17,7 +17,8 @@ import pytest
 
 from actors.client import RoomClient
 from actors.config import Config
-from actors.store import Keys, connect as connect_redis
+from actors.redis_connect import connect as connect_redis
+from actors.store import Keys
 from devstack.checks import stored_log
 from devstack.stack import HTTP_TIMEOUT, TEST_DURATIONS, Stack, connect, open_socket, ws_frame
 from gateway.seats import REPORT_BURST, REPORT_RATE

@@ -5,7 +5,8 @@ import secrets
 
 import pytest
 
-from actors.store import Keys, connect
+from actors.redis_connect import connect
+from actors.store import Keys
 from gateway.limits import SITE_SHARE, AddressLimits
 
 

@@ -53,7 +53,7 @@ async def test_concurrent_presses_fill_tables_in_turn_across_gateways(gateways):
         listed = (await clients[1].get("/api/tables", params={"preset": "seed_000"})).json()
         assert [(t["room"], t["seats"], t["size"]) for t in listed["tables"]] == [
             (part_full, 6, 18)]
-        assert listed["tables"][0]["starts_at"] is not None  # 6 is seed 000's minimum
+        assert listed["tables"][0]["starts_at"] is not None  # counting down from its first seat
         running = (await clients[1].get("/api/tables", params={"state": "running"})).json()
         assert sorted(t["room"] for t in running["tables"]) == sorted(
             room for room in by_room if room != part_full)

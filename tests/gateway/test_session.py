@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 import orjson
 from starlette.websockets import WebSocketState
 
-from actors.client import Since, Unseated
+from actors.subscriptions import Since, Unseated
 from actors.room_data import WATCHER
 from actors.config import Config
 from gateway.metrics import Metrics
@@ -17,8 +17,8 @@ from gateway.state import GatewayState
 from gateway import ws
 from gateway.framing import FRAMED_SEND, WRITES
 from gateway.ws import (CLOSE_OVERFLOW, CLOSE_REMOVED, CLOSE_RESEATED, LOCAL_BURST_FACTOR,
-                        SEND_QUEUE_FRAMES, WELCOME_CHAT_LINES, Session, WatchSession,
-                        origin_allowed)
+                        MAX_REFUSED_IN_A_ROW, SEND_QUEUE_FRAMES, WELCOME_CHAT_LINES, Session,
+                        WatchSession, origin_allowed)
 from actors.room import RATE_LIMITS
 
 
@@ -454,30 +454,113 @@ async def test_sockets_saying_hello_at_once_share_one_welcome_of_their_seat():
     await asyncio.wait_for(asyncio.gather(*sessions), 5)
 
 
-async def test_a_flood_of_commands_is_refused_by_the_socket_past_its_burst_without_reaching_the_room(  # noqa: E501 (its name)
-        monkeypatch):
-    now = [1_000_000_000]  # the gateway's read time, ms: frozen, so no token comes back meanwhile
+def chat(frame_id) -> dict:
+    return {"type": "websocket.receive",
+            "text": orjson.dumps({"type": "chat", "id": frame_id, "text": "hi"}).decode()}
+
+
+def frozen_clock(monkeypatch, holds: list[float], advances: bool) -> None:
+    """The gateway's read time, frozen (no token comes back by itself); the socket's holds are
+    recorded instead of slept, and with `advances` they move the clock on by their length."""
+    now = [1_000_000_000]  # ms
     monkeypatch.setattr(ws.time, "time_ns", lambda: now[0] * 1_000_000)
+
+    async def hold(session, seconds: float) -> None:
+        holds.append(seconds)
+        if advances:
+            now[0] += round(seconds * 1000)
+        await asyncio.sleep(0)
+
+    monkeypatch.setattr(Session, "_hold", hold)
+
+
+async def test_a_flood_past_its_burst_is_refused_then_not_read_until_a_token_is_back(monkeypatch):
+    holds: list[float] = []
+    frozen_clock(monkeypatch, holds, advances=True)
     room = Room([stored(1)])
     socket = Socket()
     gw = gateway(room)
     session = asyncio.create_task(Session(socket, "ROOMAA", 1, gw).run(since=None))
     await socket.until(lambda sent: sent and sent[0]["type"] == "welcome")
-    sent = 50
+    burst, rate = RATE_LIMITS["chat"][0] * LOCAL_BURST_FACTOR, RATE_LIMITS["chat"][1]
+    sent = burst + 20
     for i in range(sent):
-        await socket.inbox.put(received({"type": "chat", "id": i, "text": "hi"}))
+        await socket.inbox.put(chat(i))
     await socket.inbox.put(received({"type": "act", "id": "a", "action": "vote", "targets": [2]}))
     await socket.until(lambda frames: sum(f["type"] in ("ack", "error")
                                           for f in frames) == sent + 1)
 
-    burst = RATE_LIMITS["chat"][0] * LOCAL_BURST_FACTOR
+    # Past the burst, a refused frame leaves the socket unread until its token is back: the next
+    # frame has it. Another kind has its own limit.
     replies = {f["id"]: f for f in socket.sent if f["type"] in ("ack", "error")}
-    assert [f["id"] for f in room.commands] == list(range(burst)) + ["a"]  # another kind: its own
-    assert all(replies[i]["code"] == "rate_limited" for i in range(burst, sent))
-    assert gw.metrics.refused_here.labels("chat")._value.get() == sent - burst
-    now[0] += 1000 * int(1 / RATE_LIMITS["chat"][1])  # one token back
-    await socket.inbox.put(received({"type": "chat", "id": "later", "text": "hi"}))
-    await socket.until(lambda frames: frames[-1].get("id") == "later")
-    assert socket.sent[-1]["type"] == "ack" and room.commands[-1]["id"] == "later"
+    refused = list(range(burst, sent, 2))
+    assert [f["id"] for f in room.commands] == [i for i in range(sent) if i not in refused] + ["a"]
+    assert all(replies[i]["code"] == "rate_limited" for i in refused)
+    assert holds == [1 / rate] * len(refused)
+    assert gw.metrics.refused_here.labels("chat")._value.get() == len(refused)
     await socket.inbox.put({"type": "websocket.disconnect"})
     await asyncio.wait_for(session, 5)
+    assert socket.closed_with == 1000
+
+
+async def test_the_rooms_rate_limit_spends_the_sockets_copy_of_it(monkeypatch):
+    class Limiting(Room):
+        async def command(self, room, seat, frame, received=None, proof=None):
+            self.commands.append(frame)
+            return {"type": "error", "id": frame["id"], "code": "rate_limited", "message": "no"}
+
+    holds: list[float] = []
+    frozen_clock(monkeypatch, holds, advances=False)
+    room = Limiting([stored(1)])
+    socket = Socket()
+    gw = gateway(room)
+    session = asyncio.create_task(Session(socket, "ROOMAA", 1, gw).run(since=None))
+    await socket.until(lambda sent: sent and sent[0]["type"] == "welcome")
+    await socket.inbox.put(chat(0))
+    await socket.until(lambda frames: frames[-1].get("id") == 0)
+    await socket.inbox.put(chat(1))  # the copy's burst is not spent by itself: the room's is
+    await socket.until(lambda frames: frames[-1].get("id") == 1)
+    assert [f["id"] for f in room.commands] == [0]
+    assert socket.sent[-1]["code"] == "rate_limited" and len(holds) == 1
+    assert gw.metrics.refused_here.labels("chat")._value.get() == 1
+    await socket.inbox.put({"type": "websocket.disconnect"})
+    await asyncio.wait_for(session, 5)
+
+
+async def test_a_socket_refused_too_often_in_a_row_is_closed_after_its_last_refusal(monkeypatch):
+    holds: list[float] = []
+    frozen_clock(monkeypatch, holds, advances=False)  # no token ever comes back
+    room = Room([stored(1)])
+    socket = Socket()
+    session = asyncio.create_task(Session(socket, "ROOMAA", 1, gateway(room)).run(since=None))
+    await socket.until(lambda sent: sent and sent[0]["type"] == "welcome")
+    burst = RATE_LIMITS["chat"][0] * LOCAL_BURST_FACTOR
+    for i in range(burst):
+        await socket.inbox.put(chat(i))
+    await socket.until(lambda frames: sum(f["type"] == "ack" for f in frames) == burst)
+    unread = 10
+    for i in range(burst, burst + MAX_REFUSED_IN_A_ROW + unread):
+        await socket.inbox.put(chat(i))
+    await asyncio.wait_for(session, 5)
+
+    answers = [f for f in socket.sent if f["type"] in ("ack", "error")]
+    assert [f.get("code") for f in answers[burst:]] == ["rate_limited"] * MAX_REFUSED_IN_A_ROW
+    assert (socket.closed_with, socket.close_reason) == (1008, "refused")
+    assert socket.inbox.qsize() == unread  # never read
+    assert len(room.commands) == burst and len(holds) == MAX_REFUSED_IN_A_ROW
+
+
+async def test_a_spectator_sending_commands_is_closed_after_its_refusals():
+    socket = Socket()
+    session = asyncio.create_task(
+        WatchSession(socket, "ROOMAA", WATCHER, gateway(Room([stored(1)]))).run(since=None))
+    await socket.until(lambda sent: sent and sent[0]["type"] == "welcome")
+    for i in range(MAX_REFUSED_IN_A_ROW):
+        if i % 2:  # within the ping limit
+            await socket.inbox.put({"type": "websocket.receive",
+                                    "text": orjson.dumps({"type": "ping", "id": f"p{i}"}).decode()})
+        await socket.inbox.put(chat(i))
+    await asyncio.wait_for(session, 5)
+    assert [f.get("code") for f in socket.sent if f["type"] == "error"] == \
+        ["not_authenticated"] * MAX_REFUSED_IN_A_ROW  # its pings' acks did not break the run
+    assert (socket.closed_with, socket.close_reason) == (1008, "refused")

@@ -102,10 +102,12 @@ def test_a_flood_of_commands_is_refused_by_the_socket(rows):
     assert flood["reached"] <= flood["allowed_through"] + 1
     burst, rate = RATE_LIMITS["chat"]
     assert flood["acked"] <= burst + rate * flood["answered_in"] + 1  # the room's own limit
-    if flood["closed"] is None:  # a socket that keeps up gets every answer
-        assert flood["answered"] == FLOOD
-    else:  # one whose answers pile up past the send queue is dropped, told to come back later
-        assert flood["closed"] == 1013
+    # Past its limit the socket is not read until a token is back (gateway/ws.py): each frame
+    # refused there is followed by one let through, the rest waiting unread.
+    assert flood["refused_here"] <= flood["reached"] + 1
+    # 1008: refused by the gateway 20 times in a row; 1011: the flooder's own client gave up, its
+    # keepalive ping unread behind its flood.
+    assert flood["closed"] in (None, 1008, 1011)
 
 
 def test_held_lobbies_cannot_fill_the_server(rows):
