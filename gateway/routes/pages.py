@@ -8,12 +8,15 @@ from fastapi import APIRouter
 from fastapi.staticfiles import StaticFiles
 
 from actors import EVENTS
+from bots.claims import CATALOGUE, KINDS, ROLE_NAMES
 from gateway.ws import websocket_endpoint
 from rules import declaration
 
 # The rules never change while a gateway runs. With every event kind a frame may carry (the
-# rules' and the room's): its fields, who hears it and what it means.
-DECLARATION = {**declaration(), "events": {kind: k.to_json() for kind, k in EVENTS.items()}}
+# rules' and the room's): its fields, who hears it and what it means; and the bots' structured
+# lines (bots/claims.py), which the client's quick claims render with the very same words.
+DECLARATION = {**declaration(), "events": {kind: k.to_json() for kind, k in EVENTS.items()},
+               "claims": {"kinds": KINDS, "catalogue": CATALOGUE, "role_names": ROLE_NAMES}}
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 

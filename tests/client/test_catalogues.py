@@ -1,6 +1,7 @@
 """Every visible string of the client comes from one catalogue per language, and the four agree."""
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 
@@ -108,3 +109,28 @@ def test_every_fact_a_card_shows_has_its_words_in_every_catalogue():
         for fact in facts:
             key = f"fact.{fact['field']}"
             assert set(PLACEHOLDER.findall(words.get(key, ""))) == fills[fact["shape"]], (lang, key)
+
+
+def test_the_quick_claims_are_served_in_the_bots_own_words():
+    """The client renders a quick claim from `/api/rules` "claims" (js/claims.js keeps no words of
+    its own): the bots' catalogue itself, every kind in every language the client has."""
+    from bots.claims import CATALOGUE, KINDS, ROLE_NAMES
+    from gateway.routes.pages import DECLARATION
+
+    served = json.loads(json.dumps(DECLARATION["claims"]))
+    assert served == json.loads(json.dumps(
+        {"kinds": KINDS, "catalogue": CATALOGUE, "role_names": ROLE_NAMES}))
+    assert set(served["catalogue"]) == set(LANGS)
+    for lang in LANGS:
+        assert set(served["catalogue"][lang]) >= set(KINDS), lang
+    script = (STATIC / "js" / "claims.js").read_text(encoding="utf-8")
+    assert not any(text in script for words in CATALOGUE.values() for text in words.values())
+
+
+def test_the_bots_name_every_card_as_the_client_does():
+    """A claim names a card in the words the page shows it with (bots/claims.py ROLE_NAMES)."""
+    from bots.claims import ROLE_NAMES
+
+    for lang in LANGS:
+        words = catalogue(lang)
+        assert {role: words[f"role.{role}"] for role in ROLE_NAMES[lang]} == ROLE_NAMES[lang], lang

@@ -157,5 +157,7 @@ const LINES = {
   infected: (ev, c) => t("event.infected", { names: names(ev.wolves, c) }),
   lover_pair: (ev, c) => t("event.lover_pair", { name: c.nameOf(ev.lovers.find((s) => s !== c.seat)) }),
   thief_cards: (ev, c) => t("event.thief_cards", { first: c.roleName(ev.cards[0]), second: c.roleName(ev.cards[1]) }),
+  bot_seat: (ev, c) => t(ev.bot ? "event.bot_seat" : "event.bot_seat.back", { name: c.nameOf(ev.seat) }),
+  joined: (ev) => (ev.bot ? t("event.joined.bot", { name: isolate(ev.name) }) : null),
   removed: (ev) => t(["left", "vote", "away"].includes(ev.reason) ? `event.removed.${ev.reason}` : "event.removed", { name: isolate(ev.name) }),
 };

@@ -42,7 +42,8 @@ export function renderLobbyTable(v, { host, need, watching, local }) {
   const countdown = $("#lobby-countdown");
   countdown.dataset.at = v.public && v.starts_at ? String(v.starts_at) : "";
   tickCountdown();
-  if (v.public && !need && !watching) $("#lobby-need").textContent = t("lobby.public_wait");
+  // Short of players or not, bots fill it at its countdown.
+  if (v.public && !watching) $("#lobby-need").textContent = t("lobby.public_wait");
   $("#host-table").hidden = !host || local;
   if (!host) return;
   showSwitch(v);

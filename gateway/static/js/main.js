@@ -19,7 +19,7 @@ import * as tables from "./tables.js";
 import { initLobbyTable } from "./lobbytable.js";
 import * as mod from "./moderation.js";
 import { $, app, setRender, render, scheduleRender, send, showScreen, nameOf, roleName, tokenKey,
-  recallAnswered } from "./app.js";
+  recallAnswered, feedText } from "./app.js";
 import * as lobbyScreen from "./screens/lobby.js";
 import * as tableScreen from "./screens/table.js";
 import * as endScreen from "./screens/end.js";
@@ -27,6 +27,7 @@ import * as chatScreen from "./screens/chat.js";
 import * as passScreen from "./screens/pass.js";
 
 const FEED_LIMIT = 80;
+const LEFT_KEY = "ww:left"; // the running game this page's player left (a bot plays the seat)
 
 // A watch link: #/w/CODE (a spectator's page).
 function watchFromUrl() {
@@ -92,6 +93,7 @@ async function route() {
   }
   if (!room) {
     showScreen("screen-home");
+    $("#home-back").hidden = !localStorage.getItem(LEFT_KEY);
     tables.shown();
     return;
   }
@@ -205,6 +207,18 @@ function bindForms() {
     send({ type: "leave" }, { explain: (err) => (err.code === "disconnected" ? "" : null) })
       .then(() => goneFromTable(link, "left"), () => {});
   });
+  // In a running game: a bot plays the seat from then on; the token stays, so this table's link
+  // brings the player back to the seat.
+  $("#game-leave").addEventListener("click", () => $("#leave-game").showModal());
+  $("#home-back-button").addEventListener("click", () => {
+    location.hash = `#/r/${localStorage.getItem(LEFT_KEY)}`;
+  });
+  $("#leave-game-no").addEventListener("click", () => $("#leave-game").close());
+  $("#leave-game-yes").addEventListener("click", () => {
+    $("#leave-game").close();
+    const link = app.here;
+    send({ type: "leave" }).then(() => leftGame(link), () => {});
+  });
   $("#sound").addEventListener("click", () => {
     app.sound.toggle();
     showSound();
@@ -235,7 +249,19 @@ function goneFromTable(link, reason) {
   route();
 }
 
+// This page's seat left a running game: a bot plays it, the page goes home keeping the token
+// (and the room, for the home page's way back to it).
+function leftGame(link) {
+  if (!app.links.includes(link)) return;
+  localStorage.setItem(LEFT_KEY, app.room);
+  dropLinks();
+  toast(t("mod.you_left_game"));
+  history.replaceState(null, "", location.pathname);
+  route();
+}
+
 function onWelcome(link, frame) {
+  if (localStorage.getItem(LEFT_KEY) === app.room && frame.seat != null) localStorage.removeItem(LEFT_KEY);
   link.seat = frame.seat; // null for a spectator; after a move (close 4004), the seat it now has
   if (!app.pass && !app.watching) mod.rememberSeat(app.room, frame.seat);
   const view = { prompts: [], chat: {}, votes: {}, tally: {}, pointing: {}, ...frame.view };
@@ -284,6 +310,10 @@ function onEvent(link, ev, fresh) {
     app.sound.see(ev, before);
   }
   if (fresh && ev.kind === "phase") app.chatPinned = false;
+  if (fresh && ev.kind === "bot_seat" && link === app.links[0] && !app.pass) {
+    // this page's own seat turned away: any move of its player takes the seat back
+    toast(ev.bot && ev.seat === link.seat ? t("game.bot_plays_you") : feedText(ev));
+  }
   // On a phone passed around, news for one seat alone waits for that seat to hold the phone
   // (also news replayed to a reloaded page, if the seat had not seen it).
   if (app.pass && link !== app.pass.holder && ev.seq > link.seen && pass.isPrivateNews(ev)) link.news += 1;
@@ -329,7 +359,12 @@ function renderPage() {
   if (!v) return;
   if (v.status === "lobby") lobbyScreen.renderLobby(v);
   else if (v.status === "finished" || v.outcome) endScreen.renderEnd(v);
-  else tableScreen.renderGame(v);
+  else {
+    tableScreen.renderGame(v);
+    // Anyone may leave a running game (a bot plays on); not a spectator, nor a phone passed round.
+    const me = v.players.find((p) => p.seat === app.here.seat);
+    $("#game-leave").hidden = app.here.seat == null || !me || me.bot || v.status !== "running";
+  }
   announceTurn(v);
 }
 

@@ -28,10 +28,20 @@ function channelsOf(view) {
 
 export function applyEvent(view, ev, mySeat) {
   switch (ev.kind) {
-    case "joined":
-      if (!view.players.some((p) => p.seat === ev.seat)) view.players.push({ seat: ev.seat, name: ev.name, connected: true });
+    case "joined": {
+      // A seat already listed: a human took a bot's seat (its number stays, its player changes).
+      const taken = view.players.findIndex((p) => p.seat === ev.seat);
+      const joiner = { seat: ev.seat, name: ev.name, connected: !ev.bot, away: false, bot: !!ev.bot };
+      if (taken < 0) view.players.push(joiner);
+      else view.players[taken] = joiner;
       view.roles_in_play = ev.roles_in_play; // the deal grows with the table
       break;
+    }
+    case "bot_seat": { // a bot plays the seat from now on (its player left or turned away), or not
+      const p = view.players.find((x) => x.seat === ev.seat);
+      if (p) p.bot = ev.bot;
+      break;
+    }
     case "presence": {
       const p = view.players.find((x) => x.seat === ev.seat);
       if (p) p.connected = ev.connected;

@@ -7,6 +7,7 @@ import { el, rebuild } from "./dom.js";
 import { motionStyle } from "./motion.js";
 import { rolePicture } from "./art.js";
 import { t } from "./i18n.js";
+import { botMark, botSeats } from "./bots.js";
 
 const RADIUS = 40; // % of the table's side, seat centres
 const ARROW_RADIUS = 30; // arrows start and end inside the ring of seats
@@ -40,6 +41,7 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName, pick = nul
   const n = seats.length || 1;
   const online = new Map((v.players || []).map((p) => [p.seat, p.connected]));
   const away = new Set((v.players || []).filter((p) => p.away).map((p) => p.seat)); // let turns pass
+  const bots = botSeats(v.players);
   const wolves = new Set(v.wolves || []);
   const lovers = new Set(loversOf(v, me));
   const cards = v.cards || {};
@@ -70,9 +72,10 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName, pick = nul
     if (s.mayor || v.mayor === s.seat) marks.push(el("span", { class: "mark mayor", title: t("players.mayor"), "aria-label": t("players.mayor"), role: "img", text: "♛" }));
     if (lovers.has(s.seat)) marks.push(el("span", { class: "mark lover", title: t("table.lover"), "aria-label": t("table.lover"), role: "img", text: "♥" }));
     if (away.has(s.seat)) marks.push(el("span", { class: "mark idle", title: t("mod.away"), "aria-label": t("mod.away"), role: "img", text: "z" }));
+    if (bots.has(s.seat)) marks.push(botMark());
     if (wolves.has(s.seat)) marks.push(el("span", { class: "mark wolf", title: t("table.wolf"), "aria-label": t("table.wolf"), role: "img" },
       rolePicture("werewolf", { className: "mark-art" })));
-    const label = [s.name, s.alive ? t("players.alive") : t("players.dead"), role ? roleName(role) : null,
+    const label = [s.name, bots.has(s.seat) ? t("bot.label") : null, s.alive ? t("players.alive") : t("players.dead"), role ? roleName(role) : null,
       votes ? t("players.votes", { n: votes }) : null].filter(Boolean).join(", ");
     const turning = motionStyle(`seat:${s.seat}`); // a card shown, a death marked, as it happens
     const choosable = pick?.choices.has(s.seat);
@@ -84,13 +87,14 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName, pick = nul
       "data-seat": s.seat, "data-alive": s.alive ? "1" : "0", "data-role": role,
       "data-wolf": wolves.has(s.seat) ? "1" : null, "data-lover": lovers.has(s.seat) ? "1" : null,
       "data-mayor": s.mayor || v.mayor === s.seat ? "1" : null, "data-votes": votes || null,
-      "data-away": away.has(s.seat) ? "1" : null, "data-motion": turning ? `seat:${s.seat}` : null,
+      "data-away": away.has(s.seat) ? "1" : null, "data-bot": bots.has(s.seat) ? "1" : null,
+      "data-motion": turning ? `seat:${s.seat}` : null,
       "aria-label": label,
     },
       el("span", { class: "avatar", "aria-hidden": "true", style: turning },
         role ? rolePicture(role, { className: "mini" }) : el("span", { class: "initial", text: initial(s.name) }),
         s.alive ? null : el("span", { class: "rip", text: "✝", style: turning }),
-        online.get(s.seat) === false ? el("span", { class: "away" }) : null),
+        online.get(s.seat) === false && !bots.has(s.seat) ? el("span", { class: "away" }) : null),
       el("span", { class: "seatname", text: s.name }),
       marks.length ? el("span", { class: "marks" }, marks) : null,
       votes ? el("span", { class: "votes", text: String(votes) }) : null,

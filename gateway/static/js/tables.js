@@ -168,6 +168,10 @@ function drawList(state, list) {
 
 function row(state, table) {
   const facts = [el("span", { class: "seats", text: t("tables.seats", { n: table.seats, size: table.size }) })];
+  // Who sits there: people and bots (a public table fills with bots at its countdown).
+  const bots = table.bots || 0;
+  facts.push(el("span", { class: "humans", "data-humans": table.seats - bots, "data-bots": bots,
+    text: t("tables.humans_bots", { humans: table.seats - bots, bots }) }));
   if (state === "open") facts.push(el("span", { class: "starts", "data-at": table.starts_at ?? "" }));
   else facts.push(el("span", { class: "since", "data-since": table.started ?? "" }));
   return el("li", { class: "tablerow", "data-room": table.room, "data-state": state, "data-preset": table.preset, "data-language": table.language },

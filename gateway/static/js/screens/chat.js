@@ -7,6 +7,8 @@ import { el, rebuild } from "../dom.js";
 import { toast } from "../toast.js";
 import { initial } from "../table.js";
 import * as mod from "../moderation.js";
+import { botMark, botSeats } from "../bots.js";
+import { bindClaims, renderClaims } from "../claims.js";
 import { $, app, render, scheduleRender, send, phaseKey } from "../app.js";
 
 // Plain-font marks (no emoji font is assumed for the page's own signs, as on the table).
@@ -89,14 +91,16 @@ export function chatLine(line) {
   const mine = !overheard && me?.seat === line.seat;
   const named = mentions(line, me);
   const classes = ["line", mine && "mine", named && "mention", ONE_EMOJI.test(line.text) && "emoji"];
+  const bot = !overheard && botSeats(app.here?.view?.players).has(line.seat);
   return el("li", { class: classes.filter(Boolean).join(" "), "data-channel": line.channel,
-    "data-seat": overheard ? null : line.seat },
+    "data-seat": overheard ? null : line.seat, "data-bot": bot ? "1" : null },
     el("span", { class: "channel", "data-channel": line.channel, title: channelLabel(line.channel) },
       el("span", { "aria-hidden": "true", text: CHANNEL_MARK[line.channel] ?? "#" }),
       ` ${has(`chat.badge.${line.channel}`) ? t(`chat.badge.${line.channel}`) : line.channel}`),
     el("span", { class: "speaker", style: overheard ? null : `--hue:${hue(line.name)}` },
       el("span", { class: "disc", "aria-hidden": "true", text: overheard ? line.name : initial(line.name) }),
       el("bdi", { class: "who", text: who }),
+      bot ? botMark("mark bot") : null,
       mine ? el("span", { class: "you", text: ` (${t("players.you")})` }) : null,
       ": "),
     el("bdi", { class: "text" }, marked(line.text, named ? me : null)));
@@ -242,6 +246,7 @@ export function renderComposer(channel, why) {
   if (wait > 0) slowTimer = setTimeout(render, wait * 1000 + 20);
   const reactions = $("#chat-reactions");
   reactions.setAttribute("aria-label", t("chat.reactions"));
+  renderClaims(wait > 0);
   rebuild(reactions, [
     ...REACTIONS.map((emoji) => el("button", { type: "button", class: "react", "data-react": emoji,
       "data-fk": `react:${emoji}`, disabled: wait > 0, text: emoji })),
@@ -293,6 +298,7 @@ export function bind() {
     const key = e.target.closest("button[data-react]")?.dataset.react;
     if (key) write(key.startsWith("chat.") ? t(key) : key);
   });
+  bindClaims(write);
   $("#chat-goto").addEventListener("click", () => {
     app.chatTab = app.composerChannel;
     app.chatPinned = false;

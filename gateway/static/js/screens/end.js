@@ -10,6 +10,7 @@ import { bannerRole, reasonText } from "../outcome.js";
 import { dayLabel, infectedSeats, storyText } from "../events.js";
 import * as pass from "../pass.js";
 import * as mod from "../moderation.js";
+import { botMark, botSeats } from "../bots.js";
 import { $, app, showScreen, nameOf, roleName, isHost, tokenKey } from "../app.js";
 import { channelLabel, chatLine } from "./chat.js";
 
@@ -66,12 +67,14 @@ export function renderEnd(v) {
   const roles = final.roles || {};
   const infected = infectedSeats(final.story);
   const alive = new Set(final.alive || (v.seats || []).filter((s) => s.alive).map((s) => s.seat));
+  const bots = botSeats(v.players);
   rebuild($("#end-cards"), (v.seats || []).map((s) => {
     const role = roles[s.seat] ?? s.role;
     const card = infected.has(s.seat) ? t("end.infected", { role: roleName(role) }) : roleName(role);
     return el("li", { class: `player ${alive.has(s.seat) ? "alive" : "dead"}`, "data-seat": s.seat, "data-role": role,
-      "data-infected": infected.has(s.seat) ? "1" : null },
+      "data-infected": infected.has(s.seat) ? "1" : null, "data-bot": bots.has(s.seat) ? "1" : null },
       el("span", { class: "name", text: s.name }),
+      bots.has(s.seat) ? botMark() : null,
       el("span", { class: "chip role", text: card }),
       el("span", { class: "state", text: alive.has(s.seat) ? t("players.alive") : t("players.dead") }),
       winners.includes(s.seat) ? el("span", { class: "badge", role: "img", "aria-label": t("end.winner"), title: t("end.winner"), text: "★" }) : null);

@@ -6,6 +6,7 @@ import { toast } from "../toast.js";
 import { LOBBY_NEWS } from "../events.js";
 import { renderLobbyTable } from "../lobbytable.js";
 import * as mod from "../moderation.js";
+import { botMark, lobbyBots, removeBotButton } from "../bots.js";
 import qrcode from "../../vendor/qrcode.mjs";
 import { $, app, render, send, showScreen, nameOf, roleName, isHost, feedText, connDot, roleChips, shownRules, ruleValue,
   durationLabel, toolsContext, wolvesDealt, shownDurations } from "../app.js";
@@ -41,13 +42,17 @@ export function renderLobby(v) {
   $("#lobby-spectators").textContent = t("watch.count", { n: v.spectators ?? 0 });
   $("#lobby-players-title").textContent = t("lobby.players", { n: v.players.length });
   const tools = toolsContext(v, true);
+  const bots = { v, host: isHost(v), local: !!app.pass, send: (frame) => send(frame) };
   rebuild($("#lobby-players"), v.players.map((p) =>
-    el("li", { "data-seat": p.seat, class: "player", "data-away": p.away ? "1" : null },
-      connDot(p.connected),
+    el("li", { "data-seat": p.seat, class: "player", "data-away": p.away ? "1" : null, "data-bot": p.bot ? "1" : null },
+      p.bot ? null : connDot(p.connected),
       el("span", { class: "name", text: p.name }),
+      p.bot ? botMark() : null,
+      removeBotButton(p, bots),
       p.seat === v.host ? el("span", { class: "badge", text: t("lobby.host") }) : null,
       p.seat === app.here.seat && !app.pass ? el("span", { class: "muted", text: `(${t("lobby.you")})` }) : null,
-      tools ? mod.playerTools(p, tools) : null)));
+      tools && !p.bot ? mod.playerTools(p, tools) : null)));
+  lobbyBots($("#lobby-bots"), bots);
   rebuild($("#lobby-news"), app.here.feed.filter((ev) => LOBBY_NEWS.has(ev.kind)).slice(-LOBBY_NEWS_LIMIT)
     .map((ev) => el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev) })));
   $("#leave").hidden = app.here.seat == null || !!app.pass;

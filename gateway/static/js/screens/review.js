@@ -6,6 +6,7 @@ import { LANGS, isolate, pickLanguage, setLanguage, t, has } from "../i18n.js";
 import { el, rebuild } from "../dom.js";
 import { rolePicture } from "../art.js";
 import { reviewReport } from "../moderation.js";
+import { botMark } from "../bots.js";
 import { declare, eventText, infectedSeats, isPublic, REVIEW_SKIPS, storyText } from "../events.js";
 import { bannerRole, reasonText } from "../outcome.js";
 import { loadDeclaration } from "../http.js";
@@ -50,8 +51,12 @@ function chatNode(ev) {
   const channel = has(`chat.channel.${ev.channel}`) ? t(`chat.channel.${ev.channel}`) : ev.channel;
   return el("li", { "data-kind": "chat", "data-channel": ev.channel, "data-seq": ev.seq, class: ev.channel === "day" ? null : "secret" },
     el("span", { class: "channel", text: t("review.channel", { channel }) }),
-    el("span", { class: "who" }, el("bdi", { text: ev.name }), ": "), el("bdi", { text: ev.text }));
+    el("span", { class: "who" }, el("bdi", { text: ev.name }), botAt(ev.seat) ? botMark() : null, ": "),
+    el("bdi", { text: ev.text }));
 }
+
+// A seat a bot played at the end (the review's players: as the room last had them).
+const botAt = (seat) => !!review.players.find((p) => p.seat === seat)?.bot;
 
 // What the dawn tells: the night's secret deeds come before it.
 const DAWN_KINDS = new Set(["death", "bread", "powers_lost"]);
@@ -116,9 +121,10 @@ function render() {
     const dealt = first[p.seat];
     const last = final[p.seat] ?? final[String(p.seat)] ?? dealt;
     const card = infected.has(p.seat) ? t("end.infected", { role: roleName(last) }) : roleName(last);
-    return el("li", { "data-seat": p.seat, "data-role": last, "data-infected": infected.has(p.seat) ? "1" : null, class: `${alive.has(p.seat) ? "alive" : "dead"}${winners.has(p.seat) ? " winner" : ""}` },
+    return el("li", { "data-seat": p.seat, "data-role": last, "data-infected": infected.has(p.seat) ? "1" : null,
+      "data-bot": p.bot ? "1" : null, class: `${alive.has(p.seat) ? "alive" : "dead"}${winners.has(p.seat) ? " winner" : ""}` },
       rolePicture(last),
-      el("div", {}, el("div", { class: "name", text: p.name }),
+      el("div", {}, el("div", { class: "name" }, p.name, p.bot ? botMark() : null),
         el("div", { class: "muted", text: dealt && dealt !== last ? t("review.became", { first: roleName(dealt), last: card }) : card }),
         reviewReport(room, p))); // a room this browser sat at: report a player to the operators
   }));

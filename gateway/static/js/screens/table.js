@@ -10,6 +10,7 @@ import { factLines } from "../facts.js";
 import { promptKey } from "../state.js";
 import * as motion from "../motion.js";
 import * as mod from "../moderation.js";
+import { botMark, botSeats } from "../bots.js";
 import { $, app, HIDE_CARD_KEY, render, showScreen, nameOf, roleName, cardHidden, connDot, feedText, phaseLabel,
   roleChips, shownRules, ruleValue, toolsContext } from "../app.js";
 import { renderPrompts, chooseSeat, pickedSeats, actionText, cardText } from "./prompts.js";
@@ -177,6 +178,7 @@ export function renderPlayers(v) {
   const online = new Map(v.players.map((p) => [p.seat, p.connected]));
   const away = new Map(v.players.map((p) => [p.seat, !!p.away]));
   const tools = toolsContext(v, false);
+  const bots = botSeats(v.players);
   rebuild($("#players"), (v.seats || []).map((s) => {
     const voted = v.votes?.[s.seat];
     const points = v.pointing?.[s.seat];
@@ -184,9 +186,11 @@ export function renderPlayers(v) {
     return el("li", {
       class: `player ${s.alive ? "alive" : "dead"} ${s.seat === app.here.seat ? "me" : ""}`,
       "data-seat": s.seat, "data-alive": s.alive ? "1" : "0", "data-role": s.role || null,
+      "data-bot": bots.has(s.seat) ? "1" : null,
     },
-      connDot(online.get(s.seat)),
+      bots.has(s.seat) ? null : connDot(online.get(s.seat)),
       el("span", { class: "name", text: s.name }),
+      bots.has(s.seat) ? botMark() : null,
       s.seat === app.here.seat ? el("span", { class: "muted", text: `(${t("players.you")})` }) : null,
       s.mayor || v.mayor === s.seat ? el("span", { class: "badge mayor", text: t("players.mayor") }) : null,
       el("span", { class: "state", text: s.alive ? t("players.alive") : t("players.dead") }),
