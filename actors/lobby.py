@@ -23,7 +23,7 @@ class LobbyTiming:
     hold a stranger's table). Any lobby: `max_age` from its creation, connected or not, before it
     closes (a lobby held open by one socket must not hold its host slot for ever); None: no
     limit. A game, however many are connected: `game_idle` with no command the table sees ends it
-    (`room._game_closes`), and it lasts at most `game_max_age` from the room's creation; None:
+    (`endings.game_closes`), and it lasts at most `game_max_age` from the room's creation; None:
     never."""
     countdown: int = 30_000
     absent: int = 60_000
@@ -181,5 +181,5 @@ def _fill_and_deal(data: RoomData, now: int) -> Change:
 def _deal(data: RoomData, now: int) -> Change:
     game, events = rules.start_game(names=[p.name for p in data.players], settings=data.settings,
                                     seed=secrets.randbits(63), now=now)
-    # the table is heard from at the deal (day 1 may be quiet: `room._game_closes`)
+    # the table is heard from at the deal (day 1 may be quiet: `endings.game_closes`)
     return Change(replace(_with_game(data, game), played_at=now, played_day=game.day - 1), events)

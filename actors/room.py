@@ -15,7 +15,7 @@ running   the rules game: commands (`act`, `chat`) and deadlines (one timer task
 finished  the rules report an outcome, or nobody has been connected for `idle_close` (an abandoned
           lobby or game must not hold its host slot forever; an empty lobby: `lobby_idle_close`),
           or a lobby or a game reached its maximum age, or a game nobody plays ended (`unplayed`,
-          see `_game_closes`) with sockets connected or not.
+          see actors/endings.py) with sockets connected or not.
           The final persist releases the room from its host and gives
           its keys a TTL; the room then closes.
 broken    an unexpected exception while applying a command: the room stops answering (errors
@@ -42,6 +42,7 @@ import orjson
 
 import rules
 from rules.events import check as check_events
+from actors import endings
 from actors.clock import Clock
 from actors.inbox import RODE, Rider
 from actors.bot_seats import BotSeats
@@ -49,8 +50,9 @@ from actors.lobby import LobbyTiming, _add_bot, _fill_and_deal, _join, _settings
 from actors.moderation import (_bot_plays, _count_missed, _leave, _pass_for_gone, _player_back,
                                _remove_absent, _remove_bot, _remove_seat, _shared_actions)
 from actors.ratelimit import TokenBucket
-from actors.room_data import (EVENTS, WATCHER, Change, Refused, RoomData, _with_ack, _with_acks,
-                              _with_game, encode_event, error_frame)
+from actors.room_data import (EVENTS, WATCHER, Change, Refused, RoomData, _game_id, _gone_tokens,
+                              _new_tokens, _only_logged, _with_ack, _with_game, encode_event,
+                              error_frame)
 from actors.store import FINAL, StaleEpoch, Store
 from actors.tables import Kind, relist
 
@@ -64,9 +66,6 @@ RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start
 STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 PROOF_CHARS = 16  # of a seat's token hash, sent with each request: a seat that moved is refused
-# A timed game is unplayed once this many whole days passed with nothing the table saw from a seat
-# (and LobbyTiming.game_idle did): RULES.md, "Unplayed games".
-QUIET_DAYS = 2
 
 
 # Handlers are pure: (data, now, *args) -> (reply, Change | None), but for the rate limits
@@ -140,12 +139,6 @@ def _with_gateways(data: RoomData, now: int, gateways: dict[int, tuple[str, ...]
     return Change(replace(data, players=tuple(players), idle_since=idle_since), events)
 
 
-def _idle_limit(data: RoomData, idle_close: int | None, lobby_idle_close: int | None) -> int | None:
-    if data.status == "lobby" and lobby_idle_close is not None:
-        return lobby_idle_close if idle_close is None else min(idle_close, lobby_idle_close)
-    return idle_close
-
-
 def wakeup(data: RoomData, idle_close: int | None,
            lobby_idle_close: int | None = None, timing: LobbyTiming | None = None) -> int | None:
     """When the room's timer must fire: the game's next deadline, or the end of an empty table
@@ -157,77 +150,28 @@ def wakeup(data: RoomData, idle_close: int | None,
         times.append(data.starts_at)
     if data.status == "lobby" and data.public and timing is not None:
         times += [p.absent_since + timing.absent for p in data.players if p.absent_since is not None]
-    if data.status == "lobby" and (closes := _lobby_closes(data, timing)) is not None:
+    if data.status == "lobby" and (closes := endings.lobby_closes(data, timing)) is not None:
         times.append(closes)
-    if (ends := _game_closes(data, timing)) is not None:
+    if (ends := endings.game_closes(data, timing)) is not None:
         times.append(ends[0])
-    idle_close = _idle_limit(data, idle_close, lobby_idle_close)
+    idle_close = endings.idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and data.status not in FINAL:
         times.append(data.idle_since + idle_close)
     return min(times, default=None)
 
 
-def _lobby_closes(data: RoomData, timing: LobbyTiming | None) -> int | None:
-    """When a lobby closes however many are connected: `timing.max_age` after its creation."""
-    if timing is None or timing.max_age is None or data.opened_at is None:
-        return None
-    return data.opened_at + timing.max_age
-
-
-def _game_closes(data: RoomData, timing: LobbyTiming | None) -> tuple[int, str] | None:
-    """When and why a running game ends however many are connected (RULES.md, "Unplayed games"):
-    `game_max_age` after its room opened; `unplayed` `game_idle` after the table was last heard
-    from, if the game waits with no deadline (only the table ends such a wait) or QUIET_DAYS whole
-    days have passed since (a game on timers runs on without anyone). Only what the whole table
-    sees counts, so when a game ends tells nobody what a night role did."""
-    if data.status != "running" or timing is None:
-        return None
-    ends = []
-    if timing.game_max_age is not None and data.opened_at is not None:
-        ends.append((data.opened_at + timing.game_max_age, "game_max_age"))
-    if timing.game_idle is not None and data.played_at is not None and (
-            rules.next_deadline(data.game) is None
-            or data.played_day is not None and data.game.day - 1 - data.played_day >= QUIET_DAYS):
-        ends.append((_heard_at(data.game, data.played_at) + timing.game_idle, "unplayed"))
-    return min(ends, default=None)
-
-
-def _heard_at(game: rules.GameState, played_at: int) -> int:
-    """When the table was last heard from: `played_at`, or a later line of the public chat."""
-    line = next((line for line in reversed(game.chat) if line.get("to") is None), None)
-    return played_at if line is None else max(played_at, line["ts"])
-
-
-def _heard(data: RoomData, now: int, day: int) -> RoomData:
-    """The whole table saw a seat's command (or the deal) at `now`, in game day `day`."""
-    return replace(data, played_at=now, played_day=day)
-
-
-def _waits_untimed(old: RoomData, new: RoomData, now: int) -> RoomData:
-    """A wait with no deadline (a discussion without a timer) beginning now is counted from now:
-    the night before it heard nothing from the table, and must not count."""
-    if new.status == "running" and rules.next_deadline(new.game) is None \
-            and rules.next_deadline(old.game) is not None:
-        return replace(new, played_at=now)
-    return new
-
-
-def _closed(reason: str) -> dict:
-    return {"kind": "closed", "to": None, "reason": reason}
-
-
 def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: int | None,
           timing: LobbyTiming):
-    idle_close = _idle_limit(data, idle_close, lobby_idle_close)
+    idle_close = endings.idle_limit(data, idle_close, lobby_idle_close)
     if idle_close is not None and data.idle_since is not None and now >= data.idle_since + idle_close:
         # Nobody has been at the table for idle_close: close it, so it frees its host slot.
-        return None, Change(replace(data, status="finished"), [_closed("idle")])
-    if data.status == "lobby" and (closes := _lobby_closes(data, timing)) is not None \
+        return None, Change(replace(data, status="finished"), [endings.closed("idle")])
+    if data.status == "lobby" and (closes := endings.lobby_closes(data, timing)) is not None \
             and now >= closes:  # whoever is connected is told, not left in a dead lobby
-        return None, Change(replace(data, status="finished"), [_closed("max_age")])
-    if (ends := _game_closes(data, timing)) is not None and now >= ends[0]:
+        return None, Change(replace(data, status="finished"), [endings.closed("max_age")])
+    if (ends := endings.game_closes(data, timing)) is not None and now >= ends[0]:
         # Nobody plays it, or it lasted too long: it ends whoever is connected, freeing its slot.
-        return None, Change(replace(data, status="finished"), [_closed(ends[1])])
+        return None, Change(replace(data, status="finished"), [endings.closed(ends[1])])
     if data.status == "lobby":
         change = _remove_absent(data, now, timing) if data.public else None
         current = data if change is None else change.data
@@ -246,7 +190,7 @@ def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: in
     after = rules.next_deadline(game)
     if after is not None and after <= now and rules.outcome(game) is None:
         raise RuntimeError(f"rules.advance left deadline {after} due at {now}")
-    data = _waits_untimed(data, _with_game(data, game), now)
+    data = endings.waits_untimed(data, _with_game(data, game), now)
     if data.public:
         data, passed = _pass_for_gone(data, now)
         events += passed
@@ -318,7 +262,7 @@ def _act(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     shared = action in _shared_actions(data.game)
     game, events = rules.act(data.game, seat=seat, action=action, targets=targets, now=now)
     before, data = data, _with_game(data, game)
-    data = _heard(data, now, before.game.day) if shared else _waits_untimed(before, data, now)
+    data = endings.heard(data, now, before.game.day) if shared else endings.waits_untimed(before, data, now)
     # Only an answer to a shared prompt says the seat is back (a night act is secret); a bot's
     # says nothing of its player: the seat stays away until its player is back.
     if shared and data.public and not data.players[seat].bot:
@@ -714,41 +658,3 @@ def _bot_seats(data: RoomData) -> set[int]:
     if data.status != "running":
         return set()
     return {seat for seat, player in enumerate(data.players) if player.bot}
-
-
-def _only_logged(old: RoomData, new: RoomData, logged: Sequence[dict]) -> bool:
-    """`new` is `with_logged(old, logged)` with the game's new chat lines, and nothing else
-    (attribute by attribute, most of them the same objects: cheaper than the snapshot's
-    encoding it saves; building that data and comparing it whole cost as much as the encoding)."""
-    if not logged or old.game is None or new.game is None:
-        return False
-    return (new.seq == logged[-1]["seq"] and _same_but(old, new, ("seq", "acked", "game"))
-            and _same_but(old.game, new.game, ("chat",))
-            and new.acked == _with_acks(old.acked, logged))
-
-
-def _same_but(old, new, but: tuple[str, ...]) -> bool:
-    theirs = vars(new)
-    return all(value is theirs[name] or value == theirs[name]
-               for name, value in vars(old).items() if name not in but)
-
-
-def _game_id(data: RoomData) -> int | None:
-    """Which game a room's stored chat lines belong to (its seed; None before the start)."""
-    return None if data.game is None else data.game.seed
-
-
-def _new_tokens(old: RoomData, new: RoomData) -> dict[str, int]:
-    """The token hashes whose seat is new: a joiner's, or one that moved into a removed seat."""
-    if old.players is new.players:
-        return {}
-    return {p.token_hash: seat for seat, p in enumerate(new.players)
-            if seat >= len(old.players) or old.players[seat].token_hash != p.token_hash}
-
-
-def _gone_tokens(old: RoomData, new: RoomData) -> list[str]:
-    """The token hashes of the seats removed (their tokens prove nothing any more)."""
-    if len(new.players) >= len(old.players):
-        return []
-    kept = {p.token_hash for p in new.players}
-    return [p.token_hash for p in old.players if p.token_hash not in kept]

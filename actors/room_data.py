@@ -92,7 +92,7 @@ class RoomData:
     starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
     acted: frozenset = frozenset()  # seats of a public game that acted since the last deadline
     opened_at: int | None = None  # when the room was created (ms): a lobby's age
-    # What the unplayed-game rule counts from (`room._game_closes`): when the table was last heard
+    # What the unplayed-game rule counts from (`endings.game_closes`): when the table was last heard
     # from (a command all of it sees, the deal, or a wait with no deadline beginning; the public
     # chat lines are read from the chat itself), and the last game day that heard from it.
     played_at: int | None = None
@@ -279,3 +279,41 @@ def _with_ack(acked: dict[int, tuple], seat: int, key: str) -> dict[int, tuple]:
 def _with_game(data: RoomData, game: rules.GameState) -> RoomData:
     status = "finished" if rules.outcome(game) is not None else "running"
     return replace(data, game=game, status=status)
+
+
+def _only_logged(old: RoomData, new: RoomData, logged: Sequence[dict]) -> bool:
+    """`new` is `with_logged(old, logged)` with the game's new chat lines, and nothing else
+    (attribute by attribute, most of them the same objects: cheaper than the snapshot's
+    encoding it saves; building that data and comparing it whole cost as much as the encoding)."""
+    if not logged or old.game is None or new.game is None:
+        return False
+    return (new.seq == logged[-1]["seq"] and _same_but(old, new, ("seq", "acked", "game"))
+            and _same_but(old.game, new.game, ("chat",))
+            and new.acked == _with_acks(old.acked, logged))
+
+
+def _same_but(old, new, but: tuple[str, ...]) -> bool:
+    theirs = vars(new)
+    return all(value is theirs[name] or value == theirs[name]
+               for name, value in vars(old).items() if name not in but)
+
+
+def _game_id(data: RoomData) -> int | None:
+    """Which game a room's stored chat lines belong to (its seed; None before the start)."""
+    return None if data.game is None else data.game.seed
+
+
+def _new_tokens(old: RoomData, new: RoomData) -> dict[str, int]:
+    """The token hashes whose seat is new: a joiner's, or one that moved into a removed seat."""
+    if old.players is new.players:
+        return {}
+    return {p.token_hash: seat for seat, p in enumerate(new.players)
+            if seat >= len(old.players) or old.players[seat].token_hash != p.token_hash}
+
+
+def _gone_tokens(old: RoomData, new: RoomData) -> list[str]:
+    """The token hashes of the seats removed (their tokens prove nothing any more)."""
+    if len(new.players) >= len(old.players):
+        return []
+    kept = {p.token_hash for p in new.players}
+    return [p.token_hash for p in old.players if p.token_hash not in kept]

@@ -4,7 +4,8 @@ import itertools
 
 import rules
 from actors.lobby import LobbyTiming
-from actors.room import QUIET_DAYS, Room, wakeup
+from actors.endings import QUIET_DAYS
+from actors.room import Room, wakeup
 from actors.tables import Kind
 from tests.actors.players import act_frames
 from tests.actors.rooms import CODE, frames, seat
