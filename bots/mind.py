@@ -165,16 +165,20 @@ class Mind:
             for target, said in readings:
                 if target == seat and claimant != self.me:
                     self._accuse(claimant, -3.0 if said == wolf else 6.0)
-        # who voted against a villager looks worse, against a wolf better
+        self._votes_on(seat, wolf, 1.0)
+
+    def _votes_on(self, seat: int, wolf: bool, belief: float) -> None:
+        """Who voted against a villager looks worse, against a wolf better."""
         for votes in self.votes.values():
             for voter, target in votes.items():
                 if target == seat:
-                    self._accuse(voter, -0.6 if wolf else 0.6)
+                    self._accuse(voter, belief * (-0.6 if wolf else 0.6))
 
     def _read(self, seat: int, role: str) -> None:
         wolf = role != NOT_WOLF and role in WOLF_CARDS
         self.readings[seat] = wolf
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
+        self._votes_on(seat, wolf, 1.0)
 
     def _accuse(self, seat: int, amount: float) -> None:
         if abs(self.suspicion.get(seat, 0.0)) < KNOWN:
@@ -229,7 +233,8 @@ class Mind:
                 self._accuse(speaker, KNOWN)  # a lie about me: the liar is a wolf
             return
         if reading and not self.alive[seat]:
-            # a Medium's word on the dead checks what the Seers said of that seat
+            # a Medium's word on the dead checks the votes on that seat and what the Seers said
+            self._votes_on(seat, wolf, self.trust(speaker))
             for claimant, readings in self.said_wolf.items():
                 if claimant != speaker and any(t == seat for t, _ in readings):
                     said = next(w for t, w in readings if t == seat)
