@@ -16,6 +16,7 @@ NOT_WOLF = "not_werewolf"
 
 UNIQUE = frozenset(c for c, card in _CARDS.items() if card["cards"] == 1)
 KNOWN = 100.0  # a suspicion that is no longer one: the seat's side is known
+LIAR = 10.0  # a claimant proven to lie about his card: nearly sure of the pack's side
 
 
 class Mind:
@@ -125,6 +126,11 @@ class Mind:
             self.suspicion[seat] = -KNOWN
             for target, wolf in self.said_wolf.get(seat, ()):
                 self._accuse(target, 2.0 if wolf else -1.0)
+            # the pack killed a reader: whoever claimed her card against her likely lied
+            role = self.claimed.get(seat)
+            for rival, claimed in self.claimed.items():
+                if role in ("seer", "medium") and claimed == role and rival != seat:
+                    self._accuse(rival, 5.0)
 
     def _on_idiot_revealed(self, e):
         self._shown(e["seat"], e["role"])
@@ -150,21 +156,29 @@ class Mind:
         self.cards[seat] = card
         wolf = card in WOLF_CARDS
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
+        if card in UNIQUE:  # whoever else claimed this one card lied
+            for claimant, claimed in self.claimed.items():
+                if claimed == card and claimant != seat:
+                    self._accuse(claimant, LIAR)
         # a claimant's readings proved right or wrong by a card shown
         for claimant, readings in self.said_wolf.items():
             for target, said in readings:
                 if target == seat and claimant != self.me:
                     self._accuse(claimant, -3.0 if said == wolf else 6.0)
-        # who voted against a villager looks worse, against a wolf better
+        self._votes_on(seat, wolf, 1.0)
+
+    def _votes_on(self, seat: int, wolf: bool, belief: float) -> None:
+        """Who voted against a villager looks worse, against a wolf better."""
         for votes in self.votes.values():
             for voter, target in votes.items():
                 if target == seat:
-                    self._accuse(voter, -0.6 if wolf else 0.6)
+                    self._accuse(voter, belief * (-0.6 if wolf else 0.6))
 
     def _read(self, seat: int, role: str) -> None:
         wolf = role != NOT_WOLF and role in WOLF_CARDS
         self.readings[seat] = wolf
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
+        self._votes_on(seat, wolf, 1.0)
 
     def _accuse(self, seat: int, amount: float) -> None:
         if abs(self.suspicion.get(seat, 0.0)) < KNOWN:
@@ -218,6 +232,13 @@ class Mind:
             if wolf:
                 self._accuse(speaker, KNOWN)  # a lie about me: the liar is a wolf
             return
+        if reading and not self.alive[seat]:
+            # a Medium's word on the dead checks the votes on that seat and what the Seers said
+            self._votes_on(seat, wolf, self.trust(speaker))
+            for claimant, readings in self.said_wolf.items():
+                if claimant != speaker and any(t == seat for t, _ in readings):
+                    said = next(w for t, w in readings if t == seat)
+                    self._accuse(claimant, self.trust(speaker) * (-2.0 if said == wolf else 4.0))
         if seat in self.cards or seat in self.readings:
             truth = self.cards[seat] in WOLF_CARDS if seat in self.cards else self.readings[seat]
             self._accuse(speaker, -2.0 if truth == wolf else 5.0)
