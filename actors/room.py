@@ -12,20 +12,17 @@ lobby     players join (seat = arrival order, seat 0 is the host); the host edit
           and starts once at least six are seated.
 running   the rules game: commands (`act`, `chat`) and deadlines (one timer task sleeping until
           `rules.next_deadline`) go through the mailbox and apply one at a time, in order.
-finished  the rules report an outcome, or nobody has been connected for `idle_close` (an abandoned
-          lobby or game must not hold its host slot forever; an empty lobby: `lobby_idle_close`),
-          or a lobby or a game reached its maximum age, or a game nobody plays ended (`unplayed`,
-          see actors/endings.py) with sockets connected or not.
-          The final persist releases the room from its host and gives
-          its keys a TTL; the room then closes.
+finished  the rules report an outcome, or the room ended by itself (actors/endings.py: empty
+          for its idle time, too old, a game nobody plays). The final persist releases the room
+          from its host and gives its keys a TTL; the room then closes.
 broken    an unexpected exception while applying a command: the room stops answering (errors
           `internal`, then `room_closed`) and is released like a finished room. Its neighbours in
           the same host never notice.
 disposed  `close()`: timer and mailbox stopped; whatever is still queued is answered `room_closed`.
 
 Every change is persisted (snapshot + numbered events, one atomic `Store.persist`) before the
-command that caused it is acknowledged (group commit: whatever the mailbox holds is applied in
-order and made durable by one persist, then answered), and before the room's in-memory state moves on: readers
+command that caused it is acknowledged (group commit: what the mailbox holds is applied in order,
+made durable by one persist, then answered) and before the in-memory state moves on: readers
 (`welcome`, `lobby`) only ever see what is durable.
 """
 from __future__ import annotations
@@ -392,9 +389,9 @@ class Room:
         data = self.data
         self.bots.language = data.language or "en"  # a private table's lines: English
         if restart:
-            self.bots.restart(_bot_seats(data), data.view)
+            self.bots.restart(data.bot_seats(), data.view)
         else:
-            self.bots.sync(_bot_seats(data), data.view, items)
+            self.bots.sync(data.bot_seats(), data.view, items)
 
     def _bot_command(self, seat: int, frame: dict) -> asyncio.Future:
         """A command of the seat's bot (actors.bot_seats): a socket's way, from the room."""
@@ -651,10 +648,3 @@ class Room:
         self._timer = None
         self._submit(_tick, (self._idle_close, self._lobby_idle_close, self._timing),
                      lambda code, message: None)
-
-
-def _bot_seats(data: RoomData) -> set[int]:
-    """The seats bots play now: a running game's (in a lobby they wait for the deal)."""
-    if data.status != "running":
-        return set()
-    return {seat for seat, player in enumerate(data.players) if player.bot}

@@ -177,6 +177,12 @@ class RoomData:
         return {seat: {"votes": len(p.removers), "needed": needed}
                 for seat, p in enumerate(self.players) if p.removers}
 
+    def bot_seats(self) -> set[int]:
+        """The seats bots play now: a running game's (in a lobby they wait for the deal)."""
+        if self.status != "running":
+            return set()
+        return {seat for seat, player in enumerate(self.players) if player.bot}
+
     def view(self, seat: int) -> dict:
         """What `seat` may know; a spectator (WATCHER) gets the public table only."""
         view = self.lobby()
