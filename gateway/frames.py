@@ -243,7 +243,7 @@ class View(LobbyFacts):
     prompts: list[Prompt] = []
     chat_omitted: dict[str, Annotated[int, Field(ge=1)]] = Field(
         {}, description="a running or finished game's chat channels whose first lines the view "
-        "leaves out: the welcome carries the last 100 lines of each (gateway.ws.WELCOME_CHAT_LINES)")
+        "leaves out: the welcome carries the last 100 lines of each (gateway.welcome.WELCOME_CHAT_LINES)")
 
 
 class Welcome(Frame):

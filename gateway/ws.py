@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import weakref
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -35,6 +34,7 @@ from gateway.frames import MAX_ID_CHARS
 from gateway.framing import FRAMED_SEND, WRITES, text_frame
 from gateway.limits import client_address
 from gateway.state import GatewayState, gateway_state
+from gateway.welcome import forbidding, forbids_spectators, shared_welcome
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +67,6 @@ PING_BURST, PING_RATE = 10, 2.0  # per socket: a client pings to see it is conne
 # sees only this socket's commands, so it refuses only what the room would refuse too, save a
 # reconnect's resent commands, which the room acks without a token: the extra burst lets them by.
 LOCAL_BURST_FACTOR = 2
-# Chat lines of each channel a welcome's view carries: the last ones (a chatty room's view held
-# 628 KB of chat, all of it in one frame no slow-socket rule could see).
-WELCOME_CHAT_LINES = 100
-
 CLOSE_OVERFLOW = 1013  # "try again later": the client reconnects with `since`
 CLOSE_REMOVED = 4003  # the seat left the lobby or was removed: its token proves nothing any more
 CLOSE_RESEATED = 4004  # the seat moved into a removed one's place: reconnect, the welcome tells it
@@ -179,11 +175,6 @@ async def _watcher(websocket: WebSocket, room: str, since: int | None,
     if forbids_spectators(facts):
         return await _refuse(websocket, "spectators_forbidden")
     return Hello(seat=WATCHER, since=since)
-
-
-def forbids_spectators(view: dict) -> bool:
-    """The lobby facts, a view or a `settings` event say the house rule forbids spectators."""
-    return (view.get("settings") or {}).get("rules", {}).get("spectators") == "forbidden"
 
 
 def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...]) -> bool:
@@ -510,7 +501,7 @@ class Session:
         if to is None or self.seat in to:
             await self.ws.send_text(event["frame"])
             self.metrics.out_event.inc()
-            if self._live and self.seat == WATCHER and _forbidding(event):
+            if self._live and self.seat == WATCHER and forbidding(event):
                 self.close_reason = "spectators_forbidden"
 
     async def _send_loop(self) -> int:
@@ -549,7 +540,7 @@ class Session:
                     if send_framed is None or not send_framed(framed(item)):
                         await send(item["frame"])
                     events += 1
-                    if watching and _forbidding(item):  # the host forbade spectators
+                    if watching and forbidding(item):  # the host forbade spectators
                         self.close_reason = "spectators_forbidden"
                         sent.inc(events)
                         return CLOSE_FORBIDDEN
@@ -667,69 +658,6 @@ async def report_presence(rooms: RoomClient, room: str, seat: int, value: int) -
             await rooms.presence(room, seat, bool(value))
     except Exception:  # the room keeps what it last heard from this process
         log.exception("presence report failed in room %s seat %s", room, seat)
-
-
-@dataclass(frozen=True)
-class Welcome:
-    """A welcome as a socket sends it: the frame's text, made once."""
-    seq: int = 0
-    text: str = ""
-    moved: bool = False  # the token's seat moved (a lobby seat was removed): no welcome
-    forbids_spectators: bool = False
-
-
-# RoomClient -> {(room, seat, proof): the welcome being fetched}
-_welcomes_in_flight: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-async def shared_welcome(rooms: RoomClient, room: str, seat: int, proof: str | None) -> Welcome:
-    """The room's welcome for `seat`, one request for every socket of that seat (or, WATCHER, of
-    a spectator) asking while it is fetched: a room's view is the whole chat (695 KB of JSON in
-    a chatty room, parsed into several MB of objects), and 168 sockets saying hello at once held
-    168 of them. A welcome at S is right for any socket subscribed to the room, even one that
-    subscribed after it was asked for: what it missed after S comes from the log (its `Since`,
-    module docstring), and its queue skips what S already holds."""
-    flights = _welcomes_in_flight.setdefault(rooms, {})
-    key = (room, seat, proof)
-    flight = flights.get(key)
-    if flight is None:
-        flight = flights[key] = asyncio.ensure_future(_fetch_welcome(rooms, room, seat, proof))
-        flight.add_done_callback(lambda done: flights.pop(key, None) if flights.get(key) is done
-                                 else None)
-    return await asyncio.shield(flight)  # a socket that gives up leaves it to the others
-
-
-async def _fetch_welcome(rooms: RoomClient, room: str, seat: int, proof: str | None) -> Welcome:
-    welcome = await rooms.welcome(room, seat, proof)
-    if welcome.get("moved"):
-        return Welcome(moved=True)
-    view = welcome["view"]
-    text = orjson.dumps({"type": "welcome", "seat": None if seat == WATCHER else seat,
-                         "seq": welcome["seq"], "view": last_chat_lines(view)}).decode()
-    return Welcome(welcome["seq"], text, forbids_spectators=forbids_spectators(view))
-
-
-def _forbidding(event: dict) -> bool:
-    """A `settings` event that forbids spectators (read only when its text may say so)."""
-    frame = event["frame"]
-    if '"forbidden"' not in frame or '"kind":"settings"' not in frame:
-        return False
-    data = orjson.loads(frame)
-    return data.get("kind") == "settings" and forbids_spectators(data)
-
-
-def last_chat_lines(view: dict) -> dict:
-    """The view with the last WELCOME_CHAT_LINES lines of each chat channel; `chat_omitted`:
-    {channel: lines left out} (the first ones of the channel)."""
-    chat = view.get("chat")
-    if not chat:
-        return view
-    omitted = {channel: len(lines) - WELCOME_CHAT_LINES for channel, lines in chat.items()
-               if len(lines) > WELCOME_CHAT_LINES}
-    if not omitted:
-        return {**view, "chat_omitted": {}}
-    return {**view, "chat": {channel: lines[-WELCOME_CHAT_LINES:] for channel, lines in chat.items()},
-            "chat_omitted": omitted}
 
 
 def framed(event: dict) -> bytes:

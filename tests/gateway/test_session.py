@@ -17,8 +17,9 @@ from gateway.state import GatewayState
 from gateway import ws
 from gateway.framing import FRAMED_SEND, WRITES
 from gateway.ws import (CLOSE_OVERFLOW, CLOSE_REMOVED, CLOSE_RESEATED, LOCAL_BURST_FACTOR,
-                        MAX_REFUSED_IN_A_ROW, SEND_QUEUE_FRAMES, WELCOME_CHAT_LINES, Session,
-                        WatchSession, origin_allowed)
+                        MAX_REFUSED_IN_A_ROW, SEND_QUEUE_FRAMES, Session, WatchSession,
+                        origin_allowed)
+from gateway.welcome import WELCOME_CHAT_LINES
 from actors.room import RATE_LIMITS
 
 
