@@ -218,7 +218,8 @@ def main(argv=None) -> int:
               "durations": durations, "errors": errors,
               "games_completed": count(games),
               "game_seconds": round(float(games["Average Response Time"]) / 1000) if games else None,
-              "chat_lines_per_game": float(games["Average Content Size"]) if games else None,
+              "chat_lines_per_game": (round(float(games["Average Content Size"]), 1)
+                                      if games else None),
               "failures": failures, "components": by_comp,
               "redis_used_mb": [round(redis_mem[0][1], 1), round(redis_mem[-1][1], 1)],
               "redis_slope_mb_per_min": round(slope(redis_mem), 3),
