@@ -7,6 +7,10 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bots import Bot
 
 # Event kinds every seat receives (audience "all" in docs/protocol.md). Every seat that was
 # connected from seq 1 (hello since=0) must hold exactly the same set of these.
@@ -38,6 +42,9 @@ class LoadModel:
     # What one Locust user is: "table" (it creates a room and seats all its players) or "player"
     # (one stranger: home page, quick play, its own seat; a table forms from many such presses).
     arrives: str = "table"
+    # Who answers prompts and talks: "random" (random targets, chat on the gaps above) or "bots"
+    # (each seat a `bots.Bot` fed its socket's frames: `BotSeat`; think and chat are the bot's).
+    brain: str = "random"
 
     def chat_gap(self, channel: str, rng: random.Random) -> float:
         gap = self.day_gap if channel == "day" else self.night_gap
@@ -59,6 +66,9 @@ MODELS = {
     "quickplay": LoadModel("quickplay", think=(2.0, 15.0), day_gap=(20.0, 40.0),
                            night_gap=(20.0, 40.0), ask_fraction=(0.7, 0.95), durations=None,
                            max_game=3600, arrives="player"),
+    # Issue 33: tables whose seats claim, accuse and vote like the bots, at the bots' pace.
+    "bots": LoadModel("bots", think=(2.0, 15.0), day_gap=(20.0, 40.0), night_gap=(20.0, 40.0),
+                      ask_fraction=(0.7, 0.95), durations=None, max_game=3600, brain="bots"),
 }
 TABLE_MODELS = sorted(name for name, m in MODELS.items() if m.arrives == "table")
 
@@ -202,3 +212,62 @@ class SeatState:
             return "wolves"
         return None
 
+
+
+def start_view(started: dict) -> dict:
+    """A seat's view at the deal, from its socket's `game_started` frame: every seat alive and its
+    card unknown (the seat's own `role` and night facts are the events that follow)."""
+    seats = [{"seat": s["seat"], "name": s["name"], "alive": True, "role": None}
+             for s in started["seats"]]
+    return {"seats": seats, "me": {"role": None}, "phase": "start", "day": 1, "prompts": [],
+            "outcome": None}
+
+
+class BotSeat:
+    """One load-test seat played by a `bots.Bot` fed exactly that socket's frames: the welcome's
+    view when it is of a running game, else the view its `game_started` frame gives; then every
+    event frame past the welcome's seq (those up to it are in the view, or before the deal)."""
+
+    def __init__(self, seat: int, seed: int | str, language: str = "en"):
+        # Imported here, not at the top: Locust imports the locustfile with loadtest/ first on
+        # the path, where `bots` is the benchmark script loadtest/bots.py, not the package.
+        from bots import Bot
+
+        self.bot: Bot = Bot(seat, seed, language)
+        self.welcome_seq = 0
+        self.playing = False  # a game's view was seen
+
+    def welcome(self, frame: dict) -> None:
+        self.welcome_seq = frame["seq"]
+        if "phase" in frame["view"]:  # a running or finished game (a lobby has no phase)
+            self.bot.see(frame["view"])
+            self.playing = True
+
+    def event(self, frame: dict) -> None:
+        if frame["seq"] <= self.welcome_seq:
+            return
+        if frame["kind"] == "game_started":
+            self.bot.see(start_view(frame))
+            self.playing = True
+        elif self.playing:
+            self.bot.observe({k: v for k, v in frame.items() if k not in ("type", "seq")})
+
+    @property
+    def over(self) -> bool:
+        return self.playing and self.bot.mind.over
+
+    def wake_at(self) -> int | None:
+        """When (epoch ms) the bot has something due; None: only a frame can give it one."""
+        return self.bot.wake_at() if self.playing else None
+
+    def due(self, now: int) -> list[dict]:
+        """The client frames due at `now` (ms): chat lines and at most one act, in order."""
+        if not self.playing:
+            return []
+        frames = []
+        for d in self.bot.decide(now):
+            if d.action is not None:
+                frames.append({"type": "act", "action": d.action, "targets": list(d.targets)})
+            else:
+                frames.append({"type": "chat", "text": d.text, "channel": d.channel})
+        return frames

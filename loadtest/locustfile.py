@@ -7,7 +7,10 @@ reaches every seat; then the table checks the streams (no duplicate, no reorder,
 at every seat, and a since=0 replay of `--ww-verify-seats` seats equal to what they got live) and
 starts a new game. How a table plays is a named load model (`loadtest/core.py` MODELS, `--ww-model`):
 `human` (think 2-15 s, a line per living player every 20-40 s by day, wolves alike at night,
-ask-to-vote late in the discussion, on the server's default durations) or `rush` (the stress ramp).
+ask-to-vote late in the discussion, on the server's default durations), `rush` (the stress ramp)
+or `bots` (issue 33: each seat a `bots.Bot` fed exactly its socket's welcome and event frames,
+`loadtest/core.py` BotSeat; it claims, accuses and votes like the bots and sends each act and line
+when its think time is up, one command in flight at a time; no timer chat).
 
 `--ww-model quickplay` (issue 23): one Locust user = one *player*, not a table. It arrives at a
 random moment of `--ww-arrival-window` (from `--ww-arrive-at`, or its spawn), loads the home page
@@ -25,8 +28,9 @@ Custom Locust rows (request_type / name):
   WS connect          connect + hello -> welcome, ms
   WS ack:<frame>      client frame sent -> its ack (chat, act, start, settings), ms
   WS broadcast        chat line sent -> its arrival at each other reader, ms (one row per delivery)
-  GAME completed      one per finished game (response_time = game length, ms); quickplay: one per
-                      player, from its `game_started`
+  GAME completed      one per finished game (response_time = game length, ms; response_length =
+                      chat lines our seats sent in it); quickplay: one per player, from its
+                      `game_started`
   POST quickplay      quickplay: one press -> its seat (each retry and second click is a request)
   GET home / tables   quickplay: the home page and the open tables' list a player loads first
   GAME not_started    quickplay: a public lobby past its countdown (+START_GRACE_S) not started
@@ -60,7 +64,7 @@ from locust.contrib.fasthttp import FastHttpSession
 from locust.runners import LocalRunner, MasterRunner
 
 from loadtest.core import (
-    MODELS, SeatState, StreamCheck, answer_delay, chat_text, choose_targets, compare_replay,
+    MODELS, BotSeat, SeatState, StreamCheck, answer_delay, chat_text, choose_targets, compare_replay,
     lost_public_events, now_ms, parse_chat_text,
 )
 from loadtest.wire import LightSocket
@@ -176,6 +180,10 @@ class Seat:
         self.ids = itertools.count(1)
         self.closing = False
         self.url = ""
+        # `bots` model: the seat's bot, fed this socket's frames, and its driver (`drive`)
+        self.bot = BotSeat(seat, game.rng.randrange(2**31)) if game.model.brain == "bots" else None
+        self.poke = gevent.event.Event()  # a frame came: the bot may have something due
+        self.driver: gevent.Greenlet | None = None
 
     # -- sending ------------------------------------------------------------------------------
     def send(self, frame: dict, name: str, waiter: bool = False):
@@ -183,6 +191,8 @@ class Seat:
         frame["id"] = fid
         res = gevent.event.AsyncResult() if waiter else None
         self.pending[fid] = (name, now_ms(), res, frame.get("action"), self.state.phase)
+        if name == "chat":
+            self.game.lines_sent += 1
         try:
             self.ws.send(orjson.dumps(frame).decode())
         except Exception as e:  # noqa: BLE001
@@ -203,6 +213,8 @@ class Seat:
             while True:
                 msg = orjson.loads(self.ws.recv())
                 if msg.get("type") == "welcome":
+                    if self.bot:
+                        self.bot.welcome(msg)
                     break
                 raise CheckFailure(f"first frame {msg.get('type')}")
             self.ws.settimeout(None)
@@ -211,6 +223,8 @@ class Seat:
             return False
         self.game.fire("WS", "connect", now_ms() - t0)
         self.reader = gevent.spawn(self.read_loop)
+        if self.bot:
+            self.driver = gevent.spawn(self.drive)
         return True
 
     def read_loop(self):
@@ -243,19 +257,35 @@ class Seat:
             g.fire("CHECK", bad, 0, exc=CheckFailure(f"seat {self.seat} seq {ev['seq']} {bad}"))
         kind = ev.get("kind")
         self.state.on_event(ev)
+        if self.bot:
+            self.bot.event(ev)
+            self.poke.set()
         if kind == "chat":
             if g.rng.random() < g.broadcast_sample:
-                parsed = parse_chat_text(ev.get("text") or "")
-                if parsed and parsed[1] != self.seat:
-                    g.fire("WS", "broadcast", now_ms() - parsed[0])
+                sent = g.sent_at(ev)
+                if sent is not None and ev.get("seat") != self.seat:
+                    g.fire("WS", "broadcast", now_ms() - sent)
         elif kind == "prompt":
-            if self.state.alive and not self.state.over:
+            if self.state.alive and not self.state.over and not self.bot:
                 delay = answer_delay(ev, g.rng, g.think, time.time(), g.model.ask_fraction)
                 gevent.spawn_later(delay, self.answer, ev)
         elif kind == "game_started":
             g.started.set()
         elif kind == "game_over":
             g.seat_over(self)
+
+    def drive(self):
+        """`bots`: send the frames the bot has due, one command in flight at a time (the next
+        waits for its ack or error), then sleep until its next wake or the next frame."""
+        bot, g = self.bot, self.game
+        while not (g.finished or self.closing or bot.over):
+            wake = bot.wake_at()
+            self.poke.wait(timeout=None if wake is None else max(0.0, (wake - now_ms()) / 1000))
+            self.poke.clear()
+            for frame in bot.due(int(now_ms())):
+                if frame["type"] == "chat":
+                    g.lines[(self.seat, frame["text"])] = now_ms()
+                self.send(frame, frame["type"], waiter=True).wait(timeout=30)
 
     def answer(self, prompt: dict):
         if self.game.finished or self.state.prompts.get(prompt.get("action")) is not prompt:
@@ -301,6 +331,8 @@ class Seat:
             pass
         if self.reader:
             self.reader.kill(block=False)
+        if self.driver:
+            self.driver.kill(block=False)
 
 
 class Game:
@@ -318,6 +350,16 @@ class Game:
         self.broken = gevent.event.Event()
         self.finished = False
         self.chats = itertools.count(1)
+        self.lines: dict = {}  # `bots`: (seat, text) -> when it was last sent (ms)
+        self.lines_sent = 0  # chat lines our seats sent this game
+
+    def sent_at(self, chat: dict) -> float | None:
+        """When a chat line of ours was sent (ms): a load-test line says so, a bot's is looked up
+        (by its seat and text: the last one sent)."""
+        parsed = parse_chat_text(chat.get("text") or "")
+        if parsed:
+            return parsed[0]
+        return self.lines.get((chat.get("seat"), chat.get("text")))
 
     def fire(self, rtype: str, name: str, ms: float, exc: Exception | None = None, length: int = 0):
         self.user.environment.events.request.fire(request_type=rtype, name=name, response_time=ms,
@@ -379,7 +421,8 @@ class Game:
     def play_out(self, t0: float) -> str:
         """Chat and answer prompts until `game_over` reached every seat of ours, then check the
         streams: "completed", "broken" (a socket closed under us) or "timeout"."""
-        chatter = gevent.spawn(self.chat_loop)
+        # the bots say their own lines
+        chatter = gevent.spawn(self.chat_loop) if self.model.brain == "random" else None
         deadline = time.monotonic() + self.model.max_game
         try:
             while not self.all_over.is_set():
@@ -390,8 +433,9 @@ class Game:
                     return "timeout"
                 self.all_over.wait(timeout=1.0)
         finally:
-            chatter.kill(block=False)
-        self.fire("GAME", "completed", now_ms() - t0)
+            if chatter:
+                chatter.kill(block=False)
+        self.fire("GAME", "completed", now_ms() - t0, length=self.lines_sent)
         self.check()
         return "completed"
 

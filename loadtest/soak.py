@@ -19,7 +19,10 @@ Redis memory one finished room holds (MEMORY USAGE of its keys), and whether the
 that finished expired `--finished-ttl` s later (WW_FINISHED_TTL). It writes
 soak.json (the samples too) and soak.png (each component's RSS over time) to `--out`.
 `--short-phases` plays the `rush` phase durations (a game in ~2 min instead of ~15) so a short run
-sees rooms finish and expire; think times and chat stay the human ones.
+sees rooms finish and expire; think times and chat stay the human ones. `--durations` sets phase
+durations of its own (JSON, seconds). `--model bots` plays the tables as the bots do (issue 33:
+each seat a `bots.Bot`, its own think times and lines) instead of at random; the games completed,
+their mean length and the chat lines a game had are printed too, to compare the two models.
 """
 from __future__ import annotations
 
@@ -128,6 +131,10 @@ def main(argv=None) -> int:
     parser.add_argument("--spawn-rate", type=float, default=5)
     parser.add_argument("--finished-ttl", type=int, default=120)
     parser.add_argument("--short-phases", action="store_true")
+    parser.add_argument("--durations", default="",
+                        help='phase durations, JSON {"discussion": 60, ...} (seconds)')
+    parser.add_argument("--model", default="human", choices=("human", "bots"),
+                        help="how the tables play (loadtest/core.py MODELS)")
     parser.add_argument("--settled", type=float, default=None,
                         help="minutes at the end whose slope says whether memory levelled off "
                              "(default: the second half)")
@@ -136,8 +143,9 @@ def main(argv=None) -> int:
     tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ["WW_FINISHED_TTL"] = str(args.finished_ttl)  # the gateways pass it to the hosts
-    durations = RUSH_DURATIONS if args.short_phases else (MODELS["human"].durations or {})
-    env = {"WW_LT_MODEL": "human", "WW_LT_VERIFY_SEATS": "18"}
+    durations = (json.loads(args.durations) if args.durations else RUSH_DURATIONS
+                 if args.short_phases else (MODELS[args.model].durations or {}))
+    env = {"WW_LT_MODEL": args.model, "WW_LT_VERIFY_SEATS": "18"}
     series: dict[int, list] = defaultdict(list)  # pid -> [(minute, MB)]
     comp_of: dict[int, str] = {}
     redis_mem: list[tuple[float, float]] = []
@@ -205,7 +213,13 @@ def main(argv=None) -> int:
         if len(settled) >= 3:
             c["max_settled_slope"] = max(c["max_settled_slope"], slope(settled))
     redis_settled = [pt for pt in redis_mem if pt[0] >= settled_from]
-    report = {"rooms": args.rooms, "minutes": args.minutes, "errors": errors,
+    games = stats.get("completed")
+    report = {"rooms": args.rooms, "minutes": args.minutes, "model": args.model,
+              "durations": durations, "errors": errors,
+              "games_completed": count(games),
+              "game_seconds": round(float(games["Average Response Time"]) / 1000) if games else None,
+              "chat_lines_per_game": (round(float(games["Average Content Size"]), 1)
+                                      if games else None),
               "failures": failures, "components": by_comp,
               "redis_used_mb": [round(redis_mem[0][1], 1), round(redis_mem[-1][1], 1)],
               "redis_slope_mb_per_min": round(slope(redis_mem), 3),
@@ -220,8 +234,11 @@ def main(argv=None) -> int:
               "per_command_settled": per_command(work["settled"], work["end"]) if "end" in work else None}
     (args.out / "soak.json").write_text(json.dumps(report, indent=1))
     plot(series, comp_of, redis_mem, settled_from, args.out / "soak.png")
-    print(f"\nsoak: {args.rooms} rooms, {args.minutes} min, human model"
-          f"{' (rush phase durations)' if args.short_phases else ''}")
+    print(f"\nsoak: {args.rooms} rooms, {args.minutes} min, {args.model} model"
+          f"{' (rush phase durations)' if args.short_phases and not args.durations else ''}"
+          f"{f' (durations {args.durations})' if args.durations else ''}")
+    print(f"games completed: {report['games_completed']}, {report['game_seconds']} s long and "
+          f"{report['chat_lines_per_game']} chat lines each on average")
     print(f"{'component':<12}{'procs':>6}{'RSS first MB':>14}{'last MB':>10}{'max slope MB/min':>18}"
           f"{'settled slope':>15}  (settled: from minute {settled_from:.0f})")
     for comp, c in sorted(by_comp.items()):

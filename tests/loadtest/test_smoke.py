@@ -6,7 +6,9 @@
   every seat's stream checked (no duplicate, no reorder, every public event at every seat) and
   every seat re-read with hello since=0 after game_over and compared with what it got live;
 * the `human` model: 2 tables for a minute on phases long enough for its think times and chat
-  gaps (a human game lasts longer than a smoke test), every stream checked as it goes.
+  gaps (a human game lasts longer than a smoke test), every stream checked as it goes;
+* the `bots` model: a table of 8 seats each played by a `bots.Bot` from its socket's frames, to
+  the game's end with no command refused.
 
 No wall-clock thresholds: only counts and the absence of failures are asserted.
 """
@@ -146,3 +148,23 @@ def test_human_tables_talk_and_act_through_the_real_stack(stack, tmp_path):
     assert_clean(res, 2, completed=False)
     rows = res["rows"]
     assert n(rows, "ack:act") > 0 and n(rows, "ack:chat") > 0
+
+
+# Long enough for the bots' 2-10 s thinking, their lines and their asks to vote (15-45 s into the
+# discussion, capped 1 s before its end: a short one has them all ask at once, and those in flight
+# when a majority has asked are refused); short enough that a game of 8 ends in a few minutes.
+BOTS_SMOKE_DURATIONS = {"cupid": 6, "seer": 8, "wolves": 10, "witch": 8, "election": 10,
+                        "discussion": 45, "vote": 10, "tiebreak": 8, "hunter": 8, "successor": 8}
+
+
+@pytest.mark.e2e
+def test_a_bots_table_plays_a_real_game_to_its_end_with_no_command_refused(stack, tmp_path):
+    gateway = stack.start_gateway(games_per_actor=10, durations=BOTS_SMOKE_DURATIONS)
+    res = run_locust(gateway.url, 1, tmp_path, "--ww-model", "bots", "--ww-players", "8",
+                     "--ww-verify-seats", "8", limit_s=600)
+    assert_clean(res, 1, players=8)
+    rows = res["rows"]
+    assert n(rows, "replay") == 8
+    assert n(rows, "ack:act") > 8 and n(rows, "ack:chat") > 0
+    for refused in ("late_act", "late_chat"):  # a bot acts within its prompts and its phase
+        assert refused not in rows, res["out"][-3000:]
