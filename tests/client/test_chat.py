@@ -231,8 +231,8 @@ async def test_speakers_channels_mentions_reactions_and_why_the_composer_is_clos
                 assert line["hue"] and line["hue"] == line["tableHue"], (p.name, line)
         for p, who in ((wolf, "named"), (writer, "writer"), (victim, "dead")):
             await p.page.locator("#chat-card").scroll_into_view_if_needed()
-            width = p.page.viewport_size["width"]
-            await p.page.screenshot(path=str(SHOTS / f"chat-{who}-{width}-{lang}.png"))
+            await p.page.screenshot(
+                path=str(SHOTS / f"chat-{who}-{p.page.viewport_size['width']}-{lang}.png"))
         for p in everyone:
             assert not p.errors, (p.name, p.errors)
 
