@@ -150,13 +150,15 @@ JOIN_STATE = """() => ({
     seated: document.querySelector("#join-seated")?.textContent,
     toast: document.querySelector("#toast:not([hidden])")?.textContent,
 })"""
+OUTER_HTML = "(s) => document.querySelector(s)?.outerHTML"
 
 
 LOBBY_SHOWS = """() => ({
     durations: Object.fromEntries([...document.querySelectorAll("#lobby-durations dt")]
         .map((dt) => [dt.dataset.key, Number(dt.nextElementSibling.textContent)])),
     roles: [...document.querySelectorAll("#lobby-roles li")].map((li) => li.dataset.role),
-    hostChecked: [...document.querySelectorAll("#host-roles input:checked")].map((box) => box.value),
+    hostChecked: [...document.querySelectorAll("#host-roles input:checked")]
+        .map((box) => box.value),
 })"""
 SHOWS_SETTINGS = f"""([durations, roles]) => {{
     const shown = ({LOBBY_SHOWS})();
@@ -337,7 +339,7 @@ async def answer(player: Player, key: str, action: str, wolves: set[int]) -> Non
                 f"{await page.evaluate(PAGE_STATE)}, acts sent {acts[-3:]}, "
                 f"their replies {[player.replies.get(i) for i in acts[-3:]]}, "
                 f"refused {player.refused[-3:]}, errors {player.errors[-3:]}, prompt "
-                f"{await page.evaluate('(s) => document.querySelector(s)?.outerHTML', selector)!r:.600}"
+                f"{await page.evaluate(OUTER_HTML, selector)!r:.600}"
             ) from None
 
     await unless_closed(page, selector, move)
@@ -345,7 +347,8 @@ async def answer(player: Player, key: str, action: str, wolves: set[int]) -> Non
 
 # Shown as Playwright means it (laid out, not visibility:hidden), checked inside the page.
 _SHOWN = """([selector, want]) => [...document.querySelectorAll(selector)].some(
-    (e) => e.checkVisibility({visibilityProperty: true}) && e.getClientRects().length > 0) === want"""
+    (e) => e.checkVisibility({visibilityProperty: true})
+        && e.getClientRects().length > 0) === want"""
 
 
 async def shown(page: Page, selector: str, want: bool = True, timeout: float = GAME_MS) -> None:

@@ -37,7 +37,8 @@ SHOTS = DOCS / "screenshots"
 LINES = """() => [...document.querySelectorAll("#chat-log li.line")].map((li) => {
     const speaker = li.querySelector(".speaker");
     const seat = li.dataset.seat === undefined ? null : Number(li.dataset.seat);
-    const onTable = seat === null ? null : document.querySelector(`#table .seat[data-seat="${seat}"]`);
+    const onTable = seat === null ? null
+        : document.querySelector(`#table .seat[data-seat="${seat}"]`);
     return {
         seat, channel: li.dataset.channel,
         badge: li.querySelector(".channel")?.textContent.trim(),
@@ -57,10 +58,14 @@ CLOSED = """() => ({
     form: !document.querySelector("#chat-form").hidden,
     closed: !document.querySelector("#chat-closed").hidden,
     disabled: document.querySelector("#chat-closed-input").disabled,
-    why: document.querySelector("#chat-readonly").hidden ? null : document.querySelector("#chat-readonly").textContent,
+    why: document.querySelector("#chat-readonly").hidden ? null
+        : document.querySelector("#chat-readonly").textContent,
     goto: !document.querySelector("#chat-goto").hidden,
 })"""
-CLOSED_IS = f"(want) => {{ const got = ({CLOSED})(); return Object.keys(want).every((k) => got[k] === want[k]); }}"
+CLOSED_IS = (
+    f"(want) => {{ const got = ({CLOSED})(); "
+    "return Object.keys(want).every((k) => got[k] === want[k]); }"
+)
 # Six taps on a reaction inside one task: the page's copy of the room's limit (5 at once) holds
 # the sixth back, and says so before anything else runs.
 SIX_TAPS = """() => {
@@ -226,7 +231,8 @@ async def test_speakers_channels_mentions_reactions_and_why_the_composer_is_clos
                 assert line["hue"] and line["hue"] == line["tableHue"], (p.name, line)
         for p, who in ((wolf, "named"), (writer, "writer"), (victim, "dead")):
             await p.page.locator("#chat-card").scroll_into_view_if_needed()
-            await p.page.screenshot(path=str(SHOTS / f"chat-{who}-{p.page.viewport_size['width']}-{lang}.png"))
+            await p.page.screenshot(
+                path=str(SHOTS / f"chat-{who}-{p.page.viewport_size['width']}-{lang}.png"))
         for p in everyone:
             assert not p.errors, (p.name, p.errors)
 

@@ -30,7 +30,8 @@ RECONNECTED_MS = 60_000  # the next try after the backoff (at most 15 s), then a
 
 RECONNECTING = """() => {
     const box = document.querySelector("#conn");
-    return box.dataset.state === "offline" && box.textContent.toLowerCase().includes("reconnecting");
+    return box.dataset.state === "offline"
+        && box.textContent.toLowerCase().includes("reconnecting");
 }"""
 # The seat's controls that need the connection: the prompts' buttons and the chat's send.
 CONTROLS = """() => ({

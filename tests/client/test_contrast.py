@@ -58,20 +58,25 @@ CONTRAST = """(minRatio) => {
         if (m) { const [r, g, b, a = 1] = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
                  return { r: r / 255, g: g / 255, b: b / 255, a }; }
         m = s.match(/^color\\(srgb ([^)]*)\\)$/);
-        if (m) { const [r, g, b, a = 1] = m[1].split(/[\\s\\/]+/).filter(Boolean).map(Number); return { r, g, b, a }; }
+        if (m) { const [r, g, b, a = 1] = m[1].split(/[\\s\\/]+/).filter(Boolean).map(Number);
+                 return { r, g, b, a }; }
         if (s === "transparent") return { r: 0, g: 0, b: 0, a: 0 };
         throw new Error(`a colour this test cannot read: ${s}`);
     };
-    const blend = (top, bottom) => ({ r: top.r * top.a + bottom.r * (1 - top.a), g: top.g * top.a + bottom.g * (1 - top.a),
+    const blend = (top, bottom) => ({ r: top.r * top.a + bottom.r * (1 - top.a),
+                                       g: top.g * top.a + bottom.g * (1 - top.a),
                                        b: top.b * top.a + bottom.b * (1 - top.a), a: 1 });
     const channel = (c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
     const lum = (c) => 0.2126 * channel(c.r) + 0.7152 * channel(c.g) + 0.0722 * channel(c.b);
-    const ratio = (a, b) => { const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x); return (hi + 0.05) / (lo + 0.05); };
-    const hex = (c) => "#" + [c.r, c.g, c.b].map((v) => Math.round(v * 255).toString(16).padStart(2, "0")).join("");
+    const ratio = (a, b) => { const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+        return (hi + 0.05) / (lo + 0.05); };
+    const hex = (c) => "#" + [c.r, c.g, c.b]
+        .map((v) => Math.round(v * 255).toString(16).padStart(2, "0")).join("");
     const topLevel = (s) => { const out = []; let depth = 0, start = 0;
         for (let i = 0; i < s.length; i++) {
             if (s[i] === "(") depth++; else if (s[i] === ")") depth--;
-            else if (s[i] === "," && depth === 0) { out.push(s.slice(start, i).trim()); start = i + 1; }
+            else if (s[i] === "," && depth === 0) {
+                out.push(s.slice(start, i).trim()); start = i + 1; }
         }
         out.push(s.slice(start).trim()); return out; };
     const COLOUR = /rgba?\\([^)]*\\)|color\\(srgb[^)]*\\)|transparent/;
@@ -82,21 +87,27 @@ CONTRAST = """(minRatio) => {
         const args = topLevel(m[2]);
         const head = COLOUR.test(args[0].split(" ")[0]) ? null : args.shift();
         const colourArgs = args.filter((a) => COLOUR.test(a));
-        const stops = colourArgs.map((a, i) => { const c = a.match(COLOUR)[0]; const pos = a.slice(c.length).trim().split(" ")[0];
-            const at = pos.endsWith("%") ? parseFloat(pos) : pos === "0px" ? 0 : pos === "" && i === 0 ? 0
+        const stops = colourArgs.map((a, i) => { const c = a.match(COLOUR)[0];
+            const pos = a.slice(c.length).trim().split(" ")[0];
+            const at = pos.endsWith("%") ? parseFloat(pos) : pos === "0px" ? 0
+                : pos === "" && i === 0 ? 0
                 : pos === "" && i === colourArgs.length - 1 ? 100 : null;
             return { c: parse(c), pos: at }; });
         if (m[1] !== "radial" || !head) return stops.map((s) => s.c);
         const size = head.match(/^([\\d.]+)px(?: ([\\d.]+)px)?/);
         if (size && Math.max(Number(size[1]), Number(size[2] ?? size[1])) < 4) return [];
-        const at = head === "circle" ? [null, 50, 50] : head.match(/^circle at ([\\d.]+)% ([\\d.]+)%$/);  // centred: "circle"
+        const at = head === "circle" ? [null, 50, 50]
+            : head.match(/^circle at ([\\d.]+)% ([\\d.]+)%$/);  // centred: "circle"
         if (!at || stops.some((s) => s.pos == null)) return stops.map((s) => s.c);
         const box = node.getBoundingClientRect();
         const cx = box.left + box.width * at[1] / 100, cy = box.top + box.height * at[2] / 100;
-        const ray = Math.max(...[[box.left, box.top], [box.right, box.top], [box.left, box.bottom], [box.right, box.bottom]]
+        const ray = Math.max(...[[box.left, box.top], [box.right, box.top],
+                                 [box.left, box.bottom], [box.right, box.bottom]]
             .map(([x, y]) => Math.hypot(x - cx, y - cy)));  // farthest-corner
-        const near = Math.hypot(Math.max(r.left - cx, 0, cx - r.right), Math.max(r.top - cy, 0, cy - r.bottom)) / ray * 100;
-        const far = Math.max(...[[r.left, r.top], [r.right, r.top], [r.left, r.bottom], [r.right, r.bottom]]
+        const near = Math.hypot(Math.max(r.left - cx, 0, cx - r.right),
+                                Math.max(r.top - cy, 0, cy - r.bottom)) / ray * 100;
+        const far = Math.max(...[[r.left, r.top], [r.right, r.top],
+                                 [r.left, r.bottom], [r.right, r.bottom]]
             .map(([x, y]) => Math.hypot(x - cx, y - cy))) / ray * 100;
         const seen = [];
         stops.forEach((s, i) => {
@@ -111,18 +122,24 @@ CONTRAST = """(minRatio) => {
         if (!node) return [{ r: 1, g: 1, b: 1, a: 1 }];
         const cs = getComputedStyle(node);
         const own = parse(cs.backgroundColor);
-        const layers = cs.backgroundImage === "none" ? [] : topLevel(cs.backgroundImage).flatMap((l) => layerColours(l, node, r));
+        const layers = cs.backgroundImage === "none" ? []
+            : topLevel(cs.backgroundImage).flatMap((l) => layerColours(l, node, r));
         const opaqueLayer = layers.length && layers.every((c) => c.a >= 1);
-        let below = own.a >= 1 ? [own] : under(node.parentElement, r).map((u) => (own.a > 0 ? blend(own, u) : u));
+        let below = own.a >= 1 ? [own]
+            : under(node.parentElement, r).map((u) => (own.a > 0 ? blend(own, u) : u));
         if (!layers.length) return below;
-        const painted = layers.filter((c) => c.a > 0).flatMap((c) => (c.a >= 1 ? [c] : below.map((u) => blend(c, u))));
+        const painted = layers.filter((c) => c.a > 0)
+            .flatMap((c) => (c.a >= 1 ? [c] : below.map((u) => blend(c, u))));
         return opaqueLayer ? painted : [...below, ...painted];
     };
-    const opacity = (node) => { let o = 1; for (let n = node; n; n = n.parentElement) o *= Number(getComputedStyle(n).opacity); return o; };
+    const opacity = (node) => { let o = 1;
+        for (let n = node; n; n = n.parentElement) o *= Number(getComputedStyle(n).opacity);
+        return o; };
     const describe = (node) => {
         const parts = [];
         for (let n = node; n && n !== document.body && parts.length < 4; n = n.parentElement) {
-            parts.unshift(n.id ? `#${n.id}` : n.tagName.toLowerCase() + [...n.classList].map((c) => `.${c}`).join(""));
+            parts.unshift(n.id ? `#${n.id}`
+                : n.tagName.toLowerCase() + [...n.classList].map((c) => `.${c}`).join(""));
             if (n.id) break;
         }
         return parts.join(" > ");
@@ -138,7 +155,8 @@ CONTRAST = """(minRatio) => {
             const value = ratio(shown, bg);
             checked += 1;
             if (value < minRatio) {
-                offenders.push({ where: describe(node), text: text.trim().slice(0, 40), colour: hex(shown), background: hex(bg),
+                offenders.push({ where: describe(node), text: text.trim().slice(0, 40),
+                                 colour: hex(shown), background: hex(bg),
                                  ratio: Math.round(value * 100) / 100 });
                 return;
             }
@@ -151,11 +169,14 @@ CONTRAST = """(minRatio) => {
         if (r.width < 2 || r.height < 2) continue;  // .sr-only
         if (node.matches(":disabled") || node.closest("fieldset:disabled")) continue;
         const cs = getComputedStyle(node);
-        const own = [...node.childNodes].filter((c) => c.nodeType === Node.TEXT_NODE).map((c) => c.data).join("");
+        const own = [...node.childNodes].filter((c) => c.nodeType === Node.TEXT_NODE)
+            .map((c) => c.data).join("");
         if (own.trim()) check(node, cs.color, own);
-        if (node.matches("input:not([type=checkbox]):not([type=radio]):not([type=hidden]), textarea, select")) {
+        if (node.matches(
+            "input:not([type=checkbox]):not([type=radio]):not([type=hidden]), textarea, select")) {
             if (node.value) check(node, cs.color, node.value);
-            else if (node.placeholder) check(node, getComputedStyle(node, "::placeholder").color, node.placeholder);
+            else if (node.placeholder)
+                check(node, getComputedStyle(node, "::placeholder").color, node.placeholder);
         }
         for (const pseudo of ["::before", "::after"]) {
             const ps = getComputedStyle(node, pseudo);
@@ -163,30 +184,37 @@ CONTRAST = """(minRatio) => {
             if (m && m[1].trim()) check(node, ps.color, m[1]);
         }
     }
-    return { offenders, checked, phase: document.body.dataset.phase ?? null, dir: document.documentElement.dir,
-             screen: document.body.dataset.screen ?? null };
+    return { offenders, checked, phase: document.body.dataset.phase ?? null,
+             dir: document.documentElement.dir, screen: document.body.dataset.screen ?? null };
 }"""
 
 # Every occurrence of a player's name in the page's visible text, unless other words could not
 # reorder it: wrapped in FSI...PDI (U+2068, U+2069), alone in an element that isolates it (<bdi>,
 # dir, unicode-bidi isolate or plaintext), or alone in its own paragraph (a block, a flex item).
 BIDI = """(names) => {
-    const isolating = (el) => el.tagName === "BDI" || ["isolate", "plaintext", "isolate-override"].includes(getComputedStyle(el).unicodeBidi);
+    const isolating = (el) => el.tagName === "BDI"
+        || ["isolate", "plaintext", "isolate-override"].includes(getComputedStyle(el).unicodeBidi);
     const paragraphOf = (el) => { let b = el;
-        while (b.parentElement && ["inline", "contents"].includes(getComputedStyle(b).display)) b = b.parentElement;
+        while (b.parentElement && ["inline", "contents"].includes(getComputedStyle(b).display))
+            b = b.parentElement;
         return b; };
     const bad = [];
     let seen = 0;
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
         const el = n.parentElement;
-        if (el.closest("script, style, template, svg, option") || !el.checkVisibility({ visibilityProperty: true })) continue;
+        if (el.closest("script, style, template, svg, option")
+            || !el.checkVisibility({ visibilityProperty: true })) continue;
         for (const name of names) {
             for (let i = n.data.indexOf(name); i >= 0; i = n.data.indexOf(name, i + 1)) {
                 seen += 1;
-                const wrapped = n.data[i - 1] === "\\u2068" && n.data[i + name.length] === "\\u2069";
-                const alone = n.data.trim() === name && (isolating(el) || paragraphOf(el).textContent.trim() === name);
-                if (!wrapped && !alone) bad.push({ name, text: n.data.trim().slice(0, 60), in: el.tagName.toLowerCase() + [...el.classList].map((c) => `.${c}`).join("") + (el.id ? `#${el.id}` : "") });
+                const wrapped = n.data[i - 1] === "\\u2068"
+                    && n.data[i + name.length] === "\\u2069";
+                const alone = n.data.trim() === name
+                    && (isolating(el) || paragraphOf(el).textContent.trim() === name);
+                if (!wrapped && !alone) bad.push({ name, text: n.data.trim().slice(0, 60),
+                    in: el.tagName.toLowerCase() + [...el.classList].map((c) => `.${c}`).join("")
+                        + (el.id ? `#${el.id}` : "") });
             }
         }
     }
@@ -202,11 +230,17 @@ DAWN = """() => {
     const inside = (x, y) => x > box.left && x < box.right && y > box.top && y < box.bottom;
     const points = [...document.querySelectorAll("button, a[href], input, select, textarea")]
         .filter((c) => !dawn.contains(c) && c.checkVisibility())
-        .map((c) => { const r = c.getBoundingClientRect(); return { x: r.left + r.width / 2, y: r.top + r.height / 2, control: c.id || c.className || c.tagName }; })
+        .map((c) => { const r = c.getBoundingClientRect();
+            return { x: r.left + r.width / 2, y: r.top + r.height / 2,
+                     control: c.id || c.className || c.tagName }; })
         .filter((p) => inside(p.x, p.y));
-    if (!points.length) points.push({ x: (box.left + box.right) / 2, y: (box.top + box.bottom) / 2, control: null });
+    if (!points.length)
+        points.push({ x: (box.left + box.right) / 2, y: (box.top + box.bottom) / 2,
+                      control: null });
     return points.map((p) => { const hit = document.elementFromPoint(p.x, p.y);
-        return { control: p.control, hit: hit ? hit.tagName.toLowerCase() + (hit.id ? `#${hit.id}` : "") : null, blocked: !!hit?.closest("#dawn") }; });
+        return { control: p.control,
+                 hit: hit ? hit.tagName.toLowerCase() + (hit.id ? `#${hit.id}` : "") : null,
+                 blocked: !!hit?.closest("#dawn") }; });
 }"""
 
 # A toast the way the page shows one (its own module: the same #toast, the same style).
@@ -241,7 +275,8 @@ class Looks:
         await page.emulate_media(reduced_motion="reduce")
         await page.evaluate(SETTLE)
         result = await page.evaluate(CONTRAST, MIN_RATIO)
-        where = f"{who} ({page.viewport_size['width']} px, {result['dir']}) {stage} [{result['phase']}]"
+        where = (f"{who} ({page.viewport_size['width']} px, {result['dir']}) "
+                 f"{stage} [{result['phase']}]")
         assert result["checked"] > 20, where  # the page had its texts to check
         kind = palette(result["phase"]) if result["screen"] == "screen-game" else result["screen"]
         self.seen.setdefault(who, set()).add(f"{stage}:{kind}")
@@ -269,7 +304,7 @@ def error_text(p: Player) -> str:
 
 
 @pytest.mark.timeout(900)
-async def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_and_the_dawn_takes_no_tap(stack):
+async def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_and_the_dawn_takes_no_tap(stack):  # noqa: E501
     gateway = stack.start_gateway()
     looks = Looks()
 
@@ -296,7 +331,8 @@ async def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_
                 await looks.look(p.page, p.name, "lobby")
                 if p.page.viewport_size == PHONE:  # the lobby's foot, before the game opens
                     scrolled[p.name] = await p.page.evaluate(
-                        "() => { window.scrollTo(0, document.documentElement.scrollHeight); return scrollY; }")
+                        "() => { window.scrollTo(0, document.documentElement.scrollHeight); "
+                        "return scrollY; }")
 
         _, players = await seat_table(browser, gateway.url, SPECS, DURATIONS, roles=["seer"],
                                       before_start=in_the_lobby)
@@ -335,7 +371,8 @@ async def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_
             await play(p, wolves, move=looked_at)
             # The end screen: at its top, no dawn over it.
             assert await page.evaluate("() => scrollY") == 0, p.name
-            assert not await page.evaluate("() => document.querySelector('#dawn').checkVisibility()"), p.name
+            assert not await page.evaluate(
+                "() => document.querySelector('#dawn').checkVisibility()"), p.name
             await looks.look(page, p.name, "end")
 
         await asyncio.gather(*(by_day(p) for p in players), *(plays(p) for p in players))

@@ -50,7 +50,8 @@ def review_of(log: list) -> dict:
 
 TIMELINE = """() => [...document.querySelectorAll("#review-timeline li")].map((li) => ({
     kind: li.dataset.kind, what: li.dataset.what ?? null, text: li.textContent,
-    night: li.closest(".period").dataset.night === "1", day: Number(li.closest(".period").dataset.day)}))"""
+    night: li.closest(".period").dataset.night === "1",
+    day: Number(li.closest(".period").dataset.day)}))"""
 DEAL_SHOWN = """() => [...document.querySelectorAll("#review-deal li")].map((li) => ({
     seat: Number(li.dataset.seat), role: li.dataset.role, infected: li.dataset.infected === "1",
     text: li.textContent}))"""
@@ -137,7 +138,8 @@ PACK = {"werewolf", "big_bad_wolf", "infect_father"}
 END_CARDS = """() => [...document.querySelectorAll("#end-cards li")].map((li) => ({
     seat: Number(li.dataset.seat), role: li.dataset.role, infected: li.dataset.infected === "1",
     card: li.querySelector(".role").textContent}))"""
-END_STORY = """() => [...document.querySelectorAll("#end-story li[data-what]")].map((li) => li.textContent)"""
+END_STORY = """() => [...document.querySelectorAll("#end-story li[data-what]")]
+    .map((li) => li.textContent)"""
 
 
 async def witch_answers(player: Player, key: str, action: str, wolves: set[int]) -> None:

@@ -73,7 +73,8 @@ def the_review(events: dict, reason: str) -> dict:
 RENDER_ALL = """async ([samples, base]) => {
     const events = await import(base + "/js/events.js");
     const names = ["Ann", "Ben", "Cy", "Di"];
-    const ctx = { nameOf: (s) => (s == null ? "nobody" : names[Number(s)] ?? `#${s}`), roleName: (r) => `<${r}>` };
+    const ctx = { nameOf: (s) => (s == null ? "nobody" : names[Number(s)] ?? `#${s}`),
+        roleName: (r) => `<${r}>` };
     const out = {};
     for (const ev of samples) {
         out[ev.kind] = {
@@ -81,19 +82,22 @@ RENDER_ALL = """async ([samples, base]) => {
             review: events.eventText(ev, { ...ctx, seat: 1, review: { cards: {}, causes: {} } }),
         };
     }
-    out["not_a_kind"] = { feed: events.eventText({ kind: "not_a_kind", seat: 1 }, ctx), review: "" };
+    out["not_a_kind"] = { feed: events.eventText({ kind: "not_a_kind", seat: 1 }, ctx),
+        review: "" };
     return out;
 }"""
 
 # The client's few lists of kinds (what stays out of the feed, the review, the passed phone's news).
 LISTS = """async (base) => {
     const events = await import(base + "/js/events.js");
-    return [events.SHOWN_ELSEWHERE, events.REVIEW_SKIPS, events.NOT_NEWS, events.LOBBY_NEWS].map((s) => [...s]);
+    return [events.SHOWN_ELSEWHERE, events.REVIEW_SKIPS, events.NOT_NEWS, events.LOBBY_NEWS]
+        .map((s) => [...s]);
 }"""
 
 OUTCOMES = """async ([reasons, base]) => {
     const outcome = await import(base + "/js/outcome.js");
-    return Object.fromEntries(reasons.map((r) => [r, [outcome.bannerRole(r), outcome.reasonText(r)]]));
+    return Object.fromEntries(reasons.map((r) =>
+        [r, [outcome.bannerRole(r), outcome.reasonText(r)]]));
 }"""
 
 
@@ -130,7 +134,8 @@ async def test_the_renderer_words_every_declared_kind_and_the_review_shows_each(
         # some seats only heard it; the Fox's win has the Fox's card.
         shown = {li["kind"]: li for li in await page.eval_on_selector_all(
             "#review-timeline .period li",
-            "els => els.map((li) => ({kind: li.dataset.kind, text: li.textContent, secret: li.classList.contains('secret')}))")}
+            "els => els.map((li) => ({kind: li.dataset.kind, text: li.textContent, "
+            "secret: li.classList.contains('secret')}))")}
         skipped = set((await page.evaluate(LISTS, static_site))[1])
         assert sorted(set(events) - skipped - set(shown)) == []
         for kind, li in shown.items():

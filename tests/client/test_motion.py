@@ -37,8 +37,12 @@ RECORD = """() => {
     };
 }"""
 # Two frames on: whatever a change of style started has sent its events by then.
-NEXT_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done())))"
-STILL = """() => ({ animations, transitions, running: document.getAnimations().map((a) => a.animationName || a.transitionProperty),
+NEXT_FRAMES = (
+    "() => new Promise((done) => "
+    "requestAnimationFrame(() => requestAnimationFrame(() => done())))"
+)
+STILL = """() => ({ animations, transitions,
+    running: document.getAnimations().map((a) => a.animationName || a.transitionProperty),
     veil: getComputedStyle(document.querySelector("#veil")).animationName,
     sky: document.querySelector("#veil").dataset.sky || null })"""
 
@@ -73,10 +77,12 @@ async def test_night_day_cards_deaths_and_votes_move_unless_reduced_and_sound_un
         for p in moving:
             try:
                 await p.page.wait_for_function(
-                    "() => animations.includes('ww-nightfall') && animations.includes('ww-flip') && transitions.length",
+                    "() => animations.includes('ww-nightfall') && animations.includes('ww-flip')"
+                    " && transitions.length",
                     timeout=WAIT_MS)
             except PlaywrightTimeout:
-                raise AssertionError(f"{p.name}'s page at the deal: {await p.page.evaluate(STILL)}") from None
+                raise AssertionError(
+                    f"{p.name}'s page at the deal: {await p.page.evaluate(STILL)}") from None
         for p in still:
             await p.page.wait_for_selector("body[data-phase^='night'] #veil[data-sky='nightfall']",
                                            state="attached")
@@ -90,7 +96,8 @@ async def test_night_day_cards_deaths_and_votes_move_unless_reduced_and_sound_un
         for p in moving:  # day broke, the night's death was marked, the votes' arrows were drawn
             try:
                 await p.page.wait_for_function(
-                    "() => ['ww-daybreak', 'ww-strike', 'ww-draw'].every((name) => animations.includes(name))",
+                    "() => ['ww-daybreak', 'ww-strike', 'ww-draw']"
+                    ".every((name) => animations.includes(name))",
                     timeout=WAIT_MS)
             except PlaywrightTimeout:
                 seen = await p.page.evaluate("() => [...new Set(animations)]")
@@ -98,7 +105,8 @@ async def test_night_day_cards_deaths_and_votes_move_unless_reduced_and_sound_un
         for p in still:
             await p.page.evaluate(NEXT_FRAMES)
             shown = await p.page.evaluate(STILL)
-            assert not shown["animations"] and not shown["transitions"] and not shown["running"], (p.name, shown)
+            assert (not shown["animations"] and not shown["transitions"]
+                    and not shown["running"]), (p.name, shown)
 
         cues = await players[0].page.evaluate("async () => (await import('/js/sound.js')).CUES")
         for p in players:

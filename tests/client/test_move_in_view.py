@@ -32,9 +32,11 @@ WHERE = """() => {
     const node = document.querySelector("#prompts .prompt:not([data-answered])");
     if (!node) return null;
     const r = node.getBoundingClientRect();
-    return { key: node.dataset.key, title: node.querySelector("h3").textContent, top: r.top, bottom: r.bottom,
-             bars: document.querySelector(".phasebar").getBoundingClientRect().bottom, height: innerHeight,
-             scrolled: scrollY, live: document.querySelector("#turn-live").textContent,
+    return { key: node.dataset.key, title: node.querySelector("h3").textContent,
+             top: r.top, bottom: r.bottom,
+             bars: document.querySelector(".phasebar").getBoundingClientRect().bottom,
+             height: innerHeight, scrolled: scrollY,
+             live: document.querySelector("#turn-live").textContent,
              dir: document.documentElement.dir };
 }"""
 # On a phone: the prompt's top under the bars, and the whole of it on the screen if it fits (or
@@ -73,7 +75,8 @@ async def test_the_move_is_in_view_and_a_seat_on_the_table_chooses(stack):
                 return
             assert at["dir"] == ("rtl" if player.name in ("Omar", "Linh", "Tom") else "ltr"), at
             if not phone:  # on the first screen as laid out: nothing scrolled it there
-                assert at["scrolled"] == 0 and at["bars"] <= at["top"] and at["bottom"] <= at["height"], (player.name, at)
+                assert (at["scrolled"] == 0 and at["bars"] <= at["top"]
+                        and at["bottom"] <= at["height"]), (player.name, at)
             assert at["title"] and at["title"] in at["live"], (player.name, at)
             if (phone, at["dir"]) not in seen_in_view:  # the first screen as the player sees it
                 shot = f"move-{'phone' if phone else page.viewport_size['width']}-{at['dir']}.png"
@@ -92,16 +95,19 @@ async def test_the_move_is_in_view_and_a_seat_on_the_table_chooses(stack):
 
             async def move():
                 # Only the seats the prompt offers are buttons on the table.
-                offered = await page.eval_on_selector_all("#table .seat-pick",
-                                                          "els => els.map(e => Number(e.dataset.seat))")
+                offered = await page.eval_on_selector_all(
+                    "#table .seat-pick", "els => els.map(e => Number(e.dataset.seat))")
                 assert sorted(offered) == sorted(choices), (player.name, offered, choices)
                 if other is not None:  # a name button moves the table's choice too
                     await page.click(f'{prompt} button.choice[data-seat="{other}"]')
-                    await page.wait_for_selector(f'#table .seat.picked[data-seat="{other}"] .seat-pick[aria-pressed="true"]',
-                                                 state="attached")
+                    await page.wait_for_selector(
+                        f'#table .seat.picked[data-seat="{other}"]'
+                        ' .seat-pick[aria-pressed="true"]', state="attached")
                 await page.click(f'#table .seat[data-seat="{target}"] .seat-pick')
-                await page.wait_for_selector(f'{prompt} button.choice[data-seat="{target}"][aria-pressed="true"]')
-                assert await page.locator(f"{prompt} button.choice[aria-pressed='true']").count() == 1
+                await page.wait_for_selector(
+                    f'{prompt} button.choice[data-seat="{target}"][aria-pressed="true"]')
+                assert await page.locator(
+                    f"{prompt} button.choice[aria-pressed='true']").count() == 1
                 assert await page.locator("#table .seat.picked").count() == 1
                 before = len(events[player.name])
                 await page.click(f"{prompt} button.confirm")
@@ -119,7 +125,8 @@ async def test_the_move_is_in_view_and_a_seat_on_the_table_chooses(stack):
 
         # The pack eats the first seat that is not its own (tests/client/table.py's pick): a
         # laptop's, so both phones and a laptop in each language live to the vote.
-        assert seen_in_view == {(False, "ltr"), (False, "rtl"), (True, "ltr"), (True, "rtl")}, seen_in_view
+        assert seen_in_view == {
+            (False, "ltr"), (False, "rtl"), (True, "ltr"), (True, "rtl")}, seen_in_view
         votes = {p.name for p in players if "vote" in tapped[p.name]}
         phones = {p.name for p in players if p.page.viewport_size == PHONE}
         assert votes - phones and votes & phones, tapped  # a laptop and a phone voted by a tap

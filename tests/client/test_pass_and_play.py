@@ -32,13 +32,15 @@ SHOTS = DOCS / "screenshots"
 VOTE_IN_VIEW = """() => {
     document.querySelector('#dawn-close')?.click();
     const top = document.querySelector('#pass-table').getBoundingClientRect().top + scrollY;
-    window.scrollTo(0, top - document.querySelector('.phasebar').getBoundingClientRect().bottom - 8);
+    window.scrollTo(0,
+        top - document.querySelector('.phasebar').getBoundingClientRect().bottom - 8);
 }"""
 
 COVER = "#screen-cover:not([hidden])"
 HOLDER = "#screen-game:not([hidden]) #pass-bar:not([hidden])"
 TABLE_TODO = ("#pass-table:not([hidden]) #pass-vote-now, "
-              "#pass-table:not([hidden]) .prompt:not([data-answered]):not([data-action='vote.request'])")
+              "#pass-table:not([hidden]) .prompt:not([data-answered])"
+              ":not([data-action='vote.request'])")
 END = "#screen-end:not([hidden])"
 # asking to vote: the table's button
 OPEN = ".prompt:not([data-answered]):not([data-action='vote.request'])"
@@ -53,7 +55,8 @@ PRIVATE_FEED = ["seer_result", "medium_result", "traitor_pack", "lover_pair", "l
 
 # What the page shows now: the screen, whose it is, and every private thing a seat's screen holds.
 SCREEN = """(privateFeed) => {
-    const texts = (sel) => [...document.querySelectorAll(sel)].map((e) => e.textContent).filter(Boolean);
+    const texts = (sel) => [...document.querySelectorAll(sel)].map((e) => e.textContent)
+        .filter(Boolean);
     const me = document.querySelector("#table .seat.me");
     return {
         screen: document.querySelector(".screen:not([hidden])")?.id,
@@ -68,12 +71,14 @@ SCREEN = """(privateFeed) => {
         idle: !!document.querySelector("#prompts #pass-idle"),
         alive: document.querySelectorAll("#players li[data-alive='1']").length,
         private: [...texts("#card-facts li, #prompts .info, #prompts .pointing li"),
-                  ...[...document.querySelectorAll("#feed li")].filter((li) => privateFeed.includes(li.dataset.kind))
+                  ...[...document.querySelectorAll("#feed li")]
+                      .filter((li) => privateFeed.includes(li.dataset.kind))
                       .map((li) => li.textContent)],
         cardsOnTable: Object.fromEntries([...document.querySelectorAll("#table .seat[data-role]")]
             .map((s) => [s.dataset.seat, s.dataset.role])),
         // every screen's text, shown or hidden, but the lobby's (every card's rules, for all)
-        page: [...document.querySelectorAll("#main > .screen:not(#screen-lobby)")].map((e) => e.textContent).join(" "),
+        page: [...document.querySelectorAll("#main > .screen:not(#screen-lobby)")]
+            .map((e) => e.textContent).join(" "),
         shown: document.body.innerText,
     };
 }"""
@@ -91,7 +96,8 @@ PHONE_LOG = """(() => {
     log({ kind: "load" });
     document.addEventListener("click", (e) => {
         const button = e.target.closest?.("#cover-show, #pass-done");
-        if (button?.id === "cover-show") log({ kind: "take", seat: Number(button.dataset.seat), phase: document.body.dataset.phase });
+        if (button?.id === "cover-show") log({ kind: "take", seat: Number(button.dataset.seat),
+                                               phase: document.body.dataset.phase });
         else if (button) log({ kind: "done" });
     }, true);
     document.addEventListener("DOMContentLoaded", () => {
@@ -101,7 +107,8 @@ PHONE_LOG = """(() => {
             if (up === !dawn.hidden) return;
             up = !dawn.hidden;
             if (up) log({ kind: "dawn", screen: document.querySelector(".screen:not([hidden])")?.id,
-                          holder: !document.querySelector("#pass-bar").hidden && !document.querySelector("#screen-game").hidden });
+                          holder: !document.querySelector("#pass-bar").hidden
+                              && !document.querySelector("#screen-game").hidden });
         }).observe(dawn, { attributes: true, attributeFilter: ["hidden"] });
     });
 })()""" % {"key": LOG_KEY}
@@ -209,7 +216,8 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
     await page.click("#form-pass button[type=submit]")
 
     # The preparation: seed 004's preset, the players, the rules for all, the durations.
-    await page.wait_for_selector("#screen-lobby:not([hidden]) #lobby-preset[data-preset='seed_004']")
+    await page.wait_for_selector(
+        "#screen-lobby:not([hidden]) #lobby-preset[data-preset='seed_004']")
     assert await page.is_hidden("#lobby-share") and await page.is_hidden("#lobby-watch")
     assert await page.locator("#lobby-players li").count() == len(NAMES)
     assert await page.input_value("#host-size") == str(len(NAMES))
@@ -220,7 +228,8 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
     await page.dispatch_event(f"#host-durations input[name={name}]", "change")
     await page.wait_for_function(
         """(d) => Object.entries(d).every(([k, v]) =>
-            document.querySelector(`#lobby-durations dt[data-key=${k}]`)?.nextElementSibling.textContent === String(v))""",
+            document.querySelector(`#lobby-durations dt[data-key=${k}]`)?.nextElementSibling
+                .textContent === String(v))""",
         arg=DURATIONS)
     await page.click("#start:not([disabled])")
 
@@ -251,7 +260,8 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
             last = None
         if await page.locator(COVER).count():
             covers += 1
-            name = (await page.text_content("#cover-title")).removeprefix("Pass the phone to ").strip("\u2068\u2069")
+            name = (await page.text_content("#cover-title")).removeprefix(
+                "Pass the phone to ").strip("\u2068\u2069")
             assert name in NAMES
             if shots is not None and "cover" not in shots:
                 shots.add("cover")
@@ -313,7 +323,7 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
 
 
 @pytest.mark.timeout(600)
-async def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_the_table_whatever_the_deal(stack):
+async def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_the_table_whatever_the_deal(stack):  # noqa: E501
     gateway = stack.start_gateway(games_per_actor=4)
     SHOTS.mkdir(exist_ok=True)
 
@@ -357,7 +367,8 @@ async def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_
         assert len(one.nights) >= 2 and len(two.nights) == 2, (one.nights, two.nights)
         everyone = list(range(len(NAMES)))
         steps = [rounds_of(turns, everyone) for turns in one.nights[:2]]
-        assert steps == [rounds_of(turns, everyone) for turns in two.nights], (one.nights, two.nights)
+        assert steps == [rounds_of(turns, everyone) for turns in two.nights], (
+            one.nights, two.nights)
         assert one.nights[:2] == two.nights
         assert len(steps[1]) >= 2, steps
 

@@ -25,7 +25,8 @@ SPECS = list(zip(NAMES, ["en-US", "ar", "ar", "en-US", "en-US", "en-US"],
 # Players act at once, so phases end early; a Witch-free table has no step that waits its time out.
 DURATIONS = durations(30)
 LOBBY = """() => ({
-    seated: [...document.querySelectorAll("#lobby-players li")].map((li) => [Number(li.dataset.seat),
+    seated: [...document.querySelectorAll("#lobby-players li")].map((li) => [
+        Number(li.dataset.seat),
         li.querySelector(".name").textContent,
         [...li.children].some((c) => c.className === "muted")]),  // "(you)": this page's seat
     chips: [...document.querySelectorAll("#lobby-roles li")].map((li) => li.dataset.role),
@@ -46,7 +47,8 @@ async def test_the_host_plays_again_into_a_lobby_of_the_same_table(stack):
         await play_all(players)
         host, others = players[0], players[1:]
         for p in others:
-            assert await p.page.is_hidden("#again") and await p.page.is_visible("#again-wait"), p.name
+            assert (await p.page.is_hidden("#again")
+                    and await p.page.is_visible("#again-wait")), p.name
         await host.page.click("#again")
         await host.page.wait_for_function("(room) => !location.hash.includes(room)", arg=room)
         following = (await http.get(f"/api/rooms/{room}")).json()["next"]
@@ -54,21 +56,27 @@ async def test_the_host_plays_again_into_a_lobby_of_the_same_table(stack):
         facts = (await http.get(f"/api/rooms/{following}")).json()
         assert facts["status"] == "lobby", facts  # nothing dealt before the host starts it
         assert [q["name"] for q in facts["players"]] == NAMES
-        assert facts["settings"] == first["settings"] and facts["roles_in_play"] == first["roles_in_play"]
+        assert (facts["settings"] == first["settings"]
+                and facts["roles_in_play"] == first["roles_in_play"])
         # Every page lands in that lobby, in its own seat, with the table's settings.
         for p in players:
             await p.page.wait_for_url(f"**/#/r/{following}")
-            await p.page.wait_for_selector("#screen-lobby:not([hidden]) #lobby-players li:nth-child(6)")
+            await p.page.wait_for_selector(
+                "#screen-lobby:not([hidden]) #lobby-players li:nth-child(6)")
             shown = without_isolates(await p.page.evaluate(LOBBY))
-            assert shown["seated"] == [[s, n, s == p.seat] for s, n in enumerate(NAMES)], (p.name, shown)
+            assert shown["seated"] == [[s, n, s == p.seat] for s, n in enumerate(NAMES)], (
+                p.name, shown)
             assert shown["chips"] == list(first["roles_in_play"]), (p.name, shown)
-            assert shown["durations"] and all(first["settings"]["durations"][k] == v
-                                              for k, v in shown["durations"].items()), (p.name, shown)
-            assert "seer" in shown["durations"] and "witch" not in shown["durations"], (p.name, shown)
+            assert shown["durations"] and all(
+                first["settings"]["durations"][k] == v for k, v in shown["durations"].items()), (
+                p.name, shown)
+            assert "seer" in shown["durations"] and "witch" not in shown["durations"], (
+                p.name, shown)
             assert shown["hostForm"] == (p is host), p.name
             if p is not host:
                 lang = "ar" if p.name in ("Omar", "Mei") else "en"
-                assert shown["need"] == catalogue(lang)["lobby.wait_host"].format(name=host.name), shown
+                assert shown["need"] == catalogue(lang)["lobby.wait_host"].format(
+                    name=host.name), shown
             assert await p.page.is_hidden("#screen-game"), p.name
         assert sorted(await host.page.eval_on_selector_all(
             "#host-roles input:checked", "els => els.map((e) => e.value)")) == ["seer"]

@@ -29,8 +29,10 @@ HOME = "#screen-home:not([hidden])"
 WATCH_COUNTDOWN = """() => {
     window.countdowns = [];
     const box = document.querySelector("#lobby-countdown");
-    const look = () => { if (!box.hidden && box.textContent) window.countdowns.push(box.textContent); };
-    new MutationObserver(look).observe(box, { attributes: true, childList: true, characterData: true, subtree: true });
+    const look = () => {
+        if (!box.hidden && box.textContent) window.countdowns.push(box.textContent); };
+    new MutationObserver(look).observe(box, { attributes: true, childList: true,
+                                              characterData: true, subtree: true });
     look();
 }"""
 NO_SIDEWAYS_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
@@ -132,7 +134,8 @@ async def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_s
         await alice.page.screenshot(path=str(SHOTS / "public-lobby-host.png"), full_page=True)
 
         listed = carol.page.locator(row(room, "open"))
-        await carol.page.wait_for_selector(f"{row(room, 'open')} .seats:text-is('{EN['tables.seats'].format(n=2, size=20)}')")
+        await carol.page.wait_for_selector(
+            f"{row(room, 'open')} .seats:text-is('{EN['tables.seats'].format(n=2, size=20)}')")
         assert await listed.get_attribute("data-preset") == "seed_004"
         starts = await listed.locator(".starts").text_content()  # counting down from Alice
         assert re.fullmatch(EN["tables.starts_in"].replace("{s}", r"\d+"), starts), starts
@@ -235,15 +238,18 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         for p in (ann, ben, cyd, dee):
             await p.page.wait_for_selector("#lobby-players li:nth-child(4)")
         # Seats: Ann 0 (host), Ben 1, Cyd 2, Dee 3. At a public table anyone votes to remove.
-        assert await ann.page.text_content("#lobby-players li[data-seat='1'] button.remove") == EN["mod.vote_remove"]
+        assert await ann.page.text_content(
+            "#lobby-players li[data-seat='1'] button.remove") == EN["mod.vote_remove"]
         # not herself
         assert await cyd.page.locator("#lobby-players li[data-seat='2'] button").count() == 0
 
         # Ann and Cyd vote Ben off (most of the other three): Dee, the last seat, takes his.
         await ann.page.click("#lobby-players li[data-seat='1'] button.remove")
         one_vote = EN["mod.remove_votes"].format(votes=1, needed=2, name=isolated("Ben"))
-        await cyd.page.wait_for_selector(f"#lobby-players li[data-seat='1'] .removevotes:text-is('{one_vote}')")
-        await cyd.page.locator("#lobby-players").screenshot(path=str(SHOTS / "public-lobby-vote.png"))
+        await cyd.page.wait_for_selector(
+            f"#lobby-players li[data-seat='1'] .removevotes:text-is('{one_vote}')")
+        await cyd.page.locator("#lobby-players").screenshot(
+            path=str(SHOTS / "public-lobby-vote.png"))
         await cyd.page.click("#lobby-players li[data-seat='1'] button.remove")
         await ben.page.wait_for_selector(HOME)
         await toasted(ben, EN["mod.you_removed.vote"])
@@ -254,7 +260,8 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
             await p.page.wait_for_selector("#lobby-players li:nth-child(3)", state="attached")
             assert await p.page.locator("#lobby-players li").count() == 3
         # Dee's socket was closed (4004) and came back at her new seat.
-        await dee.page.wait_for_selector("#lobby-players li[data-seat='1']:has-text('Dee'):has-text('(you)')")
+        await dee.page.wait_for_selector(
+            "#lobby-players li[data-seat='1']:has-text('Dee'):has-text('(you)')")
         await dee.page.wait_for_selector("#conn[data-state='online']")
         assert await dee.page.is_hidden("#lobby-players li[data-seat='1'] button.remove")
 
@@ -262,12 +269,14 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         await fay.page.goto(gateway.url + "/")
         await fay.page.fill("#form-quick input[name=name]", fay.name)
         await fay.page.click(f"{row(room, 'open')} button.join")
-        await fay.page.wait_for_selector(f"{LOBBY} #lobby-players li[data-seat='3']:has-text('(you)')")
+        await fay.page.wait_for_selector(
+            f"{LOBBY} #lobby-players li[data-seat='3']:has-text('(you)')")
         await ann.page.wait_for_selector("#lobby-players li[data-seat='3']:has-text('Fay')")
         await fay.page.click("#leave")
         await fay.page.wait_for_selector(HOME)
         await toasted(fay, EN["mod.you_left"])
-        await ann.page.wait_for_selector(f"#lobby-news li:text-is('{EN['event.removed.left'].format(name=isolated('Fay'))}')")
+        await ann.page.wait_for_selector(
+            f"#lobby-news li:text-is('{EN['event.removed.left'].format(name=isolated('Fay'))}')")
         assert await quick_play(eve, gateway.url, "seed_004") == room  # four again
 
         # Ann makes the table private to start it now: her Remove is a host's, not a vote.
@@ -275,7 +284,8 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
             await p.page.wait_for_selector("#lobby-players li:nth-child(4)")
         await ann.page.uncheck("#host-public")
         await ann.page.wait_for_selector("#start:not([hidden]):not([disabled])")
-        assert await ann.page.text_content("#lobby-players li[data-seat='2'] button.remove") == EN["mod.remove"]
+        assert await ann.page.text_content(
+            "#lobby-players li[data-seat='2'] button.remove") == EN["mod.remove"]
         await dee.page.wait_for_selector("#lobby-public", state="hidden")
         assert await dee.page.locator("#lobby-players button.remove").count() == 0
         await ann.page.click("#start")
@@ -288,7 +298,8 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
 
         # Ann mutes Cyd: Cyd's line reaches Dee, and Ann's page hides it, after a reload too.
         await ann.page.click("#players li[data-seat='2'] button.mute")
-        await ann.page.wait_for_selector("#players li[data-seat='2'] button.mute[aria-pressed='true']")
+        await ann.page.wait_for_selector(
+            "#players li[data-seat='2'] button.mute[aria-pressed='true']")
         assert await ann.page.evaluate(f"() => localStorage.getItem('ww:mute:{room}')") == "[2]"
         line = "Cyd says something rude"
         for p in players:
@@ -300,7 +311,8 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
             await ann.page.wait_for_selector("#chat-log .mutednote")
             assert await ann.page.locator(f"#chat-log li:has-text('{line}')").count() == 0
             await ann.page.reload()
-            await ann.page.wait_for_selector(f"{GAME} #players li[data-seat='2'] button.mute[aria-pressed='true']")
+            await ann.page.wait_for_selector(
+                f"{GAME} #players li[data-seat='2'] button.mute[aria-pressed='true']")
         # Dee reports Cyd from the game's list of players.
         await report(dee, "#players li[data-seat='2']", "abuse", "insults in the day chat")
         assert (await http.get("/api/admin/reports")).status_code == 401
@@ -324,8 +336,8 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         await report(dee, "#review-deal li[data-seat='2']", "cheating", None,
                      expect=EN["report.duplicate"])
         reports = (await http.get("/api/admin/reports", headers=admin)).json()["reports"]
-        assert sorted((r["reported"]["name"], r["reason"]) for r in reports if r["room"] == room) == [
-            ("Ann", "other"), ("Cyd", "abuse")]
+        assert sorted((r["reported"]["name"], r["reason"])
+                      for r in reports if r["room"] == room) == [("Ann", "other"), ("Cyd", "abuse")]
 
         for p in (ann, ben, cyd, dee, eve, fay):
             assert not p.errors, (p.name, p.errors)

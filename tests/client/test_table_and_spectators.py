@@ -25,11 +25,15 @@ SHOTS = DOCS / "screenshots"
 
 # Screenshots from the top of the page, the dawn put away where it is not the picture's subject.
 TOP = "() => { document.querySelector('#dawn-close')?.click(); window.scrollTo(0, 0); }"
-BUZZ = "() => { window.buzzed = 0; navigator.vibrate = () => { window.buzzed += 1; return true; }; }"
+BUZZ = (
+    "() => { window.buzzed = 0; "
+    "navigator.vibrate = () => { window.buzzed += 1; return true; }; }"
+)
 # The page's colour once the palette's fade (motion.css: 1.2 s) has ended: read as the phase
 # changes, it would still be the last palette's.
 BACKGROUND = """() => {
-    document.getAnimations().filter((a) => a.effect?.target === document.body).forEach((a) => a.finish());
+    document.getAnimations().filter((a) => a.effect?.target === document.body)
+        .forEach((a) => a.finish());
     return getComputedStyle(document.body).backgroundColor;
 }"""
 # The phone's promises: the phase and the timer in view wherever the page is scrolled, and the
@@ -39,8 +43,8 @@ PHONE_LAYOUT = """() => {
     const inView = (sel) => { const r = document.querySelector(sel).getBoundingClientRect();
         return r.top >= 0 && r.bottom <= innerHeight && r.width > 0; };
     const chatTop = document.querySelector("#chat-title").getBoundingClientRect().top + scrollY;
-    const result = { phase: inView("#phase-name"), timer: inView("#countdown"), chatTop, screen: innerHeight,
-                     width: document.documentElement.scrollWidth };
+    const result = { phase: inView("#phase-name"), timer: inView("#countdown"), chatTop,
+                     screen: innerHeight, width: document.documentElement.scrollWidth };
     window.scrollTo(0, 0);
     return result;
 }"""
@@ -110,7 +114,8 @@ async def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(s
                     "seats": await p.page.locator("#table .seat").count(),
                     "wolf": await p.page.locator("#table .seat[data-wolf]").count(),
                     "lover": await p.page.locator("#table .seat[data-lover]").count(),
-                    "knows_love": await p.page.locator("#card-facts [data-fact=lover], #card-facts [data-fact=linked]").count(),
+                    "knows_love": await p.page.locator(
+                        "#card-facts [data-fact=lover], #card-facts [data-fact=linked]").count(),
                     "art": await p.page.locator("#card-art img[src$='.svg']").count()}
 
         async def votes_by_day(page):  # a voter's table once others have voted, before its own vote
@@ -128,7 +133,8 @@ async def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(s
                 "card": await page.is_visible("#card"),
                 "composer": await page.is_visible("#chat-form"),
                 "cards": await page.locator("#table .seat[data-alive='1'][data-role]").count(),
-                "marks": await page.locator("#table .seat[data-wolf], #table .seat[data-lover]").count()}
+                "marks": await page.locator(
+                    "#table .seat[data-wolf], #table .seat[data-lover]").count()}
             await page.evaluate(TOP)
             await page.screenshot(path=str(SHOTS / "spectator.png"))
 
@@ -203,7 +209,8 @@ async def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(s
         # The phone: phase and timer stay in view, the chat is less than two screens down.
         layout = looks["phone"]
         assert layout["phase"] and layout["timer"], layout
-        assert layout["chatTop"] < 2 * layout["screen"] and layout["width"] <= PHONE["width"], layout
+        assert (layout["chatTop"] < 2 * layout["screen"]
+                and layout["width"] <= PHONE["width"]), layout
 
         # The end screen links to the review of this game.
         await host.page.evaluate(TOP)
@@ -222,8 +229,9 @@ async def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(s
             assert await reader.page.locator(".period li[data-kind='pointed'].secret").count() >= 1
             for p in players:  # the chat of every channel, each line where it was said
                 for channel in p.said:
-                    line = reader.page.locator(f".period li[data-kind='chat'][data-channel='{channel}']",
-                                               has_text=f"{p.name} speaks in {channel}")
+                    line = reader.page.locator(
+                        f".period li[data-kind='chat'][data-channel='{channel}']",
+                        has_text=f"{p.name} speaks in {channel}")
                     assert await line.count() == 1, (p.name, channel)
             assert any("wolves" in p.said for p in players)
             assert (await reader.page.text_content("#review-winners")).strip()
