@@ -24,12 +24,15 @@ class LobbyTiming:
     closes (a lobby held open by one socket must not hold its host slot for ever); None: no
     limit. A game, however many are connected: `game_idle` with no command the table sees ends it
     (`endings.game_closes`), and it lasts at most `game_max_age` from the room's creation; None:
-    never."""
+    never. A public lobby's seat votes to remove, and may be voted out, only `settled` after it
+    sat down (a table cannot remove a newcomer the moment it arrives, nor newcomers vote at once).
+    """
     countdown: int = 30_000
     absent: int = 60_000
     max_age: int | None = None
     game_idle: int | None = None
     game_max_age: int | None = None
+    settled: int = 20_000
 
 
 # A public table whose countdown ends short is filled with bots to its preset's smallest table,
@@ -62,10 +65,13 @@ def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
     if len(data.players) >= most and bot_seat is None:
         raise Refused("room_full", f"the room has {most} players")
     skeleton = name_skeleton(name)  # a look-alike of a seated name is taken too
+    if token_hash in data.barred or skeleton in data.barred:  # quick play tries another table
+        raise Refused("room_full", "this table voted you out: it has no seat for you")
     if any(name_skeleton(p.name) == skeleton for s, p in enumerate(data.players) if s != bot_seat):
         raise Refused("name_taken",
                       f"{name!r} is taken in this room (or looks like a name that is)")
-    joiner = Player(name=name, token_hash=token_hash, absent_since=None if bot else now, bot=bot)
+    joiner = Player(name=name, token_hash=token_hash, absent_since=None if bot else now, bot=bot,
+                    seated_at=now)
     if bot_seat is None:
         seat, players = len(data.players), data.players + (joiner,)
     else:
@@ -133,8 +139,11 @@ def _start(data: RoomData, now: int, seat: int, frame: dict) -> Change:
 
 
 def _table(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
-    """The host makes the table public (listed, in `language`) or private (link only)."""
+    """The host of a private table makes it public (listed, in `language`); a public table has no
+    host: strangers seated there must not find themselves at a private table with a host."""
     _lobby_host(data, seat, "open or close the table")
+    if data.public:
+        raise Refused("not_host", "a public table has no host: it stays public")
     public, language = frame.get("public"), frame.get("language", data.language or "en")
     if type(public) is not bool or language not in LANGUAGES:
         raise Refused("bad_frame", f"table needs public true or false and a language among "

@@ -11,7 +11,9 @@ from dataclasses import replace
 import rules
 from rules import roles_in_play
 from actors.lobby import LobbyTiming, _public_lobby
-from actors.room_data import Change, Player, Refused, RoomData, _with_game, votes_to_remove
+from actors.names import name_skeleton
+from actors.room_data import (BARRED_KEPT, Change, Player, Refused, RoomData, _with_game,
+                              votes_to_remove)
 
 # Past GONE_AFTER prompts let pass in a row, a public game's seat votes at once where every
 # living seat votes alike (RULES.md, "Away seats"; away from AWAY_AFTER: actors.room_data).
@@ -32,6 +34,9 @@ def _remove(data: RoomData, now: int, seat: int, reason: str, timing: LobbyTimin
     if not any(p.connected for p in players) and idle_since is None:
         idle_since = now
     removed = replace(data, players=tuple(players), idle_since=idle_since)
+    if reason == "vote":  # not seated at this table again, by its token or its name
+        barred = removed.barred + (gone.token_hash, name_skeleton(gone.name))
+        removed = replace(removed, barred=barred[-BARRED_KEPT:], voted_out=data.voted_out + 1)
     event = {"kind": "removed", "to": None, "seat": seat, "name": gone.name, "reason": reason,
              "moved": moved, "roles_in_play": roles_in_play(len(players), data.settings),
              "remove_votes": removed.remove_votes(),  # fewer seats: another majority
@@ -97,7 +102,8 @@ def _remove_bot(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyT
 
 def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
     """A private table's host removes a seat; at a public one, a seat votes to remove another,
-    which goes once most of the others voted so."""
+    which goes once most of the others voted so; only seats seated `timing.settled` ago vote or
+    are voted on."""
     target = frame.get("seat")
     if data.status != "lobby":
         raise Refused("not_your_turn", "a seat is removed in the lobby only")
@@ -108,6 +114,10 @@ def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: Lobby
             raise Refused("not_host", "only the host removes a player from a private table")
         return _remove(data, now, target, "host", timing)
     voter, accused = data.players[seat].token_hash, data.players[target]
+    if not _settled(data.players[seat], now, timing):
+        raise Refused("not_your_turn", f"a seat votes {timing.settled // 1000} s after it sat down")
+    if not _settled(accused, now, timing):
+        raise Refused("not_your_turn", "this seat just sat down: it cannot be voted out yet")
     if voter in accused.removers:
         return Change(data, [])
     removers = accused.removers + (voter,)
@@ -119,6 +129,10 @@ def _remove_seat(data: RoomData, now: int, seat: int, frame: dict, timing: Lobby
     event = {"kind": "remove_vote", "to": None, "seat": target, "votes": len(removers),
              "needed": needed}
     return Change(replace(data, players=tuple(players)), [event])
+
+
+def _settled(player: Player, now: int, timing: LobbyTiming) -> bool:
+    return player.seated_at is None or now >= player.seated_at + timing.settled
 
 
 def _remove_absent(data: RoomData, now: int, timing: LobbyTiming) -> Change | None:

@@ -27,6 +27,11 @@ AWAY_AFTER = 2
 # How a bot's seat's token hash begins (no token hashes to it: a sha256 is hex): the seat of a bot
 # is seated as a bot again at its table's next game (`RoomClient.again` joins every seat's hash).
 BOT_TOKEN = "bot:"
+# A public lobby remembers this many token hashes and name skeletons of the seats its vote removed
+# (`RoomData.barred`), and past VOTED_OUT_UNLISTED seats so removed, it leaves the open list:
+# quick play sends no more strangers to a table that keeps voting them off.
+BARRED_KEPT = 32
+VOTED_OUT_UNLISTED = 3
 
 
 def votes_to_remove(seated: int) -> int:
@@ -48,6 +53,7 @@ class Player:
     # Played by a bot (actors.bot_seats): a seat a bot took (its token known to nobody), or a
     # player's seat in a running game while it is away or left; the player takes it back.
     bot: bool = False
+    seated_at: int | None = None  # when it sat down (ms; None: before this was kept, long ago)
 
     @property
     def away(self) -> bool:
@@ -56,7 +62,7 @@ class Player:
     def to_json(self) -> dict:
         """Only what differs from the defaults: the snapshot is written after every command."""
         out = {"name": self.name, "token_hash": self.token_hash, "gateways": self.gateways}
-        for name in ("absent_since", "missed", "removers", "bot"):
+        for name in ("absent_since", "missed", "removers", "bot", "seated_at"):
             if value := getattr(self, name):
                 out[name] = value
         return out
@@ -65,7 +71,8 @@ class Player:
     def from_json(cls, d: dict) -> Player:
         return cls(d["name"], d["token_hash"], tuple(d["gateways"]), d.get("absent_since"),
                    d.get("missed", 0), tuple(d.get("removers", ())),
-                   d.get("bot", False))  # a snapshot stored before bots: every seat a human
+                   d.get("bot", False),  # a snapshot stored before bots: every seat a human
+                   d.get("seated_at"))
 
     @property
     def connected(self) -> bool:
@@ -97,12 +104,18 @@ class RoomData:
     # chat lines are read from the chat itself), and the last game day that heard from it.
     played_at: int | None = None
     played_day: int | None = None
+    # A public lobby's seats removed by vote: their token hashes and name skeletons (the last
+    # BARRED_KEPT), never seated there again, and how many were so removed.
+    barred: tuple[str, ...] = ()
+    voted_out: int = 0
 
     def listing(self) -> Listing | None:
         """What the public tables' index shows of this room (actors.tables writes it): a public
         table's kind, seats and start, while it is stored (its creator seated) and not over;
         None for a private one."""
         if not self.public or self.status in FINAL or self.seq == 0:
+            return None
+        if self.status == "lobby" and self.voted_out >= VOTED_OUT_UNLISTED:
             return None
         return Listing(Kind(self.settings.preset, self.language), self.status == "running",
                        len(self.players), rules.max_players(self.settings), self.starts_at,
@@ -127,6 +140,8 @@ class RoomData:
             "opened_at": self.opened_at,
             "played_at": self.played_at,
             "played_day": self.played_day,
+            "barred": self.barred,
+            "voted_out": self.voted_out,
         })
 
     @classmethod
@@ -152,6 +167,8 @@ class RoomData:
             opened_at=d.get("opened_at"),  # a room stored before lobbies aged: no limit
             played_at=d.get("played_at"),  # and before games did: only their age ends them
             played_day=d.get("played_day"),
+            barred=tuple(d.get("barred", ())),
+            voted_out=d.get("voted_out", 0),
         ), [orjson.loads(item) for item in stored.tail])
 
     def lobby(self) -> dict:

@@ -98,6 +98,7 @@ async def test_the_host_that_leaves_hands_the_table_to_the_last_seat(store, cloc
 async def test_a_public_table_removes_a_seat_once_most_of_the_others_vote_so(store, clock):
     room = await public_room(store, clock)
     await seat(room, 5)  # four others: three votes needed
+    clock.advance(TIMING.settled)
     for voter in (0, 1):
         assert (await room.command(voter,
                                    {"type": "remove", "id": voter, "seat": 4}))["type"] == "ack"
@@ -112,9 +113,64 @@ async def test_a_public_table_removes_a_seat_once_most_of_the_others_vote_so(sto
     assert store.tables.open[CLASSIC][CODE] == 4  # the list counts the seat gone
 
 
+async def test_a_newcomer_can_neither_be_voted_out_nor_vote_at_once(store, clock):
+    room = await public_room(store, clock)
+    await seat(room, 4)
+    clock.advance(TIMING.settled)
+    assert await room.join("Newcomer", "hashN") == {"seat": 4}
+    refused = await room.command(0, {"type": "remove", "id": 1, "seat": 4})
+    assert refused["code"] == "not_your_turn" and "just sat down" in refused["message"]
+    refused = await room.command(4, {"type": "remove", "id": 1, "seat": 0}, proof="hashN")
+    assert refused["code"] == "not_your_turn"
+    assert room.data.lobby()["remove_votes"] == {}
+    clock.advance(TIMING.settled - 1)
+    assert (await room.command(0, {"type": "remove", "id": 2, "seat": 4}))["code"] \
+        == "not_your_turn"
+    clock.advance(1)  # settled now: a vote like any seat's
+    assert (await room.command(0, {"type": "remove", "id": 3, "seat": 4}))["type"] == "ack"
+    assert room.data.lobby()["remove_votes"] == {4: {"votes": 1, "needed": 3}}
+
+
+async def vote_out(room: Room, target: int, voters: range, round_: int = 0) -> None:
+    for voter in voters:  # ids new every round: a frame id seen before is a retry
+        ack = await room.command(voter, {"type": "remove", "id": 100 + round_,
+                                         "seat": target}, proof=f"hash{voter}")
+        assert ack["type"] == "ack", ack
+
+
+async def test_a_seat_voted_out_is_not_seated_at_that_table_again(store, clock):
+    room = await public_room(store, clock)
+    await seat(room, 5)
+    clock.advance(TIMING.settled)
+    await vote_out(room, 4, range(3))
+    assert names(room) == ["Player0", "Player1", "Player2", "Player3"]
+    again = [("Player4", "other"), ("P1ayer4", "other"), ("Someone", "hash4")]
+    for name, token_hash in again:  # by its token, or by its name or a look-alike of it
+        assert (await room.join(name, token_hash))["error"] == "room_full", name
+    assert await room.join("Someone", "fresh") == {"seat": 4}
+
+
+async def test_a_table_that_votes_out_three_newcomers_leaves_the_open_list(store, clock):
+    room = await public_room(store, clock)
+    await seat(room, 4)
+    for held in range(4):  # connected: the lobby does not let them go as absent
+        await room.presence(held, "gw1", True)
+    for n in range(3):
+        assert await room.join(f"New{n}", f"new{n}") == {"seat": 4}
+        clock.advance(TIMING.settled)
+        assert CODE in store.tables.open[CLASSIC]
+        await vote_out(room, 4, range(3), n)
+        assert names(room) == ["Player0", "Player1", "Player2", "Player3"]
+    assert room.data.voted_out == 3
+    assert CODE not in store.tables.open.get(CLASSIC, {})  # quick play sends nobody more
+    assert await room.join("ByLink", "hashL") == {"seat": 4}  # its link still seats a friend
+    assert CODE not in store.tables.open.get(CLASSIC, {})
+
+
 async def test_votes_follow_the_players_when_a_seat_moves(store, clock):
     room = await public_room(store, clock)
     await seat(room, 6)
+    clock.advance(TIMING.settled)
     await room.command(5, {"type": "remove", "id": 1, "seat": 2})  # Player5 votes against Player2
     await room.command(1, {"type": "remove", "id": 2, "seat": 5})  # and Player1 against Player5
     await room.command(3, {"type": "leave", "id": 3})  # Player5 moves to seat 3
