@@ -22,7 +22,7 @@ CLUSTER_SETTINGS = (
     ("lobby_away", "WW_LOBBY_AWAY"), ("max_hosts", "WW_MAX_HOSTS"),
     ("host_resource", "WW_HOST_RESOURCE"), ("redis_wait", "WW_REDIS_WAIT"),
     ("presence_lease", "WW_PRESENCE_LEASE"), ("game_idle_close", "WW_GAME_IDLE_CLOSE"),
-    ("max_game_age", "WW_MAX_GAME_AGE"),
+    ("max_game_age", "WW_MAX_GAME_AGE"), ("vote_settled", "WW_VOTE_SETTLED"),
 )
 
 
@@ -88,6 +88,8 @@ class Config:
     public_countdown: int = 30
     # Seconds a seat of a public lobby may hold no socket before the table lets it go.
     lobby_away: int = 60
+    # Seconds a seat of a public lobby sits there before it votes to remove, or is voted on.
+    vote_settled: int = 20
     reports_per_address: int = 20  # reports of players one address may file per limit window
     report_ttl: int = 30 * 86400  # seconds a report is kept for the operators
     # The operators' secret for /api/admin/* (Authorization: Bearer ...); None: no admin API.
@@ -125,8 +127,8 @@ class Config:
             raise ValueError("limit_window must be >= 1")
         if self.redis_wait < 0:
             raise ValueError("redis_wait must be >= 0")
-        if self.public_countdown < 0 or self.lobby_away < 1:
-            raise ValueError("public_countdown must be >= 0 and lobby_away >= 1")
+        if self.public_countdown < 0 or self.lobby_away < 1 or self.vote_settled < 0:
+            raise ValueError("public_countdown and vote_settled must be >= 0, lobby_away >= 1")
         if self.request_patience < 0:
             raise ValueError("request_patience must be >= 0")
         if self.ws_unsent_bytes < 1 or self.ws_drain_seconds <= 0:
@@ -190,6 +192,7 @@ class Config:
             ("WW_REQUEST_PATIENCE", "request_patience", float),
             ("WW_PUBLIC_COUNTDOWN", "public_countdown", int),
             ("WW_LOBBY_AWAY", "lobby_away", int),
+            ("WW_VOTE_SETTLED", "vote_settled", int),
             ("WW_REPORTS_PER_ADDRESS", "reports_per_address", int),
             ("WW_REPORT_TTL", "report_ttl", int),
             ("WW_ADMIN_SECRET", "admin_secret", str),

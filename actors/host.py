@@ -66,7 +66,8 @@ class RoomHost:
             "timing": LobbyTiming(config.public_countdown * 1000, config.lobby_away * 1000,
                                   config.lobby_max_age * 1000 or None,
                                   config.game_idle_close * 1000 or None,
-                                  config.max_game_age * 1000 or None)}
+                                  config.max_game_age * 1000 or None,
+                                  config.vote_settled * 1000)}
         self._sweep_every = config.presence_lease * 1000 // 3
         self._loading: dict[str, asyncio.Task] = {}
         self._sweeper: asyncio.Task | None = None

@@ -20,7 +20,7 @@ SECRET = "operators-only-secret"
 def gateway(stack):
     return stack.start_gateway(games_per_actor=10, env={
         "WW_ADMIN_SECRET": SECRET, "WW_QUICK_PLAYS_PER_ADDRESS": "0",
-        "WW_PUBLIC_COUNTDOWN": "600"})
+        "WW_PUBLIC_COUNTDOWN": "600", "WW_VOTE_SETTLED": "0"})  # settled: tests/actors
 
 
 async def seated(gateway, count: int) -> tuple[str, list[dict], list]:
