@@ -61,6 +61,22 @@ class FramedWebSocketProtocol(WebSocketsSansIOProtocol):
     _linger: asyncio.TimerHandle | None = None
     _unparsed = b""  # read from the peer, not parsed yet (FEED_BYTES)
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # websockets' own answers (a bad upgrade's 400, the 500 of an app that never accepted)
+        # went out without uvicorn's default headers, the security headers among them
+        # (gateway/headers.py): every rejection the connection builds carries them.
+        reject = self.conn.reject
+
+        def reject_with_default_headers(status, text):
+            response = reject(status, text)
+            for name, value in self.default_headers:
+                if name.decode("latin-1") not in response.headers:
+                    response.headers[name.decode("latin-1")] = value.decode("latin-1")
+            return response
+
+        self.conn.reject = reject_with_default_headers  # type: ignore[method-assign]
+
     def handle_connect(self, event) -> None:
         super().handle_connect(event)
         if self.response.status_code == 101:

@@ -43,10 +43,10 @@ VARIATION_SELECTORS = "\u180B-\u180D\u180F\uFE00-\uFE0F\U000E0100-\U000E01EF"
 # ("Trojan Source"); the marks LRM, RLM and ALM move only the neutral characters beside them.
 BIDI_CONTROLS = "\u202A-\u202E\u2066-\u2069"
 # A base character carries at most this many nonspacing/enclosing marks (counted in NFC, where
-# "é" is one character): real writing stacks 3 or 4 at most (pointed Hebrew with cantillation,
-# Quranic Arabic, Tibetan stacks, a keycap emoji has 2); a "Zalgo" line needs dozens, and piled
-# up they spill over the lines above and below.
-MAX_MARKS = 5
+# "é" and "ệ" are one character): pointed Hebrew (a vowel and a dagesh), a keycap emoji have 2;
+# piled up, marks spill over the lines above and below ("Zalgo"). Issue 34 set 2: a Hebrew letter
+# under a vowel, a dagesh and a shin dot, or a cantillation mark on top, is refused.
+MAX_MARKS = 2
 
 _IGNORABLE = "".join(f"\\U{a:08X}-\\U{b:08X}" for a, b in DEFAULT_IGNORABLE)
 _IGNORABLE_RE = re.compile(f"[{_IGNORABLE}]")
@@ -63,6 +63,9 @@ _BIDI_RE = re.compile(f"[{BIDI_CONTROLS}]")
 _FLAG_RE = "\U0001F3F4[\U000E0020-\U000E007E]+\U000E007F"
 _CHAT_STRIP_RE = re.compile(
     f"({_FLAG_RE})|(?![\u200C\u200D\u180E{VARIATION_SELECTORS}])[{_IGNORABLE}]")
+# Those kept joiners join two characters: one between emoji or letters has a job, two in a row
+# none but padding a line with invisible code points.
+_JOINER_RUN_RE = re.compile("[\u200C\u200D\u180E]{2,}")
 
 
 def is_ignorable(char: str) -> bool:
@@ -91,22 +94,24 @@ def marks_pile_up(text: str) -> bool:
     """Whether a base character carries more than MAX_MARKS nonspacing or enclosing marks."""
     run = 0
     for char in unicodedata.normalize("NFC", text):
+        if is_ignorable(char):  # a ZWJ between marks keeps the pile; a variation selector draws
+            continue            # nothing to pile up
         category = unicodedata.category(char)
         if category in ("Mn", "Me"):
             run += 1
             if run > MAX_MARKS:
                 return True
-        elif category != "Mc" and not is_ignorable(char):  # a ZWJ between marks keeps the pile
+        elif category != "Mc":
             run = 0
     return False
 
 
 def chat_text(text: str) -> str:
     """The line as stored and sent, or BadFrame. Refused: what acts on the reader's screen beyond
-    the line (terminal escapes, line breaks, bidi overrides, piled-up marks) and a line showing
-    nothing. Stripped: invisible characters that do nothing but hide (zero width space, soft
-    hyphen, fillers, stray tags, the bidi marks, which only nudge punctuation): a phone keyboard
-    or a paste may carry them, and dropping them changes nothing a reader sees."""
+    the line (terminal escapes, line breaks, bidi overrides, piled-up marks, runs of joiners) and
+    a line showing nothing. Stripped: invisible characters that do nothing but hide (zero width
+    space, soft hyphen, fillers, stray tags, the bidi marks, which only nudge punctuation): a phone
+    keyboard or a paste may carry them, and dropping them changes nothing a reader sees."""
     text = text.strip()
     if _CONTROLS_RE.search(text):
         raise BadFrame("chat: a line may not hold control characters (escapes, line breaks)")
@@ -117,4 +122,6 @@ def chat_text(text: str) -> str:
         raise BadFrame(f"chat: at most {MAX_MARKS} combining marks on one character")
     if not any(shows(c) for c in text):
         raise BadFrame("chat: the line shows nothing")
+    if _JOINER_RUN_RE.search(text):
+        raise BadFrame("chat: at most one joiner (ZWJ, ZWNJ, U+180E) in a row")
     return text

@@ -1,11 +1,11 @@
 """The operators' API (docs/protocol.md, "Admin"): absent (404) without WW_ADMIN_SECRET."""
 from __future__ import annotations
 
-import hmac
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 
+from gateway.routes.bearer import require_bearer
 from gateway.state import Gateway
 
 router = APIRouter(include_in_schema=False)
@@ -18,8 +18,5 @@ async def admin_reports(request: Request, gw: Gateway,
     secret = gw.config.admin_secret
     if not secret:
         raise HTTPException(404, {"code": "room_not_found"})
-    given = request.headers.get("authorization", "")
-    if not hmac.compare_digest(given.encode(), f"Bearer {secret}".encode()):
-        raise HTTPException(401, {"code": "not_authenticated"},
-                            headers={"WWW-Authenticate": "Bearer"})
+    require_bearer(request, secret)
     return {"reports": await gw.rooms.reports(limit)}

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 
 import ray
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from gateway.routes.bearer import require_bearer
 from gateway.state import Gateway
 
 log = logging.getLogger(__name__)
@@ -46,8 +46,6 @@ async def prometheus(request: Request, gw: Gateway):
     """With WW_METRICS_TOKEN set, Prometheus scrapes with `authorization: credentials:` (the
     token as a bearer): the metrics tell rooms and traffic to whoever reads them."""
     token = gw.config.metrics_token
-    if token and not hmac.compare_digest(request.headers.get("authorization", "").encode(),
-                                         f"Bearer {token}".encode()):
-        raise HTTPException(401, {"code": "not_authenticated"},
-                            headers={"WWW-Authenticate": "Bearer"})
+    if token:
+        require_bearer(request, token)
     return Response(gw.metrics.text(), media_type=CONTENT_TYPE_LATEST)

@@ -73,6 +73,10 @@ async def test_invisible_and_look_alike_names_are_refused(store, clock):
     for blank in ("\u3164", "\uffa0", "\u115f", "\u1160", "\u3164\u3164", "\ufe0f", "\u2800"):
         assert (await room.join(blank, "h8"))["error"] == "bad_name", repr(blank)
     assert (await room.join("Z" + "\u0336" * 6, "h9"))["error"] == "bad_name"  # piled marks
+    # Issue 34: a name carried 5 marks on one letter; 2 is the most now, and no joiner at all.
+    for piled in ("Z\u0336\u0335\u0334", "e" + "\u0301" * 4, "Om\u200d\u200dar",
+                  "Om\u180ear"):
+        assert (await room.join(piled, "h9"))["error"] == "bad_name", repr(piled)
     assert (await room.join("Nur\u2764\ufe0f", "h10")) == {"seat": 4}
     assert [p.name for p in room.data.players] == ["Layla", "lvan", "Om ar", "Omar", "Nur\u2764"]
 

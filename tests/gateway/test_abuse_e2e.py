@@ -200,6 +200,12 @@ async def test_metrics_need_their_token_when_one_is_set(stack):
                                headers={"Authorization": "Bearer no"})).status_code == 401
         scraped = await http.get("/metrics", headers={"Authorization": "Bearer scrape-me"})
         assert scraped.status_code == 200 and "ww_ws_open_sockets" in scraped.text
+        for wrong in ("bearer  no", "Basic scrape-me", "Bearerscrape-me", "scrape-me"):
+            assert (await http.get("/metrics",
+                                   headers={"Authorization": wrong})).status_code == 401, wrong
+        # RFC 7235: the scheme is case-insensitive (issue 34: a lower-case `bearer` was refused)
+        lower = await http.get("/metrics", headers={"Authorization": "bearer scrape-me"})
+        assert lower.status_code == 200
 
 
 async def test_every_command_kind_is_rate_limited(gateway):

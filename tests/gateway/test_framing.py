@@ -11,6 +11,7 @@ from starlette.routing import WebSocketRoute
 from websockets.asyncio.client import connect
 
 from gateway.framing import FRAMED_SEND, WRITES, text_frame
+from gateway.headers import SECURITY_HEADERS
 from loadtest.stack import free_port
 from tests.helpers import until
 
@@ -135,3 +136,28 @@ async def test_a_connection_that_never_drains_is_reported_then_aborted_with_its_
         assert received < written - held + 1024
     finally:
         peer.close()
+
+
+async def test_a_bad_upgrade_is_answered_400_with_the_security_headers():
+    port = free_port()
+    config = uvicorn.Config(Starlette(routes=[WebSocketRoute("/ws", speak)]), port=port,
+                            ws="gateway.framing:FramedWebSocketProtocol", log_level="warning",
+                            lifespan="off",
+                            headers=[(k.decode(), v.decode()) for k, v in SECURITY_HEADERS])
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    await until(lambda: server.started, 10, "the server started", every=0.01)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                     b"Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n")  # no key
+        answer = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(serving, 10)
+    head = answer.split(b"\r\n\r\n")[0].lower().split(b"\r\n")
+    assert head[0].startswith(b"http/1.1 400")
+    for name, value in SECURITY_HEADERS:
+        assert head.count(name + b": " + value.lower()) == 1, name
+    assert sum(line.startswith(b"date:") for line in head) == 1

@@ -102,6 +102,8 @@ async def test_a_report_reaches_the_operators_and_no_one_else(gateway, stack):
         assert wrong.status_code == 401
         read = await http.get("/api/admin/reports", headers={"Authorization": f"Bearer {SECRET}"})
         assert read.status_code == 200
+        lower = await http.get("/api/admin/reports", headers={"Authorization": f"bEARER {SECRET}"})
+        assert lower.status_code == 200 and lower.json() == read.json()  # RFC 7235: any case
         [report] = read.json()["reports"]
         assert report["room"] == room and report["reason"] == "abuse"
         assert report["reporter"] == {"seat": 1, "name": "P1"}

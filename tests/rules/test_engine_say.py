@@ -152,7 +152,10 @@ def test_a_line_that_shows_nothing_is_refused(line):
     "\x1b[2J\x1b[31mwolf", "red\x9b31m", "bell\x07", "two\nlines", "tab\tbed", "del\x7f",
     "line\u2028break", "I vote 3\u202e2 etov I", "\u202dforced", "\u2067isolated\u2069",
     "\u2066a\u2069", "\u202a\u202c", "x" + "\u0301" * 499, "Z" + "\u0336\u0335" * 3,
-    "a" + "\u0336\u200d" * 6])  # a joiner between marks keeps them on one letter
+    "a" + "\u0336\u200d" * 6,  # a joiner between marks keeps them on one letter
+    "e" + "\u0301" * 4, "\u05e9\u05c1\u05bc\u05b8",  # an é under 3 more; a shin under 3
+    "hi\u200d\u200dthere", "\U0001f469\u200d\u200c\U0001f467", "a\u180e\u180e",  # joiner runs
+    "a\u200d\u200b\u200db"])  # ...also once the zero width space between is stripped
 def test_escapes_line_breaks_overrides_and_piled_marks_are_refused(line):
     game = first_day_with_7_dead()
     with pytest.raises(BadFrame):
@@ -168,8 +171,9 @@ def test_escapes_line_breaks_overrides_and_piled_marks_are_refused(line):
     ("\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",) * 2,  # England
     ("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",) * 2,  # Persian needs its ZWNJ
     ("\U0001f468\u200d\U0001f469\u200d\U0001f467 \u2764\ufe0f #\ufe0f\u20e3",) * 2,  # emoji
-    ("e" + "\u0301" * 6,) * 2,  # counted in NFC: an é under 5 more marks
-    ("\u05e9\u05c1\u05bc\u05b8\u0591", "\u05e9\u05c1\u05bc\u05b8\u0591"),  # pointed Hebrew, 4
+    ("e\u0301\u0301\u0301", "e\u0301\u0301\u0301"),  # counted in NFC: an é under 2 more marks
+    ("\u05e9\u05bc\u05b8",) * 2,  # pointed Hebrew: a dagesh and a vowel
+    ("\U0001f469\u200d\U0001f469\u200d\U0001f467",) * 2,  # one joiner at a time: a family
 ])
 def test_invisible_characters_without_a_job_are_stripped_and_the_rest_kept(line, shown):
     game = first_day_with_7_dead()
