@@ -1,7 +1,7 @@
 """Issue 23's browser client in Debian's headless Chromium against the real stack: quick play and
 the home page's live lists of public tables (open ones to join, running ones to watch), a public
 lobby (its badge, its countdown, no Start), the create form's public option and the host's switch
-locked once public; then moderation: a vote to remove a seat of a public lobby, a mute that hides a
+back to private; then moderation: a vote to remove a seat of a public lobby, a mute that hides a
 player's chat lines in one browser only, and a report an operator reads.
 """
 from __future__ import annotations
@@ -158,10 +158,11 @@ async def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_s
         await carol.page.wait_for_selector(row(room, "open"), state="detached")
         await carol.page.select_option("#tables-language", "")
         await carol.page.wait_for_selector(row(room, "open"))
-        # A public table has no host: Dan's switch is locked, his table stays public and listed.
-        assert await dan.page.is_disabled("#host-public")
-        assert not await dan.page.is_visible("#start")
-        assert await carol.page.locator(row(dan_room, "open")).count() == 1
+        # Dan's host switch makes his table private again: it leaves the list, Start is back.
+        await dan.page.uncheck("#host-public")
+        await dan.page.wait_for_selector("#lobby-public", state="hidden")
+        assert await dan.page.is_visible("#start") and await dan.page.is_visible("#host-preset")
+        await carol.page.wait_for_selector(row(dan_room, "open"), state="detached")
 
         # Two more by HTTP make four; at the countdown's end bots fill the table to 8 and the
         # game starts.
