@@ -78,6 +78,8 @@ async def test_six_browsers_play_a_whole_game(stack):
         before = await page.inner_text("#screen-end")
         await page.reload()
         await page.wait_for_selector(f"{THE_END} #end-cards li:nth-child(6)")
+        # after a reload the night's story comes by a fetch of the review, after the cards
+        await page.wait_for_selector(f"{THE_END} #end-story li")
         assert await page.inner_text("#screen-end") == before
         await no_page_errors(players)
 

@@ -106,8 +106,9 @@ def test_a_flood_of_commands_is_refused_by_the_socket(rows):
     # refused there is followed by one let through, the rest waiting unread.
     assert flood["refused_here"] <= flood["reached"] + 1
     # 1008: refused by the gateway 20 times in a row; 1011: the flooder's own client gave up, its
-    # keepalive ping unread behind its flood.
-    assert flood["closed"] in (None, 1008, 1011)
+    # keepalive ping unread behind its flood; 1006: the connection went before the close frame
+    # reached the flooder (its own send buffer full behind the flood).
+    assert flood["closed"] in (None, 1006, 1008, 1011)
 
 
 def test_held_lobbies_cannot_fill_the_server(rows):
