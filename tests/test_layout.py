@@ -103,6 +103,18 @@ def test_no_import_cycle_between_packages():
     assert [package for package in PRODUCT if reaches(package, package, set())] == []
 
 
+def test_the_image_carries_every_package_the_served_code_imports():
+    """deploy/Dockerfile copies packages one by one: one left out starts nowhere but in the image
+    (the bots package once stopped every deployed gateway at its first import)."""
+    copied = set(re.findall(r"^COPY (\w+) \1$", (ROOT / "deploy/Dockerfile").read_text(), re.M))
+    needed, todo = set(), ["gateway"]
+    while todo:
+        package = todo.pop()
+        needed.add(package)
+        todo += [top for _, top in first_party_imports(package) if top not in needed]
+    assert needed <= copied
+
+
 def test_the_gateway_takes_only_the_declarations_of_rules():
     """Data that describes the game (roles, presets, the settings' schema), never the engine."""
     qualifier = re.search(r"`rules` \(its declarations only: ([^)]*)\)",
