@@ -6,23 +6,22 @@ read at the limit's rate (the rest waits in the network); 20 refusals in a row c
 The bounds are the rate limits applied to the seconds each test measured: no wall-clock threshold.
 """
 import asyncio
-import itertools
 import secrets
 import time
 
-import httpx
 import orjson
 import pytest
 
 from actors.room import RATE_LIMITS
-from devstack.stack import HTTP_TIMEOUT, Client, Stack, connect
+from devstack.stack import Client, Stack, connect
 from gateway.ws import LOCAL_BURST_FACTOR, MAX_REFUSED_IN_A_ROW
+from tests.gateway.visitors import addresses, client, table
 
 pytestmark = pytest.mark.e2e
 
 FLOOD = 3000  # frames a flooding socket sends as fast as the gateway takes them
 BURST, RATE = RATE_LIMITS["settings"]
-_addresses = (f"192.0.2.{i}" for i in itertools.count(1))
+_addresses = addresses("192.0.2")
 
 
 @pytest.fixture(scope="module")
@@ -32,24 +31,15 @@ def gateway(ray_address, redis_url):
     stack.close()
 
 
-def client(gateway) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT,
-                             headers={"X-Forwarded-For": next(_addresses)})
-
-
 async def seats(gateway, guests: int = 0) -> list[Client]:
     """A new room's sockets: its host's, then `guests` more."""
-    async with client(gateway) as http:
-        host = (await http.post("/api/rooms", json={"name": "Layla"})).json()
-        joined = [host] + [(await http.post(f"/api/rooms/{host['room']}/join",
-                                            json={"name": f"Guest{i}"})).json()
-                           for i in range(guests)]
-    return [await connect(gateway.ws_url, s["room"], s["token"]) for s in joined]
+    return [await connect(gateway.ws_url, s["room"], s["token"])
+            for s in await table(gateway, _addresses, guests)]
 
 
 async def settings_read(gateway) -> tuple[float, float]:
     """The gateway's `settings` frames read, and refused by the sockets' own limits."""
-    async with client(gateway) as http:
+    async with client(gateway, _addresses) as http:
         text = (await http.get("/metrics")).text
 
     def counter(name: str) -> float:

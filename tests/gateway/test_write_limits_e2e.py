@@ -8,7 +8,6 @@ One gateway serves the module, its write limits small (WW_WS_UNSENT_BYTES, WW_WS
 that a few thousand events show them; the rules are the ones of the defaults.
 """
 import asyncio
-import itertools
 import secrets
 import socket as socketlib
 
@@ -21,6 +20,7 @@ from actors.client import RoomClient
 from actors.config import Config
 from devstack.stack import HTTP_TIMEOUT, TEST_DURATIONS, Client, Stack, connect, ws_frame
 from gateway.headers import SECURITY_HEADERS
+from tests.gateway.visitors import addresses, client, table
 from tests.helpers import until
 
 pytestmark = pytest.mark.e2e
@@ -33,7 +33,7 @@ ALLOWED = "https://play.example"
 # Presence events (~70 bytes each): far more than a connection's kernel buffers (~100 KiB with the
 # reader's small window) and UNSENT_BYTES together.
 EVENTS = 3000
-_addresses = (f"203.0.113.{i}" for i in itertools.count(1))
+_addresses = addresses("203.0.113")
 
 
 @pytest.fixture(scope="module")
@@ -46,23 +46,9 @@ def gateway(ray_address, redis_url):
     stack.close()
 
 
-def client(gateway) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT,
-                             headers={"X-Forwarded-For": next(_addresses)})
-
-
-async def table(gateway, guests: int = 0) -> list[dict]:
-    """A new room: its host's seat, then `guests` more."""
-    async with client(gateway) as http:
-        host = (await http.post("/api/rooms", json={"name": "Layla"})).json()
-        return [host] + [(await http.post(f"/api/rooms/{host['room']}/join",
-                                          json={"name": f"Guest{i}"})).json()
-                         for i in range(guests)]
-
-
 async def elsewhere(gateway) -> Client:
     """A seat of another room, to ping while the attack goes on."""
-    (seat,) = await table(gateway)
+    (seat,) = await table(gateway, _addresses)
     return await connect(gateway.ws_url, seat["room"], seat["token"])
 
 
@@ -71,7 +57,7 @@ async def answers(socket: Client) -> bool:
 
 
 async def metric(gateway, name: str) -> float:
-    async with client(gateway) as http:
+    async with client(gateway, _addresses) as http:
         text = (await http.get("/metrics")).text
     return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " "))
 
@@ -125,7 +111,7 @@ async def test_a_huge_or_endless_request_head_is_refused_431_and_nobody_waits(ga
     await asyncio.wait_for(sending, 60)
     assert sent < 64 << 20
     writer.close()
-    async with client(gateway) as http:
+    async with client(gateway, _addresses) as http:
         assert (await http.get("/healthz")).status_code == 200
     assert await answers(other)
     await other.close()
@@ -185,7 +171,7 @@ async def test_sockets_that_never_read_are_dropped_and_let_go_whoever_they_are(
     a spectator that never reads the replay it asked for: each is dropped (its unsent bytes past
     the bound, or its connection not drained), its connection let go; another room's seat is
     served all along."""
-    seats = await table(gateway, guests=1)
+    seats = await table(gateway, _addresses, guests=1)
     room = seats[0]["room"]
     other = await elsewhere(gateway)
     reader = await connect(gateway.ws_url, room, seats[0]["token"])  # the room's own, reading
@@ -229,7 +215,7 @@ async def refused_with(socket: Client) -> str:
 
 
 async def test_spectator_hellos_guessing_codes_count_against_the_address(gateway):
-    (host,) = await table(gateway)
+    (host,) = await table(gateway, _addresses)
     guesser = next(_addresses)
     for guess in ("ABCDEF", "GHJKMN", "PQRSTU"):
         assert await refused_with(await spectator(gateway, guess, guesser)) == "room_not_found"
@@ -244,7 +230,7 @@ async def test_spectator_hellos_guessing_codes_count_against_the_address(gateway
 
 
 async def test_a_socket_from_another_sites_page_is_refused_before_its_hello(gateway):
-    (host,) = await table(gateway)
+    (host,) = await table(gateway, _addresses)
     room, address = host["room"], next(_addresses)
     # Closed at once, before any hello is read (none is sent here).
     foreign = await spectator(gateway, room, address, origin="https://evil.example", hello=False)
@@ -261,7 +247,7 @@ async def test_a_socket_from_another_sites_page_is_refused_before_its_hello(gate
 
 
 async def test_spectators_watching_when_the_host_forbids_them_are_closed(gateway):
-    (host,) = await table(gateway)
+    (host,) = await table(gateway, _addresses)
     room = host["room"]
     seat = await connect(gateway.ws_url, room, host["token"])
     watchers = [await spectator(gateway, room, next(_addresses)) for _ in range(2)]
