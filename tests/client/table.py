@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -412,3 +413,19 @@ async def chatty(player: Player, action: str) -> None:
     if channel and channel not in player.said and \
             await say(player, f"{player.name} speaks in {channel}", channel):
         player.said.add(channel)
+
+
+async def press_play_now(player: Player, url: str, preset: str = "seed_000",
+                         language: str = "en") -> tuple[str, float]:
+    """Play now from the home page (the table's language: `language`); the room the page sits at
+    (its lobby), and when the button was pressed (time.monotonic)."""
+    page = player.page
+    await page.goto(url + "/")
+    await page.wait_for_selector("#screen-home:not([hidden])")
+    await page.fill("#form-quick input[name=name]", player.name)
+    await page.select_option("#quick-preset", preset)
+    await page.select_option("#quick-language", language)
+    pressed = time.monotonic()
+    await page.click("#form-quick button[type=submit]")
+    await page.wait_for_selector("#screen-lobby:not([hidden])")
+    return (await page.input_value("#share-link")).rsplit("/", 1)[1], pressed

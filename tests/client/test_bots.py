@@ -20,7 +20,7 @@ import pytest
 from bots.claims import Claim, Reader, render
 from devstack.stack import HTTP_TIMEOUT, durations
 from tests.client.table import (DOCS, GAME_MS, PHONE, THE_END, Player, chromium, new_player,
-                                play, play_all, without_isolates)
+                                play, play_all, press_play_now, without_isolates)
 from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -40,21 +40,6 @@ SHOTS = DOCS / "screenshots"
 
 def gateway_env(countdown: int) -> dict[str, str]:
     return {"WW_PUBLIC_COUNTDOWN": str(countdown), "WW_QUICK_PLAYS_PER_ADDRESS": "0"}
-
-
-async def press_play_now(player: Player, url: str, preset: str = "seed_000") -> tuple[str, float]:
-    """Play now from the home page; the room the page sits at (its lobby), and when the button
-    was pressed (time.monotonic)."""
-    page = player.page
-    await page.goto(url + "/")
-    await page.wait_for_selector(HOME)
-    await page.fill("#form-quick input[name=name]", player.name)
-    await page.select_option("#quick-preset", preset)
-    await page.select_option("#quick-language", "en")
-    pressed = time.monotonic()
-    await page.click("#form-quick button[type=submit]")
-    await page.wait_for_selector(LOBBY)
-    return (await page.input_value("#share-link")).rsplit("/", 1)[1], pressed
 
 
 async def seat_marks(page, words: dict[str, str] = EN) -> dict[int, bool]:

@@ -34,6 +34,7 @@ export const app = {
   pass: null, // one phone passed around: {calling, holder, rounds} (pass.js decides whose turn it is)
   turn: null, // announces this seat's prompts (title, vibration, sound)
   sound: null, // the table's sounds (sound.js)
+  narrator: null, // speaks the game aloud for a table playing face to face (narrator.js)
   dawn: null,
 };
 

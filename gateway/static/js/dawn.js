@@ -11,8 +11,9 @@ const SHOWN_MS = 7000;
 const isNight = (phase) => String(phase).startsWith("night.");
 
 export class Dawn {
-  constructor({ nameOf, roleName, held = () => false }) {
-    Object.assign(this, { nameOf, roleName, held, deaths: [], timer: null, waiting: null });
+  // `shown(day)`: told each time a dawn shows (the narrator speaks it then).
+  constructor({ nameOf, roleName, held = () => false, shown = () => {} }) {
+    Object.assign(this, { nameOf, roleName, held, shown, deaths: [], timer: null, waiting: null });
     // Capture: the tap still reaches its control; the banner only goes.
     document.addEventListener("pointerdown", () => this.close(), { capture: true, passive: true });
     document.addEventListener("keydown", (e) => e.key === "Escape" && this.close());
@@ -47,6 +48,7 @@ export class Dawn {
       : [el("li", { class: "dawn-none", text: t("dawn.nobody") })]);
     box.hidden = false;
     document.body.dataset.dawn = "1";
+    this.shown(day);
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.close(), SHOWN_MS);
   }

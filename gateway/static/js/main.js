@@ -8,6 +8,7 @@ import { applyEvent, promptKey } from "./state.js";
 import { el } from "./dom.js";
 import { TurnNotifier } from "./notify.js";
 import { Sound } from "./sound.js";
+import { Narrator } from "./narrator.js";
 import * as motion from "./motion.js";
 import { Dawn } from "./dawn.js";
 import * as pass from "./pass.js";
@@ -223,6 +224,10 @@ function bindForms() {
     app.sound.toggle();
     showSound();
   });
+  $("#narrator").addEventListener("click", () => {
+    app.narrator.toggle();
+    showNarrator();
+  });
   lobbyScreen.bind();
   tableScreen.bind();
   endScreen.bind();
@@ -305,6 +310,7 @@ function onEvent(link, ev, fresh) {
   if (app.pass && fresh && link === app.links[0]) pass.noteEvent(app.pass, v, ev);
   // The dawn tells public news (deaths, the phase): one seat's stream is the table's.
   if (fresh && link === app.links[0]) {
+    app.narrator.see(ev, before); // before the dawn's: it speaks the night's end, then the dawn
     app.dawn.see(ev, before);
     motion.see(ev, before);
     app.sound.see(ev, before);
@@ -385,6 +391,10 @@ function showSound() {
   button.title = t(on ? "sound.on" : "sound.off");
 }
 
+function showNarrator() {
+  $("#narrator").setAttribute("aria-pressed", app.narrator.on ? "true" : "false");
+}
+
 async function boot() {
   // The declaration (roles, house rules, presets): the host's form, the rules shown, the help.
   // Fetched once, before any room is shown; welcomes do not carry it (9.6 KB each).
@@ -401,8 +411,11 @@ async function boot() {
   app.turn = new TurnNotifier(t("app.title"), app.sound);
   motion.bind();
   // On a phone passed around the dawn waits for the phone to be down and the night gone round.
-  app.dawn = new Dawn({ nameOf, roleName, held: () => !!app.pass && (!!app.pass.holder || pass.nightLeft(app.pass)) });
+  app.narrator = new Narrator({ nameOf, roleName });
+  app.dawn = new Dawn({ nameOf, roleName, held: () => !!app.pass && (!!app.pass.holder || pass.nightLeft(app.pass)),
+    shown: (day) => app.narrator.dawnShown(day) });
   showSound();
+  showNarrator();
   tables.initHome({ seated, presets: (app.declared.presets || []).map((p) => p.id) });
   initLobbyTable({ send: (frame, options) => send(frame, options) });
   setRender(renderPage);
