@@ -1,4 +1,5 @@
-"""Werewolves: know each other, point at a victim each night; unanimity settles it at once."""
+"""Werewolves: know each other, point at a victim each night; unanimity settles it at once where
+the table can count the pack (D16), else at the step's deadline."""
 
 from collections import Counter
 
