@@ -9,6 +9,7 @@ content, and a retried join by its token hash.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import itertools
@@ -30,6 +31,7 @@ from actors.names import BadName, clean_name
 from actors.redis_connect import connect
 from actors.refusals import (AgainRefused, ConfigMismatch, HostRetired, JoinRefused, NameTaken,
                               RoomFull, RoomNotFound, RoomStarted, ServerFull)
+from actors.reports import Filed, Refused as ReportRefused, Reports
 from actors.room_data import RoomData, error_frame
 from actors.store import REDIS_DOWN, Keys, RedisStore, StorageUnavailable, patiently
 from actors.subscriptions import Subscriptions
@@ -179,17 +181,22 @@ class RoomClient:
         _, code = await self._open_room(self._deadline(), name, token_hash(token), table)
         return {"room": code, "seat": 0, "token": token}
 
-    async def quick_play(self, name: str, kind: Kind, press: str | None = None) -> dict:
+    async def quick_play(self, name: str, kind: Kind, press: str | None = None,
+                         address: str = "") -> dict:
         """Seat `name` at the fullest public table of `kind` not started yet, or at a new one:
         {"room", "seat", "token"}. The index (actors.tables) promises the seat atomically, so
         concurrent presses on any gateways never overfill a table, and open a new one only when
-        none has a seat left. `press`: the client's id of this press; a retry of it gets the
-        same seat (a press is seated once). Raises BadName, ServerFull, StorageUnavailable."""
+        none has a seat left. `press`: the client's id of this press; a retry of it from the
+        same `address` with the same name gets the same seat (a press is seated once), the same
+        id from elsewhere or with another name is another press (the id is no credential: the
+        first press's seat and token never go to another). Raises BadName, ServerFull,
+        StorageUnavailable."""
         name = clean_name(name)
         until = self._deadline()
         if press is None:
             return await self._press(name, kind, until)
-        key = self.keys.press(press)
+        bound = "\0".join((press, address, name)).encode("utf-8", "surrogatepass")
+        key = self.keys.press(hashlib.sha256(bound).hexdigest())
         while not await patiently(lambda: self.redis.set(key, b"", nx=True, ex=PRESS_TTL),
                                   "quick play", until):
             done = await patiently(lambda: self.redis.get(key), "quick play", until)
@@ -392,10 +399,11 @@ class RoomClient:
         return {**facts, "next": following and following.decode()}
 
     async def report(self, room: str, token: str, seat: int, reason: str, text: str) -> bool:
-        """File the report of seat `seat` by the seat `token` proves, stored with the room for
-        `config.report_ttl` (who, whom, when, why, and the reported seat's chat lines, every
-        channel: only operators read them). False if this seat had reported that one already.
-        Raises AgainRefused (not_authenticated: no such seat; illegal_target: itself or no seat)."""
+        """File the report of seat `seat` by the seat `token` proves, kept for `config.report_ttl`
+        (who, whom, when, why, and where the reported seat's chat lines are: actors.reports;
+        only operators read them). False if this seat had reported that one already. Raises
+        AgainRefused (not_authenticated: no such seat; illegal_target: itself or no seat;
+        too_many_reports: past `config.reports_per_seat` or `reports_per_room`)."""
         code = normal_code(room)
         reporter = await self.authenticate(code, token)
         if reporter is None:
@@ -404,35 +412,21 @@ class RoomClient:
         players = {p["seat"]: p["name"] for p in facts["players"]}
         if seat == reporter or seat not in players:
             raise AgainRefused("illegal_target", "a report names another seat of the room")
-        keys, ttl = self.keys, self.config.report_ttl
-        if not await self.redis.sadd(keys.reported_pairs(code), f"{reporter}>{seat}"):
-            return False
-        lines = [line for line in map(orjson.loads, await self.redis.lrange(keys.chat(code), 0, -1))
-                 if line.get("seat") == seat]
-        now = time_ms()
-        entry = {"room": code, "reporter": {"seat": reporter, "name": players[reporter]},
-                 "reported": {"seat": seat, "name": players[seat]}, "reason": reason,
-                 "text": text, "at": now,
-                 "lines": [{k: line[k] for k in ("channel", "ts", "text")} for line in lines]}
-        async with self.redis.pipeline(transaction=True) as pipe:  # the room's slot
-            pipe.rpush(keys.reports(code), orjson.dumps(entry))
-            pipe.expire(keys.reports(code), ttl)
-            pipe.expire(keys.reported_pairs(code), ttl)
-            await pipe.execute()
-        async with self.redis.pipeline(transaction=True) as pipe:  # the global index's slot
-            pipe.zadd(keys.reported_rooms(), {code: now})
-            pipe.zremrangebyscore(keys.reported_rooms(), 0, now - ttl * 1000)
-            await pipe.execute()
-        return True
+        try:
+            return await self._reports.file(Filed(code, (reporter, players[reporter]),
+                                                  (seat, players[seat]), reason, text, time_ms()))
+        except ReportRefused as e:
+            raise AgainRefused(e.code, str(e)) from None
 
-    async def reports(self, limit: int = 100) -> list[dict]:
-        """The operators' view: the newest reports first, of the rooms reported most lately."""
-        codes = [c.decode() for c in await self.redis.zrevrange(self.keys.reported_rooms(), 0,
-                                                                 limit - 1)]
-        found: list[dict] = []
-        for code in codes:  # one slot each on a cluster: one read per room
-            found += map(orjson.loads, await self.redis.lrange(self.keys.reports(code), 0, -1))
-        return sorted(found, key=lambda r: -r["at"])[:limit]
+    async def reports(self, limit: int, cursor: str | None = None) -> dict:
+        """The operators' view, a page: actors.reports.Reports.page."""
+        return await self._reports.page(limit, cursor)
+
+    @functools.cached_property
+    def _reports(self) -> Reports:
+        config = self.config
+        return Reports(self.redis, self.keys, ttl=config.report_ttl,
+                       per_seat=config.reports_per_seat, per_room=config.reports_per_room)
 
     async def authenticate(self, room: str, token: str) -> int | None:
         """The seat `token` proves in `room`, or None. Redis only."""

@@ -97,7 +97,9 @@ async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
 @router.post("/api/rooms/{room}/reports", status_code=201,
              responses={401: {"description": "not_authenticated: the token is no seat's"},
                         404: {"description": "no such room (or past its TTL)"},
-                        409: {"description": "illegal_target: itself, or no such seat"},
+                        409: {"description": "illegal_target: itself, or no such seat; "
+                                             "too_many_reports: this seat's or this room's bound "
+                                             "is reached"},
                         429: {"description": "rate_limited: too many reports from this address"}})
 async def report(room: str, body: HttpReport, request: Request, gw: Gateway):
     """A seat reports another (in the lobby, the game or the review): kept for operators."""
@@ -109,7 +111,7 @@ async def report(room: str, body: HttpReport, request: Request, gw: Gateway):
         raise await not_found(gw, address) from None
     except AgainRefused as e:
         raise HTTPException(401 if e.code == "not_authenticated" else 409,
-                            {"code": e.code}) from None
+                            {"code": e.code, "message": str(e)}) from None
     return {"ok": True, "duplicate": not filed}
 
 
