@@ -66,6 +66,15 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def address_mark(code: str, address: str) -> str:
+    """What room `code` keeps of a seat's address, to refuse it once voted out: a hash salted by
+    the room (no address in the clear, and no mark that follows a player from table to table);
+    "" for none."""
+    if not address:
+        return ""
+    return hashlib.sha256(f"{code}\0{address}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
 def normal_code(room: str) -> str:
     """The canonical room code, or RoomNotFound for anything that cannot be one."""
     code = room.upper() if isinstance(room, str) else ""
@@ -172,13 +181,14 @@ class RoomClient:
 
     # -- rooms -----------------------------------------------------------------------------
 
-    async def create_room(self, name: str, table: Kind | None = None) -> dict:
+    async def create_room(self, name: str, table: Kind | None = None, address: str = "") -> dict:
         """Open a room seating `name` as its host: {"room", "seat": 0, "token"}; `table`: a
         public table of that kind, else a private one. Raises BadName, ServerFull, or
         StorageUnavailable (Redis unreachable for `config.request_patience` s)."""
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
-        _, code = await self._open_room(self._deadline(), name, token_hash(token), table)
+        _, code = await self._open_room(self._deadline(), name, token_hash(token), table,
+                                        address)
         return {"room": code, "seat": 0, "token": token}
 
     async def quick_play(self, name: str, kind: Kind, press: str | None = None,
@@ -194,7 +204,7 @@ class RoomClient:
         name = clean_name(name)
         until = self._deadline()
         if press is None:
-            return await self._press(name, kind, until)
+            return await self._press(name, kind, until, address)
         bound = "\0".join((press, address, name)).encode("utf-8", "surrogatepass")
         key = self.keys.press(hashlib.sha256(bound).hexdigest())
         while not await patiently(lambda: self.redis.set(key, b"", nx=True, ex=PRESS_TTL),
@@ -206,7 +216,7 @@ class RoomClient:
                 raise StorageUnavailable("quick play: the same press is still being seated")
             await asyncio.sleep(MAKING_POLL)  # the same press, in progress elsewhere
         try:
-            seated = await self._press(name, kind, until)
+            seated = await self._press(name, kind, until, address)
         except BaseException:
             await self.redis.delete(key)
             raise
@@ -214,14 +224,14 @@ class RoomClient:
                         "quick play", until)
         return seated
 
-    async def _press(self, name: str, kind: Kind, until: float) -> dict:
+    async def _press(self, name: str, kind: Kind, until: float, address: str) -> dict:
         tables, size, tried = self.store.tables, kind.size(), list[str]()
         while True:
             verdict, code = await patiently(lambda: tables.claim(kind, size, tried),
                                             "quick play", until)
             if verdict == "create":
                 try:
-                    return await self.create_room(name, kind)
+                    return await self.create_room(name, kind, address)
                 finally:
                     await patiently(lambda: tables.made(kind), "quick play")
             if verdict == "wait":
@@ -231,7 +241,7 @@ class RoomClient:
                 continue
             tried.append(code)
             try:
-                return await self.join(code, name, promised=True)
+                return await self.join(code, name, promised=True, address=address)
             except (NameTaken, RoomFull):
                 await patiently(lambda: tables.seated(kind, code, -1), "quick play", until)
             except (RoomStarted, RoomNotFound):  # the index lagged its room: drop the entry
@@ -251,7 +261,7 @@ class RoomClient:
         return asyncio.get_running_loop().time() + self.config.request_patience
 
     async def _open_room(self, until: float, name: str, hashed: str,
-                         table: Kind | None = None) -> tuple[str, str]:
+                         table: Kind | None = None, address: str = "") -> tuple[str, str]:
         """Reserve a slot on a host, a free code there, and have the host open the room with its
         creator (`name`, token hash `hashed`) seated: (host, code). Each step is retried while
         Redis is unreachable, until `until`; every step can be retried (the host recognises a
@@ -263,7 +273,8 @@ class RoomClient:
 
         async def seat_creator() -> None:
             _raise_refusal(await self._call(host, "create_room", code, name, hashed,
-                                            None if table is None else (table.preset, table.language)))
+                                            None if table is None else (table.preset, table.language),
+                                            address_mark(code, address)))
         try:
             code = await patiently(lambda: self._claim_code(host), "reserving a room code", until,
                                    RETRIED)
@@ -360,11 +371,11 @@ class RoomClient:
         return {"room": await patiently(name_it, f"naming room {new}", until, RETRIED),
                 "seat": 0, "token": token}
 
-    async def join(self, room: str, name: str, promised: bool = False) -> dict:
+    async def join(self, room: str, name: str, promised: bool = False, address: str = "") -> dict:
         """Seat `name`: {"room", "seat", "token"}. Raises RoomNotFound, RoomFull, RoomStarted,
         NameTaken, BadName or StorageUnavailable. Retried while Redis is unreachable: the room
         recognises a retried join by its token hash. `promised`: the table index already counts
-        this seat (quick play)."""
+        this seat (quick play); `address`: the joiner's (a table that voted it out refuses it)."""
         code = normal_code(room)
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
@@ -372,7 +383,8 @@ class RoomClient:
         async def seat() -> dict:
             try:
                 reply = await self._send(await self._host_of(code),
-                                         ("join", code, None, (name, token_hash(token), promised)))
+                                         ("join", code, None, (name, token_hash(token), promised,
+                                                               address_mark(code, address))))
             except HostRetired:
                 raise RoomStarted(f"room {code} has ended") from None
             _raise_refusal(reply)

@@ -31,7 +31,7 @@ async def create_room(body: HttpCreate, request: Request, gw: Gateway):
     await admit_room(gw, address)
     try:
         seated = await gw.rooms.create_room(
-            body.name, Kind(body.preset, body.language) if body.public else None)
+            body.name, Kind(body.preset, body.language) if body.public else None, address)
         await held(gw, address, seated, lobby=True)
         return seated
     except ServerFull:
@@ -51,7 +51,7 @@ async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
                       f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
     await not_holding_too_much(gw, address)
     try:
-        seated = await gw.rooms.join(room, body.name)
+        seated = await gw.rooms.join(room, body.name, address=address)
         if limit:
             await gw.limits.spend("joins", address)
         await held(gw, address, seated)
