@@ -1,6 +1,7 @@
 """Moderation on the real stack (gateway process, Ray host, Redis): a removed seat's socket
 closes with 4003 and its token opens nothing any more, the seat that moved into its place
-reconnects with 4004 and is welcomed at its new seat; a public table's vote removes a seat; a
+reconnects with 4004 and is welcomed at its new seat; a public table's vote removes a seat, which
+is not seated there again from its address; a
 report is read by an operator with the admin secret, a page at a time, and by nobody else."""
 import asyncio
 
@@ -58,9 +59,10 @@ async def test_a_removed_seat_is_shut_out_and_the_moved_one_reconnects_at_its_pl
 async def test_a_public_table_votes_a_seat_out(gateway):
     async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
         seats = []
-        for name in ("A", "B", "C", "D"):
+        for i, name in enumerate(("A", "B", "C", "D")):  # each from an address of its own
             response = await http.post("/api/quickplay", json={
-                "name": name, "preset": "seed_000", "language": "ar"})
+                "name": name, "preset": "seed_000", "language": "ar"},
+                headers={"X-Forwarded-For": f"198.51.100.{i + 1}"})
             seats.append(response.json())
     room = seats[0]["room"]
     assert {s["room"] for s in seats} == {room}
@@ -76,6 +78,14 @@ async def test_a_public_table_votes_a_seat_out(gateway):
         assert [(t["room"], t["seats"]) for t in listed] == [(room, 3)]
         facts = (await http.get(f"/api/rooms/{room}")).json()
     assert [p["name"] for p in facts["players"]] == ["A", "B", "C"]
+    # D presses again, a new name from the same address: a seat elsewhere; a stranger sits here
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
+        body = {"preset": "seed_000", "language": "ar"}
+        back = await http.post("/api/quickplay", json={**body, "name": "Disguised"},
+                               headers={"X-Forwarded-For": "198.51.100.4"})
+        stranger = await http.post("/api/quickplay", json={**body, "name": "E"},
+                                   headers={"X-Forwarded-For": "198.51.100.5"})
+    assert back.json()["room"] != room and stranger.json()["room"] == room
     for client in sockets[:3]:
         await client.close()
 
