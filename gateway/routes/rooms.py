@@ -36,7 +36,7 @@ async def create_room(body: HttpCreate, request: Request, gw: Gateway):
     await admit_room(gw, address)
     try:
         seated = await gw.rooms.create_room(
-            body.name, Kind(body.preset, body.language) if body.public else None)
+            body.name, Kind(body.preset, body.language) if body.public else None, address)
         await held(gw, address, seated, lobby=True)
         return seated
     except ServerFull:
@@ -56,7 +56,7 @@ async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
                       f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
     await not_holding_too_much(gw, address)
     try:
-        seated = await gw.rooms.join(room, body.name)
+        seated = await gw.rooms.join(room, body.name, address=address)
         if limit:
             await gw.limits.spend("joins", address)
         await held(gw, address, seated)
@@ -102,7 +102,9 @@ async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
 @router.post("/api/rooms/{room}/reports", status_code=201,
              responses={401: {"description": "not_authenticated: the token is no seat's"},
                         404: {"description": "no such room (or past its TTL)"},
-                        409: {"description": "illegal_target: itself, or no such seat"},
+                        409: {"description": "illegal_target: itself, or no such seat; "
+                                             "too_many_reports: this seat's or this room's bound "
+                                             "is reached"},
                         429: {"description": "rate_limited: too many reports from this address"}})
 async def report(room: str, body: HttpReport, request: Request, gw: Gateway):
     """A seat reports another (in the lobby, the game or the review): kept for operators."""
@@ -114,7 +116,7 @@ async def report(room: str, body: HttpReport, request: Request, gw: Gateway):
         raise await not_found(gw, address) from None
     except AgainRefused as e:
         raise HTTPException(401 if e.code == "not_authenticated" else 409,
-                            {"code": e.code}) from None
+                            {"code": e.code, "message": str(e)}) from None
     return {"ok": True, "duplicate": not filed}
 
 
