@@ -8,7 +8,7 @@
 - `host`: `RoomHost` holds up to `games_per_actor` rooms; `GameHost` is its Ray actor shell.
 - `placement`: picks or starts the host for a new room, keeping warm hosts ready.
 - `client`: `RoomClient`, the gateway's only entry point; `refusals`, what it raises;
-  `subscriptions`, the per-process pub/sub multiplexer.
+  `subscriptions`, the per-process pub/sub multiplexer; `reports`, players' reports.
 - `config`, `clock`: explicit configuration, and real or fake time.
 
 This module is the face the gateway sees: `gateway/` imports `from actors import ...` only the

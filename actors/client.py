@@ -9,6 +9,7 @@ content, and a retried join by its token hash.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 import itertools
@@ -30,6 +31,7 @@ from actors.names import BadName, clean_name
 from actors.redis_connect import connect
 from actors.refusals import (AgainRefused, ConfigMismatch, HostRetired, JoinRefused, NameTaken,
                               RoomFull, RoomNotFound, RoomStarted, ServerFull)
+from actors.reports import Filed, Refused as ReportRefused, Reports
 from actors.room_data import RoomData, error_frame
 from actors.store import REDIS_DOWN, Keys, RedisStore, StorageUnavailable, patiently
 from actors.subscriptions import Subscriptions
@@ -62,6 +64,15 @@ def time_ms() -> int:
 def token_hash(token: str) -> str:
     # surrogatepass: a token with a lone surrogate (JSON can carry one) is a wrong token, not a 500
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def address_mark(code: str, address: str) -> str:
+    """What room `code` keeps of a seat's address, to refuse it once voted out: a hash salted by
+    the room (no address in the clear, and no mark that follows a player from table to table);
+    "" for none."""
+    if not address:
+        return ""
+    return hashlib.sha256(f"{code}\0{address}".encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def normal_code(room: str) -> str:
@@ -170,26 +181,32 @@ class RoomClient:
 
     # -- rooms -----------------------------------------------------------------------------
 
-    async def create_room(self, name: str, table: Kind | None = None) -> dict:
+    async def create_room(self, name: str, table: Kind | None = None, address: str = "") -> dict:
         """Open a room seating `name` as its host: {"room", "seat": 0, "token"}; `table`: a
         public table of that kind, else a private one. Raises BadName, ServerFull, or
         StorageUnavailable (Redis unreachable for `config.request_patience` s)."""
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
-        _, code = await self._open_room(self._deadline(), name, token_hash(token), table)
+        _, code = await self._open_room(self._deadline(), name, token_hash(token), table,
+                                        address)
         return {"room": code, "seat": 0, "token": token}
 
-    async def quick_play(self, name: str, kind: Kind, press: str | None = None) -> dict:
+    async def quick_play(self, name: str, kind: Kind, press: str | None = None,
+                         address: str = "") -> dict:
         """Seat `name` at the fullest public table of `kind` not started yet, or at a new one:
         {"room", "seat", "token"}. The index (actors.tables) promises the seat atomically, so
         concurrent presses on any gateways never overfill a table, and open a new one only when
-        none has a seat left. `press`: the client's id of this press; a retry of it gets the
-        same seat (a press is seated once). Raises BadName, ServerFull, StorageUnavailable."""
+        none has a seat left. `press`: the client's id of this press; a retry of it from the
+        same `address` with the same name gets the same seat (a press is seated once), the same
+        id from elsewhere or with another name is another press (the id is no credential: the
+        first press's seat and token never go to another). Raises BadName, ServerFull,
+        StorageUnavailable."""
         name = clean_name(name)
         until = self._deadline()
         if press is None:
-            return await self._press(name, kind, until)
-        key = self.keys.press(press)
+            return await self._press(name, kind, until, address)
+        bound = "\0".join((press, address, name)).encode("utf-8", "surrogatepass")
+        key = self.keys.press(hashlib.sha256(bound).hexdigest())
         while not await patiently(lambda: self.redis.set(key, b"", nx=True, ex=PRESS_TTL),
                                   "quick play", until):
             done = await patiently(lambda: self.redis.get(key), "quick play", until)
@@ -199,7 +216,7 @@ class RoomClient:
                 raise StorageUnavailable("quick play: the same press is still being seated")
             await asyncio.sleep(MAKING_POLL)  # the same press, in progress elsewhere
         try:
-            seated = await self._press(name, kind, until)
+            seated = await self._press(name, kind, until, address)
         except BaseException:
             await self.redis.delete(key)
             raise
@@ -207,14 +224,14 @@ class RoomClient:
                         "quick play", until)
         return seated
 
-    async def _press(self, name: str, kind: Kind, until: float) -> dict:
+    async def _press(self, name: str, kind: Kind, until: float, address: str) -> dict:
         tables, size, tried = self.store.tables, kind.size(), list[str]()
         while True:
             verdict, code = await patiently(lambda: tables.claim(kind, size, tried),
                                             "quick play", until)
             if verdict == "create":
                 try:
-                    return await self.create_room(name, kind)
+                    return await self.create_room(name, kind, address)
                 finally:
                     await patiently(lambda: tables.made(kind), "quick play")
             if verdict == "wait":
@@ -224,7 +241,7 @@ class RoomClient:
                 continue
             tried.append(code)
             try:
-                return await self.join(code, name, promised=True)
+                return await self.join(code, name, promised=True, address=address)
             except (NameTaken, RoomFull):
                 await patiently(lambda: tables.seated(kind, code, -1), "quick play", until)
             except (RoomStarted, RoomNotFound):  # the index lagged its room: drop the entry
@@ -244,7 +261,7 @@ class RoomClient:
         return asyncio.get_running_loop().time() + self.config.request_patience
 
     async def _open_room(self, until: float, name: str, hashed: str,
-                         table: Kind | None = None) -> tuple[str, str]:
+                         table: Kind | None = None, address: str = "") -> tuple[str, str]:
         """Reserve a slot on a host, a free code there, and have the host open the room with its
         creator (`name`, token hash `hashed`) seated: (host, code). Each step is retried while
         Redis is unreachable, until `until`; every step can be retried (the host recognises a
@@ -256,7 +273,8 @@ class RoomClient:
 
         async def seat_creator() -> None:
             _raise_refusal(await self._call(host, "create_room", code, name, hashed,
-                                            None if table is None else (table.preset, table.language)))
+                                            None if table is None else (table.preset, table.language),
+                                            address_mark(code, address)))
         try:
             code = await patiently(lambda: self._claim_code(host), "reserving a room code", until,
                                    RETRIED)
@@ -353,11 +371,11 @@ class RoomClient:
         return {"room": await patiently(name_it, f"naming room {new}", until, RETRIED),
                 "seat": 0, "token": token}
 
-    async def join(self, room: str, name: str, promised: bool = False) -> dict:
+    async def join(self, room: str, name: str, promised: bool = False, address: str = "") -> dict:
         """Seat `name`: {"room", "seat", "token"}. Raises RoomNotFound, RoomFull, RoomStarted,
         NameTaken, BadName or StorageUnavailable. Retried while Redis is unreachable: the room
         recognises a retried join by its token hash. `promised`: the table index already counts
-        this seat (quick play)."""
+        this seat (quick play); `address`: the joiner's (a table that voted it out refuses it)."""
         code = normal_code(room)
         name = clean_name(name)
         token = secrets.token_urlsafe(32)
@@ -365,7 +383,8 @@ class RoomClient:
         async def seat() -> dict:
             try:
                 reply = await self._send(await self._host_of(code),
-                                         ("join", code, None, (name, token_hash(token), promised)))
+                                         ("join", code, None, (name, token_hash(token), promised,
+                                                               address_mark(code, address))))
             except HostRetired:
                 raise RoomStarted(f"room {code} has ended") from None
             _raise_refusal(reply)
@@ -392,10 +411,11 @@ class RoomClient:
         return {**facts, "next": following and following.decode()}
 
     async def report(self, room: str, token: str, seat: int, reason: str, text: str) -> bool:
-        """File the report of seat `seat` by the seat `token` proves, stored with the room for
-        `config.report_ttl` (who, whom, when, why, and the reported seat's chat lines, every
-        channel: only operators read them). False if this seat had reported that one already.
-        Raises AgainRefused (not_authenticated: no such seat; illegal_target: itself or no seat)."""
+        """File the report of seat `seat` by the seat `token` proves, kept for `config.report_ttl`
+        (who, whom, when, why, and where the reported seat's chat lines are: actors.reports;
+        only operators read them). False if this seat had reported that one already. Raises
+        AgainRefused (not_authenticated: no such seat; illegal_target: itself or no seat;
+        too_many_reports: past `config.reports_per_seat` or `reports_per_room`)."""
         code = normal_code(room)
         reporter = await self.authenticate(code, token)
         if reporter is None:
@@ -404,35 +424,21 @@ class RoomClient:
         players = {p["seat"]: p["name"] for p in facts["players"]}
         if seat == reporter or seat not in players:
             raise AgainRefused("illegal_target", "a report names another seat of the room")
-        keys, ttl = self.keys, self.config.report_ttl
-        if not await self.redis.sadd(keys.reported_pairs(code), f"{reporter}>{seat}"):
-            return False
-        lines = [line for line in map(orjson.loads, await self.redis.lrange(keys.chat(code), 0, -1))
-                 if line.get("seat") == seat]
-        now = time_ms()
-        entry = {"room": code, "reporter": {"seat": reporter, "name": players[reporter]},
-                 "reported": {"seat": seat, "name": players[seat]}, "reason": reason,
-                 "text": text, "at": now,
-                 "lines": [{k: line[k] for k in ("channel", "ts", "text")} for line in lines]}
-        async with self.redis.pipeline(transaction=True) as pipe:  # the room's slot
-            pipe.rpush(keys.reports(code), orjson.dumps(entry))
-            pipe.expire(keys.reports(code), ttl)
-            pipe.expire(keys.reported_pairs(code), ttl)
-            await pipe.execute()
-        async with self.redis.pipeline(transaction=True) as pipe:  # the global index's slot
-            pipe.zadd(keys.reported_rooms(), {code: now})
-            pipe.zremrangebyscore(keys.reported_rooms(), 0, now - ttl * 1000)
-            await pipe.execute()
-        return True
+        try:
+            return await self._reports.file(Filed(code, (reporter, players[reporter]),
+                                                  (seat, players[seat]), reason, text, time_ms()))
+        except ReportRefused as e:
+            raise AgainRefused(e.code, str(e)) from None
 
-    async def reports(self, limit: int = 100) -> list[dict]:
-        """The operators' view: the newest reports first, of the rooms reported most lately."""
-        codes = [c.decode() for c in await self.redis.zrevrange(self.keys.reported_rooms(), 0,
-                                                                 limit - 1)]
-        found: list[dict] = []
-        for code in codes:  # one slot each on a cluster: one read per room
-            found += map(orjson.loads, await self.redis.lrange(self.keys.reports(code), 0, -1))
-        return sorted(found, key=lambda r: -r["at"])[:limit]
+    async def reports(self, limit: int, cursor: str | None = None) -> dict:
+        """The operators' view, a page: actors.reports.Reports.page."""
+        return await self._reports.page(limit, cursor)
+
+    @functools.cached_property
+    def _reports(self) -> Reports:
+        config = self.config
+        return Reports(self.redis, self.keys, ttl=config.report_ttl,
+                       per_seat=config.reports_per_seat, per_room=config.reports_per_room)
 
     async def authenticate(self, room: str, token: str) -> int | None:
         """The seat `token` proves in `room`, or None. Redis only."""

@@ -91,6 +91,10 @@ class Config:
     # Seconds a seat of a public lobby sits there before it votes to remove, or is voted on.
     vote_settled: int = 20
     reports_per_address: int = 20  # reports of players one address may file per limit window
+    # finished games' reviews one address may read per limit window (each answers up to 8 MB)
+    reviews_per_address: int = 30
+    reports_per_seat: int = 5  # reports one seat may file in a room (of as many other seats)
+    reports_per_room: int = 30  # reports a room holds at most (each points at its chat)
     report_ttl: int = 30 * 86400  # seconds a report is kept for the operators
     # The operators' secret for /api/admin/* (Authorization: Bearer ...); None: no admin API.
     admin_secret: str | None = field(default=None, repr=False)
@@ -116,7 +120,8 @@ class Config:
                      "rooms_per_address",
                      "quick_plays_per_address",
                      "joins_per_address", "open_lobbies_per_address", "lobby_seats_per_address",
-                     "reports_per_address",
+                     "reports_per_address", "reports_per_seat", "reports_per_room",
+                     "reviews_per_address",
                      "lookup_failures_per_address",
                      "max_hosts"):
             if getattr(self, name) < 0:
@@ -194,6 +199,9 @@ class Config:
             ("WW_LOBBY_AWAY", "lobby_away", int),
             ("WW_VOTE_SETTLED", "vote_settled", int),
             ("WW_REPORTS_PER_ADDRESS", "reports_per_address", int),
+            ("WW_REVIEWS_PER_ADDRESS", "reviews_per_address", int),
+            ("WW_REPORTS_PER_SEAT", "reports_per_seat", int),
+            ("WW_REPORTS_PER_ROOM", "reports_per_room", int),
             ("WW_REPORT_TTL", "report_ttl", int),
             ("WW_ADMIN_SECRET", "admin_secret", str),
             ("WW_METRICS_TOKEN", "metrics_token", str),

@@ -153,9 +153,10 @@ class RoomHost:
                 log.warning("host %s: presence sweep failed (%r)", self.name, e)
 
     async def create_room(self, code: str, name: str, token_hash: str,
-                          table: tuple[str, str] | None = None) -> dict:
+                          table: tuple[str, str] | None = None, address: str = "") -> dict:
         """Open room `code` here and seat its creator: {"seat": 0} or {"error", "message"}.
-        `table`: (preset, language) of a public table; None: a private one."""
+        `table`: (preset, language) of a public table; None: a private one; `address`: the
+        creator's mark (`actors.client.address_mark`)."""
         try:
             clean_name(name)
             kind = None if table is None else Kind(*table)
@@ -167,14 +168,15 @@ class RoomHost:
             room = await Room.create(code, settings=settings, host=self.name, store=self._store,
                                      clock=self._clock, kind=kind, **self._room_options)
             self.rooms[code] = room
-        return await room.join(name, token_hash)
+        return await room.join(name, token_hash, address=address)
 
-    async def join(self, code: str, name: str, token_hash: str, promised: bool = False) -> dict:
+    async def join(self, code: str, name: str, token_hash: str, promised: bool = False,
+                   address: str = "") -> dict:
         room = await self._room(code)
         if room is None:
             known = await self._store.load(code) is not None
             return {"error": "room_started" if known else "room_not_found", "message": "not open"}
-        return await room.join(name, token_hash, promised)
+        return await room.join(name, token_hash, promised, address)
 
     async def request(self, kind: str, code: str, seat: int, arg):
         """One request of a gateway: ("command", code, seat, (frame, received ms or None, proof[,
@@ -182,7 +184,7 @@ class RoomHost:
         rider: an `actors.inbox.Rider`, `Room.command`'s);
         ("presence", code, seat, (gateway, connected)) -> None; ("watch", code, None,
         (gateway, count)) -> None (spectator sockets); ("welcome", code, seat, proof)
-        -> welcome, {"moved": True} or None; ("join", code, None, (name, token hash)) -> {"seat"} or a refusal;
+        -> welcome, {"moved": True} or None; ("join", code, None, (name, token hash, promised, address mark)) -> {"seat"} or a refusal;
         ("lobby", code, None, None) -> lobby facts or None; RoomUnavailable (returned) when the
         room could not be loaded."""
         try:
@@ -287,8 +289,8 @@ class GameHost:
         self._export = asyncio.create_task(export_gauges(metrics))
 
     async def create_room(self, code: str, name: str, token_hash: str,
-                          table: tuple[str, str] | None = None) -> dict:
-        return await self._host.create_room(code, name, token_hash, table)
+                          table: tuple[str, str] | None = None, address: str = "") -> dict:
+        return await self._host.create_room(code, name, token_hash, table, address)
 
     def incarnation(self) -> str:
         """Changes with every (re)start of this actor's process."""

@@ -45,9 +45,10 @@ def fill_size(settings: rules.Settings) -> int:
     return min(rules.max_players(settings), max(rules.min_players(settings), PUBLIC_FILL))
 
 
-def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
+def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool, address: str,
           timing: LobbyTiming):
-    """`promised`: the table index already counted this seat (a quick-play press claimed it)."""
+    """`promised`: the table index already counted this seat (a quick-play press claimed it);
+    `address`: the joiner's mark, refused with its token and name once voted out."""
     for seat, player in enumerate(data.players):
         if player.token_hash == token_hash:  # a retried join that already happened
             return {"seat": seat}, None
@@ -65,13 +66,13 @@ def _join(data: RoomData, now: int, name: str, token_hash: str, promised: bool,
     if len(data.players) >= most and bot_seat is None:
         raise Refused("room_full", f"the room has {most} players")
     skeleton = name_skeleton(name)  # a look-alike of a seated name is taken too
-    if token_hash in data.barred or skeleton in data.barred:  # quick play tries another table
+    if {token_hash, skeleton, address} & set(data.barred):  # quick play tries another table
         raise Refused("room_full", "this table voted you out: it has no seat for you")
     if any(name_skeleton(p.name) == skeleton for s, p in enumerate(data.players) if s != bot_seat):
         raise Refused("name_taken",
                       f"{name!r} is taken in this room (or looks like a name that is)")
     joiner = Player(name=name, token_hash=token_hash, absent_since=None if bot else now, bot=bot,
-                    seated_at=now)
+                    seated_at=now, address=address)
     if bot_seat is None:
         seat, players = len(data.players), data.players + (joiner,)
     else:

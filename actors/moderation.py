@@ -34,8 +34,9 @@ def _remove(data: RoomData, now: int, seat: int, reason: str, timing: LobbyTimin
     if not any(p.connected for p in players) and idle_since is None:
         idle_since = now
     removed = replace(data, players=tuple(players), idle_since=idle_since)
-    if reason == "vote":  # not seated at this table again, by its token or its name
-        barred = removed.barred + (gone.token_hash, name_skeleton(gone.name))
+    if reason == "vote":  # not seated at this table again, by its token, name or address
+        barred = removed.barred + (gone.token_hash, name_skeleton(gone.name)) + (
+            (gone.address,) if gone.address else ())
         removed = replace(removed, barred=barred[-BARRED_KEPT:], voted_out=data.voted_out + 1)
     event = {"kind": "removed", "to": None, "seat": seat, "name": gone.name, "reason": reason,
              "moved": moved, "roles_in_play": roles_in_play(len(players), data.settings),

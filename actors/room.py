@@ -364,10 +364,12 @@ class Room:
 
     # -- the API a host calls --------------------------------------------------------------
 
-    async def join(self, name: str, token_hash: str, promised: bool = False) -> dict:
+    async def join(self, name: str, token_hash: str, promised: bool = False,
+                   address: str = "") -> dict:
         """{"seat": n}, or {"error": code, "message": ...}. `promised`: a quick-play press
-        already counted this seat in the table index."""
-        return await self._submit(_join, (name, token_hash, promised, self._timing),
+        already counted this seat in the table index; `address`: the joiner's mark
+        (`actors.client.address_mark`, "" for none)."""
+        return await self._submit(_join, (name, token_hash, promised, address, self._timing),
                                   lambda code, message: {"error": code, "message": message})
 
     async def command(self, seat: int, frame: dict, received: int | None = None,

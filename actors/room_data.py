@@ -27,8 +27,9 @@ AWAY_AFTER = 2
 # How a bot's seat's token hash begins (no token hashes to it: a sha256 is hex): the seat of a bot
 # is seated as a bot again at its table's next game (`RoomClient.again` joins every seat's hash).
 BOT_TOKEN = "bot:"
-# A public lobby remembers this many token hashes and name skeletons of the seats its vote removed
-# (`RoomData.barred`), and past VOTED_OUT_UNLISTED seats so removed, it leaves the open list:
+# A public lobby remembers this many token hashes, name skeletons and address marks of the seats
+# its vote removed (`RoomData.barred`), and past VOTED_OUT_UNLISTED seats so removed, it leaves
+# the open list:
 # quick play sends no more strangers to a table that keeps voting them off.
 BARRED_KEPT = 32
 VOTED_OUT_UNLISTED = 3
@@ -54,6 +55,7 @@ class Player:
     # player's seat in a running game while it is away or left; the player takes it back.
     bot: bool = False
     seated_at: int | None = None  # when it sat down (ms; None: before this was kept, long ago)
+    address: str = ""  # its address's mark (`actors.client.address_mark`; "": none known)
 
     @property
     def away(self) -> bool:
@@ -62,7 +64,7 @@ class Player:
     def to_json(self) -> dict:
         """Only what differs from the defaults: the snapshot is written after every command."""
         out = {"name": self.name, "token_hash": self.token_hash, "gateways": self.gateways}
-        for name in ("absent_since", "missed", "removers", "bot", "seated_at"):
+        for name in ("absent_since", "missed", "removers", "bot", "seated_at", "address"):
             if value := getattr(self, name):
                 out[name] = value
         return out
@@ -72,7 +74,7 @@ class Player:
         return cls(d["name"], d["token_hash"], tuple(d["gateways"]), d.get("absent_since"),
                    d.get("missed", 0), tuple(d.get("removers", ())),
                    d.get("bot", False),  # a snapshot stored before bots: every seat a human
-                   d.get("seated_at"))
+                   d.get("seated_at"), d.get("address", ""))
 
     @property
     def connected(self) -> bool:
@@ -104,8 +106,8 @@ class RoomData:
     # chat lines are read from the chat itself), and the last game day that heard from it.
     played_at: int | None = None
     played_day: int | None = None
-    # A public lobby's seats removed by vote: their token hashes and name skeletons (the last
-    # BARRED_KEPT), never seated there again, and how many were so removed.
+    # A public lobby's seats removed by vote: their token hashes, name skeletons and address marks
+    # (the last BARRED_KEPT), never seated there again, and how many were so removed.
     barred: tuple[str, ...] = ()
     voted_out: int = 0
 

@@ -187,19 +187,17 @@ class Keys:
     def again(self, code: str) -> str:  # string, TTL: the click opening a table's next game
         return f"{self.room(code)}:again"
 
-    def reports(self, code: str) -> str:  # list: reports of the room's players (JSON), newest last
+    def reports(self, code: str) -> str:  # hash: "reporter>reported" seats -> the report (JSON)
         return f"{self.room(code)}:reports"
 
-    def reported_pairs(self, code: str) -> str:  # set: "reporter>reported" seats already reported
-        return f"{self.room(code)}:reported"
-
-    def reported_rooms(self) -> str:  # sorted set: room code -> time of its latest report (ms)
+    def reported(self) -> str:  # sorted set: "CODE reporter>reported" -> when it was filed (ms)
         return f"{self.prefix}:reported"
 
     def held(self, what: str, group: str) -> str:  # sorted set: what an address holds now
         return f"{self.prefix}:held:{what}:{{{group}}}"
 
-    def press(self, press: str) -> str:  # a quick-play press's outcome, for its retries (TTL)
+    def press(self, press: str) -> str:  # a press's outcome, for its retries (TTL); by the hash
+        # of its id, address and name (RoomClient.quick_play)
         return f"{self.prefix}:press:{{{press}}}"
 
     def stack(self) -> str:  # the Ray session that owns this prefix (a lease, see actors.ownership)
@@ -230,7 +228,7 @@ redis.call('HSET', KEYS[1], 'host', ARGV[1])
 return epoch
 """
 
-# KEYS: room, state, log, tokens, chat (one slot: the room's)
+# KEYS: room, state, log, tokens, chat, reports (one slot: the room's)
 # ARGV: epoch, snapshot ('': unchanged), status, first_seq, channel, ttl, chat_from, nchat, ntokens, nuntokens,
 #       riders, (hash, seat)*, removed seats' hashes*, chat lines*, events*
 # chat_from: the chat lines already stored ('': none, the chat list starts again, e.g. a new game).
@@ -240,7 +238,8 @@ return epoch
 # The events go out as one message (a JSON array, `events_message`) whatever their number, the
 # riders (replies, `actors.inbox.riders_item`, or '') as its last element. The
 # status is written, and the code made the room's, only when the status changes. A final status
-# releases the room from its host after the script (`RedisStore.release`).
+# releases the room from its host after the script (`RedisStore.release`); the chat of a reported
+# room is kept as long as its reports, which point into it (`actors.reports`).
 _PERSIST = """
 local room = redis.call('HMGET', KEYS[1], 'epoch', 'status')
 if room[1] ~= ARGV[1] then return -1 end
@@ -279,6 +278,8 @@ local changed = room[2] ~= ARGV[3]
 if changed then redis.call('HSET', KEYS[1], 'status', ARGV[3]) end
 if ARGV[3] == 'finished' or ARGV[3] == 'broken' then
   for k = 1, 5 do redis.call('EXPIRE', KEYS[k], ARGV[6]) end
+  local reported = redis.call('TTL', KEYS[6])
+  if reported > tonumber(ARGV[6]) then redis.call('EXPIRE', KEYS[5], reported) end
 elseif changed then
   redis.call('PERSIST', KEYS[1])  -- the code reserved by _CLAIM_CODE is the room's now
 end
@@ -439,7 +440,8 @@ class RedisStore:
         args += untokens
         args += chat
         args += events
-        keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.chat(code)]
+        keys = [k.room(code), k.state(code), k.log(code), k.tokens(code), k.chat(code),
+                 k.reports(code)]
         if self.wait_replicas:
             # The script publishes nothing (empty channel): the events go out once the replicas
             # have them, in order (a room persists one group at a time).

@@ -104,11 +104,10 @@ class Table:
             self.finish()
 
     def holds(self) -> bool:
-        """With hidden cards a role's night step lasts its full time, answered or not, its
-        holder alive or not: an early end would tell the table he lives (O1, like D9)."""
-        step = STEPS[self.s.phase]
-        return step.holder_role is not None and step.night_order is not None \
-            and concealed(self.s)
+        """With hidden cards every night step lasts its full time, answered or not: a role's
+        ending early would tell the table its holder lives (O1, like D9), the pack's how many
+        wolves still point (D16)."""
+        return STEPS[self.s.phase].night_order is not None and concealed(self.s)
 
     def finish(self) -> None:
         """End the current phase now (all acted, or its deadline passed)."""

@@ -13,10 +13,13 @@ router = APIRouter(include_in_schema=False)
 
 @router.get("/api/admin/reports")
 async def admin_reports(request: Request, gw: Gateway,
-                        limit: Annotated[int, Query(ge=1, le=1000)] = 100):
-    """Operators only: the newest reports with the reported lines."""
+                        limit: Annotated[int, Query(ge=1, le=100)] = 20,
+                        cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,15}-[0-9]{1,6}$")]
+                        = None):
+    """Operators only: a page of the newest reports with the reported lines; `next` is the
+    cursor of the page after it."""
     secret = gw.config.admin_secret
     if not secret:
         raise HTTPException(404, {"code": "room_not_found"})
     require_bearer(request, secret)
-    return {"reports": await gw.rooms.reports(limit)}
+    return await gw.rooms.reports(limit, cursor)

@@ -11,9 +11,14 @@ from gateway.frames import HttpCreate, HttpName, HttpReport, HttpSeat, HttpToken
 from gateway.routes.admission import (address_of, admit_room, held, not_found, not_guessing,
                                       not_holding_too_much, refusal, server_full,
                                       spend)
-from gateway.state import Gateway
+from gateway.state import Gateway, GatewayState
 
-REVIEW_EVENTS = 20_000  # events a review answers at most (a long chatty game stores ~5,000)
+# Bytes of events a review answers at most: it is read whole and sent at once, so its bound is
+# its size, not its count of events. A game's events average ~95 bytes (tests/rules/golden); a
+# long chatty game of ~5,000 events, each a full 500-letter line of Arabic (2 bytes a letter),
+# would store ~5.8 MB.
+REVIEW_BYTES = 8 << 20
+REVIEW_PAGE = 1000  # events read from the log at a time
 
 # The HTTP status of each `again` refusal.
 AGAIN_STATUS = {"not_authenticated": 401, "not_host": 403, "not_your_turn": 409}
@@ -31,7 +36,7 @@ async def create_room(body: HttpCreate, request: Request, gw: Gateway):
     await admit_room(gw, address)
     try:
         seated = await gw.rooms.create_room(
-            body.name, Kind(body.preset, body.language) if body.public else None)
+            body.name, Kind(body.preset, body.language) if body.public else None, address)
         await held(gw, address, seated, lobby=True)
         return seated
     except ServerFull:
@@ -51,7 +56,7 @@ async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
                       f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
     await not_holding_too_much(gw, address)
     try:
-        seated = await gw.rooms.join(room, body.name)
+        seated = await gw.rooms.join(room, body.name, address=address)
         if limit:
             await gw.limits.spend("joins", address)
         await held(gw, address, seated)
@@ -97,7 +102,9 @@ async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
 @router.post("/api/rooms/{room}/reports", status_code=201,
              responses={401: {"description": "not_authenticated: the token is no seat's"},
                         404: {"description": "no such room (or past its TTL)"},
-                        409: {"description": "illegal_target: itself, or no such seat"},
+                        409: {"description": "illegal_target: itself, or no such seat; "
+                                             "too_many_reports: this seat's or this room's bound "
+                                             "is reached"},
                         429: {"description": "rate_limited: too many reports from this address"}})
 async def report(room: str, body: HttpReport, request: Request, gw: Gateway):
     """A seat reports another (in the lobby, the game or the review): kept for operators."""
@@ -109,7 +116,7 @@ async def report(room: str, body: HttpReport, request: Request, gw: Gateway):
         raise await not_found(gw, address) from None
     except AgainRefused as e:
         raise HTTPException(401 if e.code == "not_authenticated" else 409,
-                            {"code": e.code}) from None
+                            {"code": e.code, "message": str(e)}) from None
     return {"ok": True, "duplicate": not filed}
 
 
@@ -125,27 +132,43 @@ async def room_facts(room: str, request: Request, gw: Gateway):
 
 @router.get("/api/rooms/{room}/review",
             responses={404: {"description": "no such room (or past its TTL)"},
-                       409: {"description": "not_your_turn: the game is not over"}})
+                       409: {"description": "not_your_turn: the game is not over"},
+                       429: {"description": "rate_limited: too many reviews from this address"}})
 async def review(room: str, request: Request, gw: Gateway):
     """A finished game's whole stored log, every audience's events (after the end nothing is
     secret any more): what the review page replays. Kept as long as the room (finished_ttl).
     An unknown code counts against the lookups of the address (it was an existence oracle);
-    the log is read up to REVIEW_EVENTS (`truncated` says if more were stored)."""
+    each read counts against the address's reviews (it answers up to REVIEW_BYTES); the log is
+    read up to REVIEW_BYTES of events (`truncated` says if more were stored)."""
     address = await not_guessing(request, gw)
+    await spend(gw, "reviews", address, gw.config.reviews_per_address, "reviews")
     try:
         facts = await gw.rooms.lobby(room)
     except RoomNotFound:
         raise await not_found(gw, address) from None
     if facts["status"] != "finished":
         raise HTTPException(409, {"code": "not_your_turn"})
-    events = await gw.rooms.events_after(facts["room"], 0, REVIEW_EVENTS + 1)
-    truncated = len(events) > REVIEW_EVENTS
-    events = events[:REVIEW_EVENTS]
-    # The stored frames are JSON text already: joined, not parsed and written again. Each
-    # keeps its audience (`to`: null = everybody), which the review shows as what was secret.
+    items, truncated = await review_items(gw, facts["room"])
     head = orjson.dumps({**{k: facts[k] for k in ("room", "players", "settings", "next")},
                          "truncated": truncated})
-    items = b",".join(b'{"to":%s,"event":%s}' % (orjson.dumps(e["to"]), e["frame"].encode())
-                      for e in events)
-    body = head[:-1] + b',"events":[' + items + b"]}"
+    body = head[:-1] + b',"events":[' + b",".join(items) + b"]}"
     return Response(body, media_type="application/json")
+
+
+async def review_items(gw: GatewayState, room: str) -> tuple[list[bytes], bool]:
+    """The log's events as the review's items, read a page at a time up to REVIEW_BYTES (and
+    whether more were stored). The stored frames are JSON text already:
+    joined, not parsed and written again. Each keeps its audience (`to`: null = everybody),
+    which the review shows as what was secret."""
+    items: list[bytes] = []
+    size = 0
+    while True:
+        page = await gw.rooms.events_after(room, len(items), len(items) + REVIEW_PAGE)
+        for event in page:
+            item = b'{"to":%s,"event":%s}' % (orjson.dumps(event["to"]), event["frame"].encode())
+            if size + len(item) + 1 > REVIEW_BYTES:
+                return items, True
+            items.append(item)
+            size += len(item) + 1
+        if len(page) < REVIEW_PAGE:
+            return items, False

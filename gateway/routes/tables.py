@@ -30,7 +30,7 @@ async def quick_play(body: HttpQuickPlay, request: Request, gw: Gateway):
                       f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
     try:
         seated = await gw.rooms.quick_play(body.name, Kind(body.preset, body.language),
-                                           body.press)
+                                           body.press, address)
         # Seat 0: the press opened the table (a join takes the next seat), so it is a room of
         # this address, as if created by link.
         opened = seated["seat"] == 0

@@ -12,7 +12,7 @@ from contextlib import ExitStack
 from gateway.serve.config import ServeConfig, state_dir
 from gateway.serve.locks import lock_file
 from gateway.serve.processes import answers, kill_descendants, refuse_taken_port
-from gateway.serve.ray_head import local_ray, refuse_owned_prefix, release_prefix
+from gateway.serve.ray_head import attach_ray, local_ray, refuse_owned_prefix, release_prefix
 from gateway.serve.redis_server import DEFAULT_REDIS, private_redis, warn_if_volatile
 from gateway.serve.stopping import STOP, Stopping, log
 from gateway.serve.workers import announce, run_gateway, uvicorn_config
@@ -53,6 +53,8 @@ def serve(config: ServeConfig) -> int:
                 session: list[str] = []
                 stack.callback(release_prefix, actors_config, session)  # once our Ray head is gone
                 os.environ["RAY_ADDRESS"] = stack.enter_context(local_ray(session))
+            else:
+                attach_ray(os.environ["RAY_ADDRESS"])
             if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
                 # Before any worker imports prometheus_client: the workers share this directory.
                 os.environ["PROMETHEUS_MULTIPROC_DIR"] = stack.enter_context(

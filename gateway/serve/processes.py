@@ -23,6 +23,26 @@ def answers(host: str, port: int) -> bool:
         return False
 
 
+def listens(host: str, port: int) -> bool:
+    """Something accepts TCP connections there."""
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def outward_ip() -> str | None:
+    """This machine's address towards others, as Ray finds it (a UDP socket's own address once
+    connected: no packet is sent), or None without a route."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("8.8.8.8", 80))
+        except OSError:
+            return None
+        return s.getsockname()[0]
+
+
 def free_port(start: int | None = None) -> int:
     for port in range(start, start + 200) if start else [0]:
         with socket.socket() as s:
@@ -45,13 +65,13 @@ def refuse_taken_port(host: str, port: int) -> None:
                          "pass --port.")
 
 
-def wait(ready, proc: subprocess.Popen, what: str, log: str | None = None) -> None:
-    """Until `ready()`; exits if `proc` exits first (with the end of its `log`, if it has one)
-    or takes STARTUP_TIMEOUT."""
+def wait(ready, proc: subprocess.Popen | None, what: str, log: str | None = None) -> None:
+    """Until `ready()`; exits if `proc` (one we started, if any) exits first (with the end of
+    its `log`, if it has one) or takes STARTUP_TIMEOUT."""
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while not ready():
         STOP.check()
-        if proc.poll() is not None:
+        if proc is not None and proc.poll() is not None:
             said = ""
             if log is not None:
                 with open(log, "rb") as file:

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gateway.serve.locks import ports_lock
-from gateway.serve.processes import free_port, kill_all, kill_family, wait
+from gateway.serve.processes import free_port, kill_all, kill_family, listens, outward_ip, wait
+from gateway.serve.stopping import log
 
 RAY_FIRST_PORT = 6380  # Ray's default 6379 is Redis's port
 
@@ -52,6 +53,28 @@ def release_prefix(config, session: list[str]) -> None:
         asyncio.run(run())
     except Exception as e:  # Redis gone: the lease lapses by itself
         print(f"could not release prefix {config.prefix!r}: {e!r}", file=sys.stderr)
+
+
+LOOPBACK = ("127.0.0.1", "localhost")
+
+
+def attach_ray(address: str) -> None:
+    """A Ray cluster given (RAY_ADDRESS): before the gateway's `ray.init`, which retried ~50 s
+    deaf to SIGTERM and failed when no GCS answered. Waits for the GCS, a SIGTERM still heard.
+    A loopback address names a head on this machine, which Ray rewrites to this machine's
+    outward address (for other machines' sake): a head bound to loopback alone (ours above, the
+    dev stack's, any `ray start --node-ip-address=127.0.0.1`) does not answer there, so Ray is
+    told to keep the address as given. Called before anything imports ray (it reads that once);
+    the gateway's workers inherit it."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not port.isdigit():
+        return  # "auto", a ray:// client: Ray's own to resolve
+    if not listens(host, int(port)):
+        log(f"waiting for the Ray cluster at {address}")
+        wait(lambda: listens(host, int(port)), None, f"the Ray cluster at {address}")
+    outward = outward_ip()
+    if host in LOOPBACK and (outward is None or not listens(outward, int(port))):
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 
 @contextmanager

@@ -1,10 +1,21 @@
-"""Werewolves: know each other, point at a victim each night; unanimity settles it at once."""
+"""Werewolves: know each other, point at a victim each night; unanimity settles it at once where
+the table can count the pack (D16), else at the step's deadline."""
 
 from collections import Counter
 
 from rules.events import EventKind
 from rules.role import (CARDS, Dawn, Fact, Role, Setting, Step, Win, allegiance, counted, is_wolf,
                         living, living_wolves, option, side, wolves)
+
+
+def pack_grows_unseen(state) -> bool:
+    """A card in the public deal may make a seat a wolf the table does not see: one that turns
+    a seat (the Infect Father's victim), or one dealing cards aside (the Thief's: a wolf card
+    may lie aside or be taken), so even with every card shown at death nobody counts the pack."""
+    rules = state.settings["rules"]
+    return any(CARDS[role].turns_wolf or (CARDS[role].extra_cards
+                                          and CARDS[role].extra_cards(rules))
+               for role in state.memo.get("in_play", ()))
 
 
 class WolvesStep(Step):
@@ -38,8 +49,11 @@ class WolvesStep(Step):
         t.emit("pointed", living_wolves(t.s), seat=seat, target=target)
 
     def done(self, t) -> bool:
+        # Agreeing ends the step only where the table can count the pack: otherwise its length
+        # would tell how many wolves point (D16; with hidden cards `Table.holds` waits anyway).
         pointing = t.s.memo["wolves"]["pointing"]
-        return len(pointing) == len(living_wolves(t.s)) and len(set(pointing.values())) == 1
+        return not pack_grows_unseen(t.s) and len(pointing) == len(living_wolves(t.s)) \
+            and len(set(pointing.values())) == 1
 
     def close(self, t) -> None:
         tally = Counter(t.s.memo["wolves"]["pointing"].values())

@@ -14,6 +14,7 @@ from actors.host import RoomHost
 from actors.room import RATE_LIMITS
 from actors.pubsub import shard_pubsub
 from actors.refusals import RoomNotFound
+from actors.reports import REPORT_LINES
 from actors.store import RedisStore
 from actors.subscriptions import Subscriptions
 
@@ -187,3 +188,25 @@ async def test_seats_announced_again_after_a_lapse_survive_the_sweep_that_read_t
         await asyncio.wait_for(sweep, 5)
         assert connected()
         assert not await rc.renew_lease()  # a lease kept is not announced again
+
+
+async def test_reports_store_no_copy_of_the_chat_however_much_was_said(wired, redis):
+    """306 reports copying the reported seats' chat took 17x the chat (issue 34): a report
+    stores where the lines are, so what the reports take does not grow with what was said."""
+    rc, _, _ = wired
+
+    async def stored_by_reports(code: str, said: int) -> int:
+        seats = [await rc.join(code, f"P{i}") for i in (1, 2, 3)]
+        for i in range(said):
+            line = {"channel": "day", "seat": 3, "name": "P3", "text": f"{i} " + "abuse " * 40,
+                    "ts": i, "to": None}
+            await redis.rpush(rc.keys.chat(code), orjson.dumps(line))
+        for seat in seats[:2]:
+            assert await rc.report(code, seat["token"], 3, "abuse", "insults")
+        report_keys = [key async for key in redis.scan_iter(match=f"*{{{code}}}*report*")]
+        return sum([await redis.memory_usage(key) for key in report_keys])
+
+    quiet, chatty = await stored_by_reports("AAAAAA", 0), await stored_by_reports("BBBBBB", 400)
+    assert chatty < quiet + 64, (quiet, chatty)  # 400 lines of 250 bytes: 100 KB if copied
+    page = await rc.reports(10)
+    assert [len(r["lines"]) for r in page["reports"] if r["room"] == "BBBBBB"] == [REPORT_LINES] * 2

@@ -150,6 +150,18 @@ async def test_a_seat_voted_out_is_not_seated_at_that_table_again(store, clock):
     assert await room.join("Someone", "fresh") == {"seat": 4}
 
 
+async def test_a_seat_voted_out_is_not_seated_there_again_from_its_address(store, clock):
+    """A new press has a new token, and a new name passes the name's bar: its address does not."""
+    room = await public_room(store, clock)
+    await seat(room, 4)
+    assert await room.join("Pest", "hashP", address="markP") == {"seat": 4}
+    clock.advance(TIMING.settled)
+    await vote_out(room, 4, range(3))
+    assert "markP" in orjson.loads(store.snapshots[CODE])["barred"]  # kept with the room
+    assert (await room.join("Renamed", "fresh1", address="markP"))["error"] == "room_full"
+    assert await room.join("Renamed", "fresh2", address="markQ") == {"seat": 4}
+
+
 async def test_a_table_that_votes_out_three_newcomers_leaves_the_open_list(store, clock):
     room = await public_room(store, clock)
     await seat(room, 4)

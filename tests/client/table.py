@@ -6,6 +6,7 @@ only makes games end quickly: the village votes for the werewolf it is told abou
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import shutil
@@ -29,6 +30,7 @@ DOCS = ROOT / "docs" if os.environ.get("WW_SCREENSHOTS") == "1" else Path(
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LAPTOP = {"width": 1280, "height": 800}
+_addresses = (f"198.18.{i // 250}.{i % 250 + 1}" for i in itertools.count())
 PHONE = {"width": 360, "height": 740}
 WAIT_MS = 120_000  # one phase on a two-core machine running the other tests beside the pages
 GAME_MS = 600_000  # a whole game on a loaded machine (a seat dead on the first night waits it out)
@@ -101,7 +103,11 @@ async def chromium():
 
 async def new_player(
         browser: Browser, name: str, *, locale: str = "en-US", viewport=LAPTOP) -> Player:
-    context = await browser.new_context(locale=locale, viewport=viewport)
+    # Each player from an address of its own, as people are (a table bars a voted-out player's
+    # address): told apart by X-Forwarded-For, which the gateway believes from 127.0.0.1 (only a
+    # header value: no traffic leaves loopback).
+    context = await browser.new_context(locale=locale, viewport=viewport,
+                                        extra_http_headers={"X-Forwarded-For": next(_addresses)})
     page = await context.new_page()
     page.set_default_timeout(WAIT_MS)
     player = Player(name=name, context=context, page=page)

@@ -269,16 +269,25 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         await dee.page.wait_for_selector("#conn[data-state='online']")
         assert await dee.page.is_hidden("#lobby-players li[data-seat='1'] button.remove")
 
-        # Fay joins from the list with the quick play's name, then leaves.
-        await fay.page.goto(gateway.url + "/")
-        await fay.page.fill("#form-quick input[name=name]", fay.name)
-        await fay.page.click(f"{row(room, 'open')} button.join")
-        await fay.page.wait_for_selector(
-            f"{LOBBY} #lobby-players li[data-seat='3']:has-text('(you)')")
-        await ann.page.wait_for_selector("#lobby-players li[data-seat='3']:has-text('Fay')")
-        await fay.page.click("#leave")
-        await fay.page.wait_for_selector(HOME)
-        await toasted(fay, EN["mod.you_left"])
+        # Fay joins from the list with the quick play's name, Ann mutes her, she leaves and sits
+        # down again: still muted (a mute follows the player's name, not the seat), then leaves.
+        fay_muted = "#lobby-players li[data-seat='3'] button.mute[aria-pressed='true']"
+        for again in (False, True):
+            await fay.page.goto(gateway.url + "/")
+            await fay.page.fill("#form-quick input[name=name]", fay.name)
+            await fay.page.click(f"{row(room, 'open')} button.join")
+            await fay.page.wait_for_selector(
+                f"{LOBBY} #lobby-players li[data-seat='3']:has-text('(you)')")
+            await ann.page.wait_for_selector("#lobby-players li[data-seat='3']:has-text('Fay')")
+            if again:
+                await ann.page.wait_for_selector(fay_muted)
+            else:
+                await ann.page.click("#lobby-players li[data-seat='3'] button.mute")
+                await ann.page.wait_for_selector(fay_muted)
+            await fay.page.click("#leave")
+            await fay.page.wait_for_selector(HOME)
+            await toasted(fay, EN["mod.you_left"])
+            await ann.page.wait_for_selector("#lobby-players li[data-seat='3']", state="detached")
         await ann.page.wait_for_selector(
             f"#lobby-news li:text-is('{EN['event.removed.left'].format(name=isolated('Fay'))}')")
         assert await quick_play(eve, gateway.url, "seed_004") == room  # four again
@@ -304,7 +313,8 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         await ann.page.click("#players li[data-seat='2'] button.mute")
         await ann.page.wait_for_selector(
             "#players li[data-seat='2'] button.mute[aria-pressed='true']")
-        assert await ann.page.evaluate(f"() => localStorage.getItem('ww:mute:{room}')") == "[2]"
+        assert await ann.page.evaluate(f"() => localStorage.getItem('ww:mutes:{room}')") == \
+            '["cyd","fay"]'
         line = "Cyd says something rude"
         for p in players:
             await shown(p.page, "body[data-phase='day.discussion'] #chat-form:not([hidden])",

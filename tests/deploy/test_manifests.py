@@ -8,6 +8,7 @@ import copy
 import os
 import random
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -170,15 +171,21 @@ def test_haproxy_names_the_client_and_drops_what_the_client_wrote():
         assert any(d.startswith("http-request set-header X-Forwarded-Proto")
                    for d in sections[name])
         # the metrics tell rooms and traffic: Prometheus scrapes the replicas, not the balancer
-        assert "http-request deny deny_status 404 if { path_beg /metrics }" in sections[name]
+        # (every spelling of the path: test_haproxy.py)
+        assert any(d.startswith("http-request deny deny_status 404 if { path,url_dec,lower")
+                   and "metrics" in d for d in sections[name])
+
+
+def gateway_container() -> dict:
+    (deployment,) = [doc for _, doc in documents() if doc["kind"] == "Deployment"
+                     and doc["metadata"]["name"] == "werewolf-gateway"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return container
 
 
 def forwarded_allow_ips() -> dict[str, str]:
     """The FORWARDED_ALLOW_IPS each shipped gateway setup gives uvicorn."""
-    (deployment,) = [doc for _, doc in documents() if doc["kind"] == "Deployment"
-                     and doc["metadata"]["name"] == "werewolf-gateway"]
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    env = {e["name"]: e.get("value") for e in container["env"]}
+    env = {e["name"]: e.get("value") for e in gateway_container()["env"]}
     unit = (ROOT / "deploy/systemd/werewolf-gateway.service").read_text()
     assert "EnvironmentFile=/etc/werewolf/env" in unit.splitlines()
     example = dict(line.split("=", 1) for line in
@@ -186,6 +193,38 @@ def forwarded_allow_ips() -> dict[str, str]:
                    if line and not line.startswith("#"))
     return {"kubernetes": env.get("FORWARDED_ALLOW_IPS"),
             "systemd": example.get("FORWARDED_ALLOW_IPS")}
+
+
+def test_kubernetes_gateways_start_only_with_a_metrics_token_from_a_secret():
+    container = gateway_container()
+    (token,) = [e for e in container["env"] if e["name"] == "WW_METRICS_TOKEN"]
+    assert "value" not in token and token["valueFrom"]["secretKeyRef"]["key"]
+    script = container["args"][0].replace("ray start", "exit 0 #")  # the checks alone
+    for value, code in (("", 1), ("a-token", 0)):
+        ran = subprocess.run(["sh", "-c", script], capture_output=True, timeout=10, env={
+            "PATH": os.environ["PATH"], "REDIS_URL": "redis://r", "WW_METRICS_TOKEN": value})
+        assert ran.returncode == code, (value, ran.stderr)
+
+
+def test_the_systemd_gateway_refuses_an_unset_or_placeholder_metrics_token():
+    example = dict(line.split("=", 1) for line in
+                   (ROOT / "deploy/systemd/env.example").read_text().splitlines()
+                   if line and not line.startswith("#"))
+    unit = (ROOT / "deploy/systemd/werewolf-gateway.service").read_text()
+    (check,) = [line.split("=", 1)[1] for line in unit.splitlines()
+                if line.startswith("ExecStartPre=")]
+    # systemd turns `$$` into `$` and hands the rest to the program named
+    argv = shlex.split(check.replace("$$", "$"))
+    for value, code in (("", 1), (example["WW_METRICS_TOKEN"], 1), ("a-token", 0)):
+        ran = subprocess.run(argv, capture_output=True, timeout=10,
+                             env={"PATH": os.environ["PATH"], "WW_METRICS_TOKEN": value})
+        assert ran.returncode == code, (value, ran.stderr)
+
+
+def test_prometheus_scrapes_the_gateways_with_their_token():
+    config = yaml.safe_load((ROOT / "deploy/prometheus/prometheus.yml").read_text())
+    (job,) = [j for j in config["scrape_configs"] if j["job_name"] == "werewolf-gateway"]
+    assert job["authorization"]["credentials_file"]
 
 
 @pytest.mark.parametrize("setup", ["kubernetes", "systemd"])

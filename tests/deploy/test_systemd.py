@@ -42,6 +42,7 @@ def build_systemd_image(base: str) -> str:
 def env_file() -> str:
     lines = (ROOT / "deploy/systemd/env.example").read_text().splitlines()
     settings = {"RAY_HEAD": "head", "REDIS_URL": "redis://redis:6379/0", "WW_WARM_ACTORS": "1",
+                "WW_METRICS_TOKEN": "systemd-test-scrape",
                 **{f"WW_DURATION_{k.upper()}": str(v) for k, v in TEST_DURATIONS.items()}}
     out = [line for line in lines if line.split("=", 1)[0] not in settings]
     return "\n".join(out + [f"{k}={v}" for k, v in settings.items()]) + "\n"

@@ -1,5 +1,6 @@
 """`werewolf serve` on its own: it starts a local Ray head, serves, and Ctrl-C stops everything it
-started; a stack never serves a prefix another live cluster owns (actors/ownership.py)."""
+started; given a Ray cluster (RAY_ADDRESS) it attaches, and stops promptly while it waits for one;
+a stack never serves a prefix another live cluster owns (actors/ownership.py)."""
 import os
 import secrets
 import signal
@@ -84,3 +85,49 @@ def test_a_gateway_refuses_a_prefix_another_live_cluster_owns(ray_address, redis
             assert r.zcard(f"{prefix}:hosts") == 0
         finally:
             r.delete(f"{prefix}:stack")
+
+
+def attached(ray_address: str, port: int) -> subprocess.Popen:
+    """`werewolf serve` given RAY_ADDRESS as an operator sets it: without the dev stack's
+    RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, so Ray would rewrite a loopback address."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port),
+         "--prefix", "t" + secrets.token_hex(5), "--warm-actors", "0", "--log-level", "warning"],
+        cwd=ROOT, env={**env, "RAY_ADDRESS": ray_address}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def test_a_gateway_given_a_loopback_ray_address_serves_and_stops_on_sigterm(ray_address):
+    """Issue 34: Ray rewrote 127.0.0.1 to this machine's outward address, where the loopback
+    head does not answer: the gateway never started, and heard SIGTERM only after ~50 s."""
+    port = free_port()
+    serve = attached(ray_address, port)
+    try:
+        lines = []
+        for line in serve.stdout:  # blocks until the server says where to go (or exits)
+            lines.append(line)
+            if line.startswith("Open "):
+                break
+        assert lines and lines[-1].strip() == f"Open http://127.0.0.1:{port}/", lines
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
+            assert http.get("/readyz").json() == {"ok": True, "redis": True, "ray": True}
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=30) == 0
+    finally:
+        if serve.poll() is None:
+            kill_family(serve)
+
+
+def test_a_gateway_waiting_for_its_ray_cluster_stops_on_sigterm():
+    serve = attached(f"127.0.0.1:{free_port()}", free_port())  # no Ray there
+    try:
+        for line in serve.stdout:
+            if "waiting for the Ray cluster" in line:
+                break
+        serve.send_signal(signal.SIGTERM)
+        said = serve.communicate(timeout=30)[0]
+        assert serve.returncode == 0 and "stopped by SIGTERM while starting" in said, said
+    finally:
+        if serve.poll() is None:
+            kill_family(serve)

@@ -1,7 +1,8 @@
 """Moderation on the real stack (gateway process, Ray host, Redis): a removed seat's socket
 closes with 4003 and its token opens nothing any more, the seat that moved into its place
-reconnects with 4004 and is welcomed at its new seat; a public table's vote removes a seat; a
-report is read by an operator with the admin secret and by nobody else."""
+reconnects with 4004 and is welcomed at its new seat; a public table's vote removes a seat, which
+is not seated there again from its address; a
+report is read by an operator with the admin secret, a page at a time, and by nobody else."""
 import asyncio
 
 import httpx
@@ -20,7 +21,8 @@ SECRET = "operators-only-secret"
 def gateway(stack):
     return stack.start_gateway(games_per_actor=10, env={
         "WW_ADMIN_SECRET": SECRET, "WW_QUICK_PLAYS_PER_ADDRESS": "0",
-        "WW_PUBLIC_COUNTDOWN": "600", "WW_VOTE_SETTLED": "0"})  # settled: tests/actors
+        "WW_PUBLIC_COUNTDOWN": "600", "WW_VOTE_SETTLED": "0",  # settled: tests/actors
+        "WW_REPORTS_PER_SEAT": "1"})
 
 
 async def seated(gateway, count: int) -> tuple[str, list[dict], list]:
@@ -57,9 +59,10 @@ async def test_a_removed_seat_is_shut_out_and_the_moved_one_reconnects_at_its_pl
 async def test_a_public_table_votes_a_seat_out(gateway):
     async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
         seats = []
-        for name in ("A", "B", "C", "D"):
+        for i, name in enumerate(("A", "B", "C", "D")):  # each from an address of its own
             response = await http.post("/api/quickplay", json={
-                "name": name, "preset": "seed_000", "language": "ar"})
+                "name": name, "preset": "seed_000", "language": "ar"},
+                headers={"X-Forwarded-For": f"198.51.100.{i + 1}"})
             seats.append(response.json())
     room = seats[0]["room"]
     assert {s["room"] for s in seats} == {room}
@@ -75,6 +78,14 @@ async def test_a_public_table_votes_a_seat_out(gateway):
         assert [(t["room"], t["seats"]) for t in listed] == [(room, 3)]
         facts = (await http.get(f"/api/rooms/{room}")).json()
     assert [p["name"] for p in facts["players"]] == ["A", "B", "C"]
+    # D presses again, a new name from the same address: a seat elsewhere; a stranger sits here
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
+        body = {"preset": "seed_000", "language": "ar"}
+        back = await http.post("/api/quickplay", json={**body, "name": "Disguised"},
+                               headers={"X-Forwarded-For": "198.51.100.4"})
+        stranger = await http.post("/api/quickplay", json={**body, "name": "E"},
+                                   headers={"X-Forwarded-For": "198.51.100.5"})
+    assert back.json()["room"] != room and stranger.json()["room"] == room
     for client in sockets[:3]:
         await client.close()
 
@@ -109,6 +120,19 @@ async def test_a_report_reaches_the_operators_and_no_one_else(gateway, stack):
         assert report["reporter"] == {"seat": 1, "name": "P1"}
         assert report["reported"] == {"seat": 2, "name": "P2"}
         assert [line["text"] for line in report["lines"]] == ["rude words"]
+        # a seat files one report here (WW_REPORTS_PER_SEAT), another seat may still
+        bound = await http.post(f"/api/rooms/{room}/reports", json={**body, "seat": 0})
+        assert bound.status_code == 409 and bound.json()["detail"]["code"] == "too_many_reports"
+        other = {**body, "token": seats[2]["token"], "seat": 1}
+        assert (await http.post(f"/api/rooms/{room}/reports", json=other)).status_code == 201
+        admin = {"Authorization": f"Bearer {SECRET}"}
+        first = (await http.get("/api/admin/reports?limit=1", headers=admin)).json()
+        assert [r["reporter"]["seat"] for r in first["reports"]] == [2]  # the newest first
+        second = (await http.get("/api/admin/reports", headers=admin,
+                                 params={"limit": 1, "cursor": first["next"]})).json()
+        assert second["reports"] == [report]
+        bad = await http.get("/api/admin/reports?cursor=x", headers=admin)
+        assert bad.status_code == 422
         # nothing of it reaches a player's socket
     await asyncio.sleep(0)
     assert not any(f.get("kind") == "report" or "insults" in orjson.dumps(f).decode()

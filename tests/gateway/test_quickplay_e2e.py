@@ -77,6 +77,24 @@ async def test_a_retried_press_gets_the_same_seat(gateways):
         assert [p["name"] for p in facts["players"]] == ["Twice"]
 
 
+async def test_a_press_id_sent_from_elsewhere_is_another_press(gateways):
+    """The id is no credential: reused from another address, or with another name, it never
+    answers the first press's seat and token (it is a press of its own)."""
+    async with httpx.AsyncClient(base_url=gateways[0].url, timeout=HTTP_TIMEOUT) as http:
+        press_id = secrets.token_hex(8)
+        body = {"name": "Owner", "preset": "seed_004", "language": "vi", "press": press_id}
+        here = {"X-Forwarded-For": "198.51.100.7"}
+        first = (await http.post("/api/quickplay", json=body, headers=here)).json()
+        assert (await http.post("/api/quickplay", json=body, headers=here)).json() == first
+        elsewhere = await http.post("/api/quickplay", json=body,
+                                    headers={"X-Forwarded-For": "203.0.113.9"})
+        renamed = await http.post("/api/quickplay", json={**body, "name": "Thief"}, headers=here)
+        for other in (elsewhere, renamed):
+            assert other.status_code == 200 and other.json()["token"] != first["token"]
+        facts = (await http.get(f"/api/rooms/{first['room']}")).json()
+        assert [p["name"] for p in facts["players"]].count("Owner") == 1
+
+
 async def test_a_host_s_public_table_is_listed_and_counts_a_link_join(gateways):
     async with httpx.AsyncClient(base_url=gateways[0].url, timeout=HTTP_TIMEOUT) as http:
         made = await http.post("/api/rooms", json={"name": "Host", "public": True,

@@ -96,7 +96,7 @@ class Game:
         if victim is not None:
             for wolf in living_wolves(self.state):
                 self.act(wolf, "wolves.point", [victim])
-        else:
+        if self.phase == "night.wolves":  # no victim, or a pack step lasting its full time
             self.timeout()
         if self.phase == "night.witch":
             witch = self.seat("witch")

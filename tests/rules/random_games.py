@@ -9,6 +9,8 @@ import orjson
 from rules import (ACTIONS, GameState, RulesError, Settings, act, advance, public_view, say,
                    start_game, view)
 from rules.registry import CARDS, FACTS, STEPS
+from rules.role import concealed
+from rules.roles.werewolf import pack_grows_unseen
 from rules.settings import deal, durations_that_apply
 
 T0 = 1_700_000_000_000
@@ -60,6 +62,7 @@ def play(n: int, table: Settings, seed: int, rng: random.Random):
             assert state.phase == "over" or state.deadline is None or state.deadline > command[1]
         check_command(before, state, command)
         check_events(before, state, events)
+        check_timing(before, command, events)
         if state.phase != before.phase or rng.random() < 0.05:
             check_views(state, rng.sample(range(n), 4))
             assert GameState.from_json(orjson.loads(orjson.dumps(state.to_json()))) == state
@@ -123,6 +126,18 @@ def check_command(before: GameState, after: GameState, command: tuple) -> None:
     if not before.alive[seat]:
         # The dead act only to shoot (hunter) or name a successor (mayor) as they die.
         assert {"kind": DEATH_REACTIONS[action], "seat": seat} in before.pending
+
+
+def check_timing(before: GameState, command: tuple, events: list) -> None:
+    """Where the table cannot see every card (hidden cards, or a pack it cannot count), a night
+    step ends only at its deadline: how long it ran tells nothing of who holds a card, lives,
+    answered or points (O1, D16)."""
+    step = STEPS.get(before.phase)
+    if step is None or step.night_order is None or not (
+            concealed(before) or (step.phase == "night.wolves" and pack_grows_unseen(before))):
+        return
+    if any(e["kind"] == "phase" for e in events):
+        assert command[0] == "advance" and command[1] >= before.deadline, (before.phase, command)
 
 
 def check_events(before: GameState, after: GameState, events: list) -> None:

@@ -30,8 +30,8 @@ def play(rules: dict | None = None) -> Game:
     # Night 1: the pack wants the villager, the Big Bad Wolf the Elder (his spare life goes), the
     # Witch saves the villager.
     step(game, "night.guard", GUARD, "guard.protect", [MEDIUM])
-    for wolf in (BBW, FATHER):
-        game.act(wolf, "wolves.point", [VILLAGER])
+    game.act(BBW, "wolves.point", [VILLAGER])
+    step(game, "night.wolves", FATHER, "wolves.point", [VILLAGER])
     assert game.phase == "night.infect_father"
     game.timeout()  # the Infect Father lets the pack's kill be
     step(game, "night.big_bad_wolf", BBW, "big_bad_wolf.devour", [ELDER])
@@ -44,8 +44,8 @@ def play(rules: dict | None = None) -> Game:
     # Night 2: the Medium reads the expelled, the pack's victim (the Baker) is infected, the Big Bad
     # Wolf eats the Medium, the Witch poisons him.
     step(game, "night.guard", GUARD, "guard.protect", [WITCH])
-    for wolf in (BBW, FATHER):
-        game.act(wolf, "wolves.point", [BAKER])
+    game.act(BBW, "wolves.point", [BAKER])
+    step(game, "night.wolves", FATHER, "wolves.point", [BAKER])
     step(game, "night.infect_father", FATHER, "infect_father.infect", [BAKER])
     step(game, "night.big_bad_wolf", BBW, "big_bad_wolf.devour", [MEDIUM])
     step(game, "night.witch", WITCH, "witch.poison", [BBW])

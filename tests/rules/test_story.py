@@ -44,6 +44,7 @@ def test_a_failed_infection_is_told_as_spent():
     game.act(GUARD, "guard.protect", [BAKER])
     for wolf in (BBW, FATHER):
         game.act(wolf, "wolves.point", [BAKER])
+    game.timeout()  # the Infect Father's card: the pack's step lasts its full time (D16)
     game.act(FATHER, "infect_father.infect", [BAKER])
     while game.phase.startswith("night."):  # the dawn resolves it
         game.timeout()

@@ -298,7 +298,6 @@ function onEvent(link, ev, fresh) {
   const before = v.phase;
   if (fresh) applyEvent(v, ev, link.seat);
   if (fresh && ev.kind === "removed" && !app.pass) {
-    if (link === app.links[0]) mod.seatRemoved(app.room, ev);
     if (ev.seat === link.seat) { // this page's seat is gone: its socket closes with 4003
       link.goneReason = ev.reason;
       goneFromTable(link, ev.reason);

@@ -8,13 +8,19 @@ import { api, errorText } from "./http.js";
 import { toast } from "./toast.js";
 
 export const REASONS = ["abuse", "cheating", "afk", "name", "other"];
-const muteKey = (room) => `ww:mute:${room}`;
+// Mutes follow the player's name, not the seat: a seat renumbered, or a player who leaves (or is
+// removed) and sits down again at the table under that name, stays muted.
+const muteKey = (room) => `ww:mutes:${room}`;
 const seatKey = (room) => `ww:seat:${room}`;
 const tokenKey = (room) => `ww:token:${room}`;
 
-// ---------- mute: seats whose chat lines this browser hides ----------
+// ---------- mute: players whose chat lines this browser hides ----------
 
-export function muted(room) {
+// The form a name is muted by: the room refuses a look-alike of a seated name, and this catches
+// the plain ones (case, compatibility forms) of a name seen before.
+const muteForm = (name) => String(name ?? "").normalize("NFKC").toLowerCase();
+
+function muted(room) {
   try {
     return new Set(JSON.parse(localStorage.getItem(muteKey(room)) || "[]"));
   } catch {
@@ -22,32 +28,24 @@ export function muted(room) {
   }
 }
 
-function saveMuted(room, seats) {
-  if (seats.size) localStorage.setItem(muteKey(room), JSON.stringify([...seats].sort((a, b) => a - b)));
+export function isMuted(room, name) {
+  return muted(room).has(muteForm(name));
+}
+
+export function toggleMute(room, name) {
+  const names = muted(room);
+  const form = muteForm(name);
+  if (names.has(form)) names.delete(form);
+  else names.add(form);
+  if (names.size) localStorage.setItem(muteKey(room), JSON.stringify([...names].sort()));
   else localStorage.removeItem(muteKey(room));
 }
 
-export function toggleMute(room, seat) {
-  const seats = muted(room);
-  if (seats.has(seat)) seats.delete(seat);
-  else seats.add(seat);
-  saveMuted(room, seats);
-}
-
-// A lobby seat removed: the mute follows the player who moved into its place.
-export function seatRemoved(room, ev) {
-  const seats = muted(room);
-  const had = ev.moved != null && seats.has(ev.moved);
-  seats.delete(ev.seat);
-  if (ev.moved != null) seats.delete(ev.moved);
-  if (had) seats.add(ev.seat);
-  saveMuted(room, seats);
-}
-
-// The lines to show and how many were hidden (lines without a seat are the Little Girl's: kept).
+// The lines to show and how many were hidden (lines without a seat are the Little Girl's: their
+// writer is a letter, kept).
 export function visibleLines(room, lines) {
-  const seats = muted(room);
-  const shown = lines.filter((line) => line.seat == null || !seats.has(line.seat));
+  const names = muted(room);
+  const shown = lines.filter((line) => line.seat == null || !names.has(muteForm(line.name)));
   return { shown, hidden: lines.length - shown.length };
 }
 
@@ -81,12 +79,12 @@ export function playerTools(p, ctx) {
       text: t("mod.remove_votes", { votes: votes.votes, needed: votes.needed, name: isolate(p.name) }) }));
   }
   if (p.seat === ctx.me) return nodes;
-  const isMuted = muted(ctx.room).has(p.seat);
-  if (isMuted) nodes.push(el("span", { class: "chip mutedmark", text: t("mod.muted") }));
+  const hush = isMuted(ctx.room, p.name);
+  if (hush) nodes.push(el("span", { class: "chip mutedmark", text: t("mod.muted") }));
   const tools = [el("button", {
-    type: "button", class: "mini mute", "data-fk": `mute:${p.seat}`, "aria-pressed": isMuted ? "true" : "false",
-    onclick: () => { toggleMute(ctx.room, p.seat); ctx.changed(); },
-    text: t(isMuted ? "mod.unmute" : "mod.mute") })];
+    type: "button", class: "mini mute", "data-fk": `mute:${p.seat}`, "aria-pressed": hush ? "true" : "false",
+    onclick: () => { toggleMute(ctx.room, p.name); ctx.changed(); },
+    text: t(hush ? "mod.unmute" : "mod.mute") })];
   if (ctx.me != null && ctx.token) {
     tools.push(el("button", { type: "button", class: "mini report", "data-fk": `report:${p.seat}`,
       onclick: () => openReport({ room: ctx.room, token: ctx.token, seat: p.seat, name: p.name }), text: t("mod.report") }));

@@ -15,6 +15,8 @@ def to_infection(game: Game, victim: int) -> None:
     game.timeout()  # seer
     game.timeout()  # guard
     game.act(0, "wolves.point", [victim])
+    assert game.phase == "night.wolves"  # his card may grow the pack unseen: full time (D16)
+    game.timeout()
     assert game.phase == "night.infect_father"
 
 
@@ -57,6 +59,7 @@ def test_the_infection_is_once_per_game_and_his_step_still_runs():
     game.timeout()
     game.act(0, "wolves.point", [5])
     game.act(4, "wolves.point", [5])
+    game.timeout()
     assert game.phase == "night.infect_father" and game.prompts(0) == []
     game.timeout()
     game.timeout()
@@ -68,6 +71,7 @@ def test_a_protected_victim_is_not_infected_and_the_power_is_spent():
     game.timeout()  # seer
     game.act(3, "guard.protect", [4])
     game.act(0, "wolves.point", [4])
+    game.timeout()
     game.act(0, "infect_father.infect", [4])
     game.timeout()
     game.timeout()
@@ -78,15 +82,18 @@ def test_the_infected_win_with_the_pack_and_the_village_needs_him_dead():
     # seats: 0 infect father, 1-5 villagers
     game = Game(["infect_father", "villager", "villager", "villager", "villager", "villager"])
     game.act(0, "wolves.point", [1])
+    game.timeout()
     game.act(0, "infect_father.infect", [1])
     game.timeout()
     game.elect(None)
     game.vote_out(0)
     assert outcome(game.state) is None  # the infected is a wolf: the village has not won
     game.act(1, "wolves.point", [2])
+    game.timeout()
     assert game.phase == "day.discussion"  # the dead father's step does not run
     game.vote_out(3)
     game.act(1, "wolves.point", [4])
+    game.timeout()
     game.vote_out(5)
     assert outcome(game.state).reason == "only_wolves_alive"
     assert outcome(game.state).winners == [0, 1]

@@ -121,7 +121,9 @@ def test_wolves_win_at_parity_with_the_seed_s_four_player_two_wolf_example():
     assert g.phase.startswith("night")
     g.timeout()  # seer
     g.act(0, "wolves.point", [4])
-    g.act(1, "wolves.point", [4])  # 2 wolves, 2 others
+    g.act(1, "wolves.point", [4])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
+    # 2 wolves, 2 others
     assert g.state.outcome == {"winners": [0, 1], "reason": "wolves_at_parity"}
 
 
@@ -132,6 +134,7 @@ def test_parity_comes_after_a_night_that_leaves_one_wolf_and_one_human():
     assert g.phase.startswith("night")
     g.timeout()
     g.act(0, "wolves.point", [3])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     assert g.state.outcome == {"winners": [0], "reason": "wolves_at_parity"}
 
 
@@ -155,6 +158,7 @@ def test_fox_counted_no_leaves_him_out_of_the_parity_count(counted, over):
     through_day(g, 2)
     g.timeout()
     g.act(0, "wolves.point", [4])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     through_day(g, 5)  # left: wolf, fox, seer
     assert (g.phase == "over") is over
     if over:  # 1 wolf >= 1 counted human: the pack's condition, and the Fox is alive
@@ -174,6 +178,7 @@ def test_a_dead_fox_leaves_the_win_to_the_side():
     through_day(g, 1)
     g.timeout()
     g.act(0, "wolves.point", [3])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     through_day(g, 0)
     assert g.state.outcome["reason"] == "no_wolves_alive"
 
@@ -262,6 +267,7 @@ def test_reveal_exile_yes_shows_the_exiled_card_and_night_deaths_stay_hidden():
     assert g.events("death")[-1]["role"] == "villager"
     g.timeout()
     g.act(0, "wolves.point", [3])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     assert g.events("death")[-1] == {"kind": "death", "to": None, "seat": 3, "role": None,
                                      "cause": "night"}
 
@@ -275,6 +281,7 @@ def test_a_hidden_card_s_death_tells_the_table_only_when_it_happened(first_night
     g.timeout()  # hidden cards: her step lasts its full time
     if first_night_kill == "on":
         g.act(0, "wolves.point", [3])
+        g.timeout()  # the pack's step lasts its full time
         assert g.deaths() == [(3, "wolves"), (2, "psycho")]
         assert g.public_deaths() == [(3, None, "night"), (2, None, "night")]
         return
@@ -282,6 +289,7 @@ def test_a_hidden_card_s_death_tells_the_table_only_when_it_happened(first_night
     g.act(2, "seer.inspect", [1])
     g.timeout()
     g.act(0, "wolves.point", [3])
+    g.timeout()
     assert g.deaths() == [(3, "wolves"), (2, "psycho")]
     assert g.public_deaths() == [(3, None, "night"), (2, None, "night")]
 
@@ -302,6 +310,7 @@ def test_the_dawn_names_only_the_dead_never_the_protected():
     g.act(2, "guard.protect", [3])
     g.timeout()  # hidden cards: the Guard's step lasts its full time
     g.act(0, "wolves.point", [3])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     public = [e for e in g.log if e["to"] is None and e["kind"] not in ("phase",)]
     assert g.deaths() == [] and not any(e.get("seat") == 3 for e in public)
 
@@ -444,6 +453,7 @@ def test_a_protected_nekomata_takes_nobody():
     g.act(3, "guard.protect", [1])
     g.timeout()
     g.act(0, "wolves.point", [1])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     assert g.deaths() == []
 
 
@@ -460,6 +470,7 @@ def test_the_wolf_who_attacks_the_psycho_dies_and_he_lives():
     g.timeout()  # guard
     g.act(0, "wolves.point", [2])
     g.act(1, "wolves.point", [2])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     assert g.deaths()[0][1] == "psycho" and g.deaths()[0][0] in (0, 1)
     assert g.state.alive[2]
 
@@ -474,6 +485,7 @@ def test_psycho_kills_seer(value):
     g.timeout()  # guard
     g.act(0, "wolves.point", [5])
     g.act(1, "wolves.point", [5])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     assert ((3, "psycho") in g.deaths()) == (value == "yes")
     assert g.events("seer_result")[-1]["role"] == "not_werewolf"  # she still has her result
 
@@ -488,6 +500,7 @@ def test_psycho_kills_guard(value):
     g.timeout()
     g.act(0, "wolves.point", [5])
     g.act(1, "wolves.point", [5])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     assert ((4, "psycho") in g.deaths()) == (value == "yes")
 
 
@@ -505,6 +518,7 @@ def test_the_baker_s_bread_comes_each_morning_while_he_lives():
     through_day(g, None)
     g.timeout()
     g.act(0, "wolves.point", [1])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     assert len(g.events("bread")) == 1  # he died this night: no bread this morning
 
 
@@ -524,6 +538,7 @@ def test_hunter_trigger_when_the_wolves_kill_him(trigger, shoots):
     through_day(g, None)
     g.timeout()  # seer
     g.act(0, "wolves.point", [1])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     assert (g.phase == "hunter") is shoots
 
 
@@ -616,6 +631,7 @@ def test_with_hidden_cards_a_dead_white_werewolf_s_step_still_runs_on_his_nights
     through_day(g, 1)  # the White Werewolf is expelled, his card hidden
     assert g.events("death")[-1]["role"] is None
     g.act(0, "wolves.point", [3])
+    g.timeout()  # hidden cards: the pack's step lasts its full time
     assert g.phase == "night.white_werewolf" and g.state.prompts == []  # nobody asked
     g.timeout()
     assert g.phase.startswith("day.")

@@ -36,6 +36,39 @@ def test_a_unanimous_pack_settles_the_victim_at_once():
     assert game.events("witch_victim")[-1] == {"kind": "witch_victim", "to": [2], "victim": 5}
 
 
+def test_with_hidden_cards_a_unanimous_pack_still_waits_for_its_deadline():
+    # its length would tell how many wolves still point, so whose hidden death was a wolf's
+    game = Game(DEAL, rules={"reveal_night_deaths": "no"})
+    to_wolves(game)
+    game.act(0, "wolves.point", [5])
+    game.act(6, "wolves.point", [5])
+    assert game.phase == "night.wolves"
+    game.timeout()
+    assert game.events("witch_victim")[-1]["victim"] == 5
+
+
+# A card that may make a seat a wolf unseen: the table cannot count the pack even with every
+# card shown at death; the Thief who steals only swaps a wolf for a wolf.
+GROWS = [(["werewolf", "infect_father", "seer", "villager", "villager", "villager"], {}, (),
+          True),
+         (["werewolf", "thief", "seer", "villager", "villager", "villager"],
+          {"thief_mode": "extra_cards", "thief_extra_cards": "two_villagers"},
+          ["villager", "villager"], True),
+         (["werewolf", "thief", "seer", "villager", "villager", "villager"],
+          {"thief_mode": "steal"}, (), False)]
+
+
+@pytest.mark.parametrize("deal, rules, aside, waits", GROWS)
+def test_where_a_card_may_grow_the_pack_unseen_a_unanimous_pack_waits_for_its_deadline(
+        deal, rules, aside, waits):
+    game = Game(deal, rules=rules, aside=list(aside))
+    while game.phase != "night.wolves":
+        game.timeout()
+    for wolf in (0, 1) if deal[1] == "infect_father" else (0,):
+        game.act(wolf, "wolves.point", [3])
+    assert (game.phase == "night.wolves") is waits
+
+
 def test_a_wolf_may_change_his_mind_and_only_the_wolves_see_it():
     game = Game(DEAL)
     to_wolves(game)
