@@ -13,7 +13,7 @@ import pytest
 
 from devstack.stack import HTTP_TIMEOUT, durations
 from tests.client.static import catalogue
-from tests.client.table import GAME_MS, chromium, new_player, play_all, press_play_now
+from tests.client.table import DOCS, GAME_MS, chromium, new_player, play_all, press_play_now
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -114,6 +114,9 @@ async def test_the_narrator_speaks_every_phase_of_a_whole_game_and_no_secret(
             assert await player.page.get_attribute("#narrator", "aria-pressed") == "true"
             player.seat = int(await player.page.get_attribute("#players li.me", "data-seat"))
             player.role = await player.page.get_attribute("#card", "data-role")
+        if "en" in languages:
+            await players[0].page.locator("#narrator").scroll_into_view_if_needed()
+            await players[0].page.screenshot(path=str(DOCS / "screenshots" / "narrator.png"))
         await play_all(players)
 
         review = (await http.get(f"/api/rooms/{room}/review")).json()
