@@ -301,6 +301,13 @@ def retire_order(idle: list[str], hosted: dict[str, list[str]], rooms: dict[str,
     return sorted(idle, key=key)
 
 
+def joined_node(hosted: dict[str, list[str]], seen: set[str]) -> str | None:
+    """A node that joined: it runs none of our hosts and never did (`seen`: the nodes seen
+    running one). A node whose hosts were all stopped is not one: it is emptying, for the
+    autoscaler to remove."""
+    return next((n for n, names in sorted(hosted.items()) if not names and n not in seen), None)
+
+
 NODES_EVERY = 5.0  # seconds the placement trusts its count of hosts per node
 
 
@@ -313,6 +320,7 @@ class PlacementActor:
         self._session = ray.get_runtime_context().get_session_name()
         self._hosted: dict[str, list[str]] = {}  # node -> hosts, read at most every NODES_EVERY s
         self._slots: dict[str, float] = {}  # node -> room slots it offers, read with them
+        self._hosting_seen: set[str] = set()  # nodes seen running a host of ours
         self._hosted_at = float("-inf")
         slotted = bool(config.host_resource)
         # Hosts holding room slots are capped by the nodes' slots (and an autoscaler's maximum),
@@ -368,6 +376,7 @@ class PlacementActor:
                                    self._config.prefix, self._config.host_resource),
                     node_slots(nodes, self._config.host_resource))
         self._hosted, self._slots = await asyncio.to_thread(read)
+        self._hosting_seen.update(n for n, names in self._hosted.items() if names)
         self._hosted_at = asyncio.get_running_loop().time()
         return self._hosted
 
@@ -382,7 +391,7 @@ class PlacementActor:
     async def _unhosted_node(self) -> str | None:
         if asyncio.get_running_loop().time() - self._hosted_at >= NODES_EVERY:
             await self._read_hosted()
-        return next((n for n, names in sorted(self._hosted.items()) if not names), None)
+        return joined_node(self._hosted, self._hosting_seen)
 
     async def _start_host(self, name: str, node: str | None) -> None:
         try:  # a known host (restore): it is where it is

@@ -211,6 +211,14 @@ def test_spares_on_nodes_without_rooms_are_stopped_first():
         "gone", "h5", "h3", "h4", "h2"]
 
 
+def test_a_node_that_joined_is_one_that_never_ran_a_host_not_one_emptied_for_removal():
+    from actors.placement import joined_node
+
+    hosted = {"a": ["h1"], "b": [], "c": []}
+    assert joined_node(hosted, {"a", "b"}) == "c"  # b ran hosts once: it is emptying
+    assert joined_node(hosted, {"a", "b", "c"}) is None
+
+
 async def test_maintenance_stops_the_spares_in_the_order_given_keeping_the_warm_ones(redis, prefix):
     asked: list[list[str]] = []
 
