@@ -275,17 +275,17 @@ def node_slots(nodes: list[dict], resource: str) -> dict[str, float]:
 
 
 def node_for_host(hosted: dict[str, list[str]], slots: dict[str, float], rooms: dict[str, float],
-                  games_per_actor: int) -> str | None:
+                  games_per_actor: int, seen: set[str]) -> str | None:
     """Where a new host goes: among the nodes with slots for it, the one running the fewest hosts
-    of those holding rooms (so the hosts' load spreads); if none holds a room, the one running
-    the most (packed: the others stay empty for the autoscaler to remove). A node holding no room
-    gets no host while a busy one has slots, so an idle node stays idle. None: no node has the
-    slots, and the host waits for one (`rooms`: host -> rooms placed on it)."""
+    (so the hosts' load spreads), leaving out the emptying nodes: those that ran hosts (`seen`) and
+    hold no room now, so that the autoscaler can remove them. Only if every node with slots is
+    emptying, the one running the most (packed: the others empty). None: no node has the slots,
+    and the host waits for one (`rooms`: host -> rooms placed on it)."""
     free = [n for n, names in hosted.items()
             if slots.get(n, 0) - len(names) * games_per_actor >= games_per_actor]
-    busy = [n for n in free if any(rooms.get(h) for h in hosted[n])]
-    if busy:
-        return min(busy, key=lambda n: (len(hosted[n]), n))
+    live = [n for n in free if n not in seen or any(rooms.get(h) for h in hosted[n])]
+    if live:
+        return min(live, key=lambda n: (len(hosted[n]), n))
     return min(free, key=lambda n: (-len(hosted[n]), n), default=None)
 
 
@@ -399,7 +399,7 @@ class PlacementActor:
         except ValueError:
             if node is None and self._config.host_resource:
                 node = node_for_host(await self._read_hosted(), self._slots, await self._rooms(),
-                                     self._config.games_per_actor)
+                                     self._config.games_per_actor, self._hosting_seen)
             options = host_options(self._config, name, node)
             host = GameHost.options(**options).remote(  # type: ignore[attr-defined]  # @ray.remote's
                 name, self._config)

@@ -183,22 +183,26 @@ def test_the_hosts_of_each_live_node_offering_the_resource_are_read_with_its_slo
     assert node_slots(nodes, "werewolf_host") == {"a": 1000, "b": 1000, "gateway": 0}
 
 
-def test_a_new_host_spreads_over_the_busy_nodes_with_slots_and_leaves_idle_nodes_idle():
+def test_a_new_host_spreads_over_the_nodes_with_slots_but_not_onto_an_emptying_one():
     from actors.placement import node_for_host
 
     slots = {"a": 6, "b": 6, "c": 6}  # three hosts of 2 rooms each
+    seen = {"a", "b", "c"}
     hosted = {"a": ["h1", "h2"], "b": ["h3"], "c": ["h4", "h5"]}
-    rooms = {"h1": 2, "h2": 1, "h3": 1, "h4": 0, "h5": 0}
-    assert node_for_host(hosted, slots, rooms, 2) == "b"  # busy, fewest hosts
-    assert node_for_host({**hosted, "b": ["h3", "h6", "h7"]}, slots, rooms, 2) == "a"
-    # The busy nodes full: an idle node takes it rather than the cluster growing.
+    rooms = {"h1": 2, "h2": 1, "h3": 1, "h4": 0, "h5": 0}  # c ran hosts and holds no room
+    assert node_for_host(hosted, slots, rooms, 2, seen) == "b"  # the fewest hosts
+    assert node_for_host({**hosted, "b": ["h3", "h6", "h7"]}, slots, rooms, 2, seen) == "a"
+    # A node that joins (never ran a host) takes the next one: the load spreads onto it.
+    assert node_for_host({**hosted, "d": []}, {**slots, "d": 6}, rooms, 2, seen) == "d"
+    # The others full: the emptying node takes it rather than the cluster growing.
     full = {"a": ["h1", "h2", "h8"], "b": ["h3", "h6", "h7"], "c": ["h4", "h5"]}
-    assert node_for_host(full, slots, rooms, 2) == "c"
+    assert node_for_host(full, slots, rooms, 2, seen) == "c"
     # No room anywhere: packed on the node running the most, so the others can be removed.
-    assert node_for_host({"a": ["h1"], "b": [], "c": []}, slots, {}, 2) == "a"
+    assert node_for_host({"a": ["h1"], "b": ["h2"], "c": []}, slots, {}, 2, seen) == "a"
+    assert node_for_host({"a": [], "b": []}, slots, {}, 2, set()) == "a"  # a new cluster
     # No slots anywhere: none named, the host waits for a node (the autoscaler's demand).
-    assert node_for_host({**full, "c": ["h4", "h5", "h9"]}, slots, rooms, 2) is None
-    assert node_for_host({}, {}, {}, 2) is None
+    assert node_for_host({**full, "c": ["h4", "h5", "h9"]}, slots, rooms, 2, seen) is None
+    assert node_for_host({}, {}, {}, 2, set()) is None
 
 
 def test_spares_on_nodes_without_rooms_are_stopped_first():
