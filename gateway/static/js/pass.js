@@ -56,10 +56,10 @@ function openPrompts(link) {
 // covers follow the night's steps and who is alive, all public, never the cards; how long a step
 // lasts is the server's (with hidden cards its full time, O1).
 // `rounds`: [{night, seats, at, ...its step}], the first one going round; `steps`: the night steps
-// seen; `idle`: the holder's pick on a turn with nothing to do; `answered`: how many prompts the
+// seen; `idle`: the holder said so on a turn with nothing to do; `answered`: how many prompts the
 // holder had answered when it took the phone; `dealing`: the game started, its first phase not yet.
 export function newPhone(fresh) {
-  return { calling: null, holder: null, fresh, rounds: [], steps: new Set(), idle: null, answered: 0, dealing: false };
+  return { calling: null, holder: null, fresh, rounds: [], steps: new Set(), idle: false, answered: 0, dealing: false };
 }
 
 const livingSeats = (view) => (view.seats || []).filter((s) => s.alive).map((s) => s.seat).sort((a, b) => a - b);
@@ -132,26 +132,33 @@ export function take(phone) {
   phone.holder = phone.calling;
   phone.calling = null;
   phone.holder.news = 0;
-  phone.idle = null;
+  phone.idle = false;
   phone.answered = Object.keys(phone.holder.answered).length; // what it answered before this turn
 }
 
-// A turn with nothing to do at night (no prompt, none answered in this turn): its screen asks for
-// a pick that goes nowhere, so that it takes as long as a real one and looks the same.
+// A turn with nothing to do at night (no prompt, none answered in this turn): its screen has one
+// explicit "nothing to do" button, the move of this turn (no pick that goes nowhere).
 export function idleTurn(phone, link) {
   const v = link.view;
   return v?.status === "running" && isNight(v.phase) && !(v.prompts || []).length
     && Object.keys(link.answered).length === phone.answered;
 }
 
-// A seat leaving the phone: its turn is over, its open prompts are put down, its news seen (and
-// kept as seen, so that a reloaded page calls it again only for what came later).
+// Whether the holder may put the phone down: its move is made (every night prompt answered) or,
+// with nothing to do, it said so. Never with a move open: "Done" drops nothing (issue 35).
+export function turnMade(phone, link) {
+  return idleTurn(phone, link) ? phone.idle : !openPrompts(link).length;
+}
+
+// A seat leaving the phone: its turn is over, its news seen (and kept as seen, so that a reloaded
+// page calls it again only for what came later); what is still open (a prompt the server closed
+// meanwhile shows no more) is put down.
 export function putDown(room, link, phone) {
   const round = phone?.rounds[0];
   if (round && round.seats[round.at] === link.seat) round.at += 1;
   for (const p of openPrompts(link)) link.dismissed.add(promptKey(p));
   link.news = 0;
-  if (phone) phone.idle = null;
+  if (phone) phone.idle = false;
   link.seen = link.feedSeq;
   const seats = loadSeats(room);
   if (seats) saveSeats(room, seats.map((s) => (s.seat === link.seat ? { ...s, seen: link.seen } : s)));

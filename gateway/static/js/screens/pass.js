@@ -63,7 +63,7 @@ export function renderPass() {
     app.here = then ? Object.create(p.holder, { view: { value: then.view }, feed: { value: then.feed } }) : p.holder;
     renderGame(app.here.view, PASSED);
     $("#pass-who").textContent = t("pass.holder", { name: nameOf(p.holder.seat) });
-    $("#pass-done").disabled = pass.idleTurn(p, app.here) && p.idle == null;
+    $("#pass-done").disabled = !pass.turnMade(p, app.here);
     return;
   }
   pass.noteStep(p, v, links[0].feedSeq);
