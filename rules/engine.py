@@ -63,7 +63,7 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
         pending=[], resume=None, chat=[], outcome=None)
     t = Table(state, now)
     t.emit("game_started", None, seats=[{"seat": i, "name": n} for i, n in enumerate(names)],
-           roles_in_play=in_play)
+           roles_in_play=in_play, **({"turn": PHONE_TURN} if phone else {}))
     for seat, role in enumerate(deck):
         t.emit("role", [seat], role=role)
     wolves = [seat for seat in range(len(deck)) if is_wolf(state, seat)]

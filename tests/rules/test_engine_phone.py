@@ -68,9 +68,9 @@ def test_the_nights_have_the_same_rounds_of_the_same_turns_whatever_the_deal():
 
 
 def test_a_step_ends_at_its_deadline_if_the_phone_does_not_come_back():
-    state, _ = start_game(EIGHT, SEED_004, 1, T0, phone=True)
+    state, events = start_game(EIGHT, SEED_004, 1, T0, phone=True)
     phase = state.phase
-    assert view(state, 0)["turn"] == PHONE_TURN
+    assert view(state, 0)["turn"] == events[0]["turn"] == PHONE_TURN
     assert advance(state, state.deadline - 1)[0] == state
     later, _ = advance(state, state.deadline)
     assert later.phase != phase
