@@ -138,7 +138,6 @@ class RoomData:
             "watchers": self.watchers,
             "public": self.public,
             "language": self.language,
-            "phone": self.phone,
             "starts_at": self.starts_at,
             "acted": sorted(self.acted),
             "opened_at": self.opened_at,

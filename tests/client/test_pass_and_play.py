@@ -26,10 +26,10 @@ from tests.client.table import DOCS, PHONE, chromium, new_player, pick, unless_c
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"]
-# Seed 004 (the pass page's preset): with hidden cards every role's night step runs its full
-# time, so they are kept short; long enough for the phone to go round the six on a loaded machine
-# (a turn the step outlasts shows nothing to do, and the covers stay the same).
-# seed 004 at six seats: the form offers only the phases it times (no Medium before 7 seats)
+# Seed 004 (the pass page's preset). The night steps follow the phone (each waits for its round:
+# tests/client/test_phone_pace.py), so theirs matter only if the phone is put aside; the day's
+# are kept short. seed 004 at six seats: the form offers only the phases it times (no Medium
+# before 7 seats)
 DURATIONS = {"seer": 10, "guard": 10, "wolves": 15, "discussion": 60, "vote": 30}
 SHOTS = DOCS / "screenshots"
 # The vote's picture: the dawn put away, the table's votes under the pinned phase bar.

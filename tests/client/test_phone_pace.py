@@ -10,6 +10,8 @@ phone shows the dawn (`dawn_shown` starts its clock). Values read off the screen
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from rules import DEFAULT_DURATIONS
@@ -71,7 +73,7 @@ async def answer(page, scope: str, role: str, wolves: set[int], abstain: bool) -
         "els => els.map((e) => e.dataset.seat)")]
     n = max(1, int(await prompt.get_attribute("data-min") or 1))
     targets = [] if action == "vote" and abstain else pick(
-        action, options, type("Me", (), {"role": role}), wolves, n)
+        action, options, SimpleNamespace(role=role), wolves, n)
     selector = f'{scope} .prompt[data-key="{key}"]'
 
     async def move() -> None:
