@@ -2,7 +2,7 @@
 // reveals), or says that nobody did. Every tap goes through it to the control under it (it has
 // no button of its own: one would block what lies under it) and puts it away; else it goes by
 // itself, and with the game's end. `held()` true (a phone passed around, still going round the
-// night): it waits, and `release()` shows it.
+// night): it waits, and `release()` shows it; `shown(day)` is told each dawn shown.
 import { el, rebuild } from "./dom.js";
 import { rolePicture } from "./art.js";
 import { t, has } from "./i18n.js";
@@ -11,8 +11,8 @@ const SHOWN_MS = 7000;
 const isNight = (phase) => String(phase).startsWith("night.");
 
 export class Dawn {
-  constructor({ nameOf, roleName, held = () => false }) {
-    Object.assign(this, { nameOf, roleName, held, deaths: [], timer: null, waiting: null });
+  constructor({ nameOf, roleName, held = () => false, shown = () => {} }) {
+    Object.assign(this, { nameOf, roleName, held, shown, deaths: [], timer: null, waiting: null });
     // Capture: the tap still reaches its control; the banner only goes.
     document.addEventListener("pointerdown", () => this.close(), { capture: true, passive: true });
     document.addEventListener("keydown", (e) => e.key === "Escape" && this.close());
@@ -49,6 +49,7 @@ export class Dawn {
     document.body.dataset.dawn = "1";
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.close(), SHOWN_MS);
+    this.shown(day);
   }
 
   release() {

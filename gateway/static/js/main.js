@@ -400,7 +400,9 @@ async function boot() {
   app.turn = new TurnNotifier(t("app.title"), app.sound);
   motion.bind();
   // On a phone passed around the dawn waits for the phone to be down and the night gone round.
-  app.dawn = new Dawn({ nameOf, roleName, held: () => !!app.pass && (!!app.pass.holder || pass.nightLeft(app.pass)) });
+  // Shown there, it starts the day's clock (passScreen.dawnShown).
+  app.dawn = new Dawn({ nameOf, roleName, held: () => !!app.pass && (!!app.pass.holder || pass.nightLeft(app.pass)),
+    shown: (day) => app.pass && passScreen.dawnShown(day) });
   showSound();
   tables.initHome({ seated, presets: (app.declared.presets || []).map((p) => p.id) });
   initLobbyTable({ send: (frame, options) => send(frame, options) });
