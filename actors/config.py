@@ -20,7 +20,8 @@ CLUSTER_SETTINGS = (
     ("idle_close", "WW_IDLE_CLOSE"), ("lobby_idle_close", "WW_LOBBY_IDLE_CLOSE"),
     ("lobby_max_age", "WW_LOBBY_MAX_AGE"), ("public_countdown", "WW_PUBLIC_COUNTDOWN"),
     ("lobby_away", "WW_LOBBY_AWAY"), ("max_hosts", "WW_MAX_HOSTS"),
-    ("host_resource", "WW_HOST_RESOURCE"), ("redis_wait", "WW_REDIS_WAIT"),
+    ("host_resource", "WW_HOST_RESOURCE"), ("host_start_wait", "WW_HOST_START_WAIT"),
+    ("redis_wait", "WW_REDIS_WAIT"),
     ("presence_lease", "WW_PRESENCE_LEASE"), ("game_idle_close", "WW_GAME_IDLE_CLOSE"),
     ("max_game_age", "WW_MAX_GAME_AGE"), ("vote_settled", "WW_VOTE_SETTLED"),
 )
@@ -76,8 +77,13 @@ class Config:
     # gateway that dies unannounced shows its seats disconnected within about 1.3 leases.
     presence_lease: int = 15
     # A custom Ray resource that game hosts require, so that on a cluster they land only on the
-    # nodes that offer it (never on a gateway's zero-CPU node: 0-CPU actors fit anywhere).
+    # nodes that offer it (never on a gateway's zero-CPU node: 0-CPU actors fit anywhere). It
+    # counts room slots: a node offers the rooms it may hold, a host holds games_per_actor of them
+    # (an autoscaler adds a node when a host fits nowhere: docs/capacity.md, "Elastic").
     host_resource: str | None = None
+    # Seconds a new host may take to start, waiting for a node with its slots (an autoscaler's new
+    # node boots in that time); past it the host is given up and its room refused (server_full).
+    host_start_wait: float = 120.0
     # Replicas that must have a room's write (Redis WAIT) before it is acknowledged: with 1, a
     # Sentinel failover to that replica loses no acknowledged command (docs/architecture.md).
     redis_wait: int = 0
@@ -134,6 +140,8 @@ class Config:
             raise ValueError("redis_wait must be >= 0")
         if self.public_countdown < 0 or self.lobby_away < 1 or self.vote_settled < 0:
             raise ValueError("public_countdown and vote_settled must be >= 0, lobby_away >= 1")
+        if self.host_start_wait <= 0:
+            raise ValueError("host_start_wait must be > 0")
         if self.request_patience < 0:
             raise ValueError("request_patience must be >= 0")
         if self.ws_unsent_bytes < 1 or self.ws_drain_seconds <= 0:
@@ -193,6 +201,7 @@ class Config:
             ("WW_SOCKETS_PER_SEAT", "sockets_per_seat", int),
             ("WW_PRESENCE_LEASE", "presence_lease", int),
             ("WW_HOST_RESOURCE", "host_resource", str),
+            ("WW_HOST_START_WAIT", "host_start_wait", float),
             ("WW_REDIS_WAIT", "redis_wait", int),
             ("WW_REQUEST_PATIENCE", "request_patience", float),
             ("WW_PUBLIC_COUNTDOWN", "public_countdown", int),

@@ -140,17 +140,22 @@ def _start(data: RoomData, now: int, seat: int, frame: dict) -> Change:
 
 
 def _table(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
-    """The host makes the table public (listed, in `language`) or private (link only)."""
+    """The host makes the table public (listed, in `language`) or private (link only), and says
+    whether it is played on one phone passed around (`phone`, kept when not given)."""
     _lobby_host(data, seat, "open or close the table")
     public, language = frame.get("public"), frame.get("language", data.language or "en")
-    if type(public) is not bool or language not in LANGUAGES:
-        raise Refused("bad_frame", f"table needs public true or false and a language among "
-                                   f"{list(LANGUAGES)}")
+    phone = frame.get("phone", data.phone)
+    if type(public) is not bool or type(phone) is not bool or language not in LANGUAGES:
+        raise Refused("bad_frame", f"table needs public true or false, phone true or false and "
+                                   f"a language among {list(LANGUAGES)}")
+    if public and phone:
+        raise Refused("bad_frame", "a table played on one phone is private")
     if public and data.settings.preset is None:
         raise Refused("not_your_turn", "a public table plays a preset: pick one first")
     changed = replace(data, public=public, language=language if public else data.language,
-                      starts_at=None)
-    event = {"kind": "table", "to": None, "public": public, "language": changed.language}
+                      starts_at=None, phone=phone)
+    event = {"kind": "table", "to": None, "public": public, "language": changed.language,
+             "phone": phone}
     change = Change(changed, [event])
     return _public_lobby(change, now, timing) if public else change
 
@@ -187,6 +192,6 @@ def _fill_and_deal(data: RoomData, now: int) -> Change:
 
 def _deal(data: RoomData, now: int) -> Change:
     game, events = rules.start_game(names=[p.name for p in data.players], settings=data.settings,
-                                    seed=secrets.randbits(63), now=now)
+                                    seed=secrets.randbits(63), now=now, phone=data.phone)
     # the table is heard from at the deal (day 1 may be quiet: `endings.game_closes`)
     return Change(replace(_with_game(data, game), played_at=now, played_day=game.day - 1), events)

@@ -45,13 +45,18 @@ redis.call('ZINCRBY', KEYS[1], 1, ARGV[1])
 return 1
 """
 
-# Takes the oldest empty hosts out of placement, keeping the newest ARGV[1] (names sort by age).
+# Takes empty hosts out of placement in the order ARGV[2..] names them, those still empty, until
+# ARGV[1] empty ones are left (a room may have taken one since the caller read them).
 _RETIRE = """
-local idle = redis.call('ZRANGEBYSCORE', KEYS[1], 0, 0)
+local idle = redis.call('ZCOUNT', KEYS[1], 0, 0)
 local gone = {}
-for i = 1, #idle - tonumber(ARGV[1]) do
-  redis.call('ZREM', KEYS[1], idle[i])
-  gone[#gone + 1] = idle[i]
+for i = 2, #ARGV do
+  if idle <= tonumber(ARGV[1]) then break end
+  if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[i]) or -1) == 0 then
+    redis.call('ZREM', KEYS[1], ARGV[i])
+    idle = idle - 1
+    gone[#gone + 1] = ARGV[i]
+  end
 end
 return gone
 """
@@ -71,7 +76,8 @@ class Placement:
                  start_host: Callable[[str, str | None], Awaitable[None]],
                  stop_host: Callable[[str], Awaitable[None]],
                  host_cap: Callable[[], int] | None = None,
-                 unhosted_node: Callable[[], Awaitable[str | None]] | None = None) -> None:
+                 unhosted_node: Callable[[], Awaitable[str | None]] | None = None,
+                 retire_first: Callable[[list[str]], Awaitable[list[str]]] | None = None) -> None:
         self._config = config
         self._host_cap = host_cap  # hosts this prefix may run at once; None: no cap
         self._redis = redis
@@ -81,6 +87,8 @@ class Placement:
         self._stop_host = stop_host
         # A live node that could run hosts and runs none of ours (one that joined), or None.
         self._unhosted_node = unhosted_node
+        # Orders empty hosts, the first to stop first (None: the oldest first; names sort by age).
+        self._retire_first = retire_first
         self._joined: set[str] = set()  # nodes given a host of their own by `place`
         self._pick = redis.register_script(_PICK)
         self._take_host = redis.register_script(_TAKE_HOST)
@@ -181,8 +189,13 @@ class Placement:
         """Start missing spares, stop surplus ones; returns the names of the hosts stopped."""
         await self.top_up()
         async with self._top_up_lock:
+            idle = [n.decode() for n in await self._redis.zrangebyscore(self._keys.hosts(), 0, 0)]
+            if len(idle) <= self._config.warm_actors:
+                return []
+            if self._retire_first is not None:
+                idle = await self._retire_first(idle)
             gone = [n.decode() for n in await self._retire(keys=[self._keys.hosts()],
-                                                           args=[self._config.warm_actors])]
+                                                           args=[self._config.warm_actors, *idle])]
             for name in gone:
                 await self._stop_host(name)
                 # Its inbox, if a late request made one: nobody reads it any more. (Deleted
@@ -212,7 +225,15 @@ class Placement:
             self._growing += 1
         try:
             name = f"{self._config.prefix}-host-{await self._redis.incr(self._keys.host_seq()):06d}"
-            await self._start_host(name, node)
+            try:
+                # A host that fits on no node waits for one (an autoscaler's new node), but a room
+                # waits no longer than this: past it the cluster is taken as full (server_full).
+                await asyncio.wait_for(self._start_host(name, node), self._config.host_start_wait)
+            except TimeoutError:
+                log.warning("host %s did not start in %ss: no node had its room slots", name,
+                            self._config.host_start_wait)
+                await self._stop_host(name)
+                raise AtCapacity from None
             await self._redis.zadd(self._keys.hosts(), {name: 0}, nx=True)
             self._grown += 1
         finally:
@@ -224,31 +245,67 @@ class Placement:
 def host_options(config: Config, name: str, node_id: str | None = None) -> dict:
     """The new host's actor options; `node_id`: the node to start it on (if it is still alive)."""
     # Without a node named, SPREAD: Ray's default packs actors onto one node until half its
-    # resources are used, and a host asks a sliver, so every host would run on one node.
+    # resources are used, and a host asks few, so every host would run on one node.
     strategy = (NodeAffinitySchedulingStrategy(node_id, soft=True) if node_id else "SPREAD")
     options = dict(name=name, namespace=config.namespace, lifetime="detached", get_if_exists=True,
                    max_restarts=-1, max_concurrency=10_000, scheduling_strategy=strategy)
     if config.host_resource:
-        # A sliver per host: a node offering 1000 units takes up to 1000 hosts.
-        options["resources"] = {config.host_resource: 0.001}
+        # A host holds its room slots (a node offering 3000 takes 15 hosts of 200): a host that
+        # fits on no node waits, and that wait is the resource demand an autoscaler adds nodes for.
+        options["resources"] = {config.host_resource: config.games_per_actor}
     return options
 
 
 def hosts_per_node(nodes: list[dict], actors: list[dict], prefix: str,
-                   resource: str) -> dict[str, int]:
-    """Live nodes offering `resource` (`ray.nodes()`) -> live hosts of `prefix` running there
+                   resource: str) -> dict[str, list[str]]:
+    """Live nodes offering `resource` (`ray.nodes()`) -> the live hosts of `prefix` running there
     (`ray._private.state.actors()` values)."""
-    hosted = {n["NodeID"]: 0 for n in nodes if n["Alive"] and n["Resources"].get(resource)}
+    hosted: dict[str, list[str]] = {n["NodeID"]: [] for n in nodes
+                                    if n["Alive"] and n["Resources"].get(resource)}
     for actor in actors:
         node = actor["Address"]["NodeID"]
         if actor["State"] == "ALIVE" and actor["Name"].startswith(f"{prefix}-host-") and node in hosted:
-            hosted[node] += 1
+            hosted[node].append(actor["Name"])
     return hosted
 
 
-def least_hosted_node(hosted: dict[str, int]) -> str | None:
-    """The node running the fewest hosts (a new host goes there, so hosts spread evenly)."""
-    return min(hosted, key=lambda n: (hosted[n], n), default=None)
+def node_slots(nodes: list[dict], resource: str) -> dict[str, float]:
+    """Live node -> the room slots it offers (its `resource`)."""
+    return {n["NodeID"]: n["Resources"].get(resource, 0) for n in nodes if n["Alive"]}
+
+
+def node_for_host(hosted: dict[str, list[str]], slots: dict[str, float], rooms: dict[str, float],
+                  games_per_actor: int, seen: set[str]) -> str | None:
+    """Where a new host goes: among the nodes with slots for it, the one running the fewest hosts
+    (so the hosts' load spreads), leaving out the emptying nodes: those that ran hosts (`seen`) and
+    hold no room now, so that the autoscaler can remove them. Only if every node with slots is
+    emptying, the one running the most (packed: the others empty). None: no node has the slots,
+    and the host waits for one (`rooms`: host -> rooms placed on it)."""
+    free = [n for n, names in hosted.items()
+            if slots.get(n, 0) - len(names) * games_per_actor >= games_per_actor]
+    live = [n for n in free if n not in seen or any(rooms.get(h) for h in hosted[n])]
+    if live:
+        return min(live, key=lambda n: (len(hosted[n]), n))
+    return min(free, key=lambda n: (-len(hosted[n]), n), default=None)
+
+
+def retire_order(idle: list[str], hosted: dict[str, list[str]], rooms: dict[str, float]) -> list[str]:
+    """The empty hosts `idle`, the first to stop first: those on nodes that hold no room (so such
+    a node empties and the autoscaler removes it), from the nodes running the fewest hosts; the
+    spares kept are the last, on nodes that hold rooms (`rooms`: host -> rooms placed on it)."""
+    node_of = {h: n for n, names in hosted.items() for h in names}
+
+    def key(host: str) -> tuple:
+        names = hosted.get(node_of.get(host, ""), [])
+        return (any(rooms.get(h) for h in names), len(names), host)
+    return sorted(idle, key=key)
+
+
+def joined_node(hosted: dict[str, list[str]], seen: set[str]) -> str | None:
+    """A node that joined: it runs none of our hosts and never did (`seen`: the nodes seen
+    running one). A node whose hosts were all stopped is not one: it is emptying, for the
+    autoscaler to remove."""
+    return next((n for n, names in sorted(hosted.items()) if not names and n not in seen), None)
 
 
 NODES_EVERY = 5.0  # seconds the placement trusts its count of hosts per node
@@ -259,12 +316,19 @@ class PlacementActor:
     async def __init__(self, config: Config) -> None:  # type: ignore[misc]  # Ray awaits it
         self._redis = connect(config.redis_url)
         self._config = config
+        self._keys = Keys(config.prefix)
         self._session = ray.get_runtime_context().get_session_name()
-        self._hosted: dict[str, int] = {}  # node -> hosts, read at most every NODES_EVERY s
+        self._hosted: dict[str, list[str]] = {}  # node -> hosts, read at most every NODES_EVERY s
+        self._slots: dict[str, float] = {}  # node -> room slots it offers, read with them
+        self._hosting_seen: set[str] = set()  # nodes seen running a host of ours
         self._hosted_at = float("-inf")
+        slotted = bool(config.host_resource)
+        # Hosts holding room slots are capped by the nodes' slots (and an autoscaler's maximum),
+        # not by the memory of the nodes there are now, which would stop the demand for more.
         self._placement = Placement(config, self._redis, self._start_host, self._stop_host,
-                                    self._host_cap,
-                                    self._unhosted_node if config.host_resource else None)
+                                    self._host_cap if config.max_hosts or not slotted else None,
+                                    self._unhosted_node if slotted else None,
+                                    self._retire_first if slotted else None)
         # Never restore (restart) hosts of a prefix another cluster owns: they are its hosts.
         await self._claim_prefix()
         await patiently(self._placement.restore, "placement restore")
@@ -305,24 +369,37 @@ class PlacementActor:
             except Exception:  # this loop must outlive a Redis or Ray hiccup
                 log.exception("placement maintenance failed")
 
-    async def _read_hosted(self) -> dict[str, int]:
-        self._hosted = await asyncio.to_thread(lambda: hosts_per_node(
-            ray.nodes(), list(ray._private.state.actors().values()), self._config.prefix,
-            self._config.host_resource))
+    async def _read_hosted(self) -> dict[str, list[str]]:
+        def read() -> tuple[dict[str, list[str]], dict[str, float]]:
+            nodes = ray.nodes()
+            return (hosts_per_node(nodes, list(ray._private.state.actors().values()),
+                                   self._config.prefix, self._config.host_resource),
+                    node_slots(nodes, self._config.host_resource))
+        self._hosted, self._slots = await asyncio.to_thread(read)
+        self._hosting_seen.update(n for n, names in self._hosted.items() if names)
         self._hosted_at = asyncio.get_running_loop().time()
         return self._hosted
+
+    async def _rooms(self) -> dict[str, float]:
+        """Host -> rooms placed on it (`P:hosts`)."""
+        return {n.decode(): score for n, score in
+                await self._redis.zrange(self._keys.hosts(), 0, -1, withscores=True)}
+
+    async def _retire_first(self, idle: list[str]) -> list[str]:
+        return retire_order(idle, await self._read_hosted(), await self._rooms())
 
     async def _unhosted_node(self) -> str | None:
         if asyncio.get_running_loop().time() - self._hosted_at >= NODES_EVERY:
             await self._read_hosted()
-        return next((n for n, count in sorted(self._hosted.items()) if count == 0), None)
+        return joined_node(self._hosted, self._hosting_seen)
 
     async def _start_host(self, name: str, node: str | None) -> None:
         try:  # a known host (restore): it is where it is
             host = await asyncio.to_thread(ray.get_actor, name, namespace=self._config.namespace)
         except ValueError:
-            if node is None and self._config.host_resource:  # balance the nodes' hosts
-                node = least_hosted_node(await self._read_hosted())
+            if node is None and self._config.host_resource:
+                node = node_for_host(await self._read_hosted(), self._slots, await self._rooms(),
+                                     self._config.games_per_actor, self._hosting_seen)
             options = host_options(self._config, name, node)
             host = GameHost.options(**options).remote(  # type: ignore[attr-defined]  # @ray.remote's
                 name, self._config)

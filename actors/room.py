@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 # sent in a loop, is one broadcast to every seat and one stored event each: none may flood a room.
 RATE_LIMITS = {"chat": (5, 1.0), "act": (10, 2.0), "settings": (30, 2.0), "start": (5, 0.5),
                "table": (5, 0.2), "leave": (2, 0.1), "remove": (5, 0.1), "add_bot": (20, 2.0),
-               "remove_bot": (20, 2.0)}
+               "remove_bot": (20, 2.0), "round_done": (5, 1.0), "dawn_shown": (5, 1.0)}
 STORAGE_RETRY_MS = 1000  # after a failed write, when the room tries again by itself
 GROUP_MAX = 64  # requests applied together and made durable by one persist
 PROOF_CHARS = 16  # of a seat's token hash, sent with each request: a seat that moved is refused
@@ -285,9 +285,30 @@ def _chat(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     return Change(_with_game(data, game), events)
 
 
+def _round_done(data: RoomData, now: int, seat: int, frame: dict) -> Change:
+    """One phone: it has called every living player for the night step (rules.round_done)."""
+    _running(data)
+    phase, day = frame.get("phase"), frame.get("day")
+    if not isinstance(phase, str) or type(day) is not int:
+        raise Refused("bad_frame", "round_done needs the night step's phase and day")
+    game, events = rules.round_done(data.game, now=now, phase=phase, day=day)
+    return Change(endings.waits_untimed(data, _with_game(data, game), now), events)
+
+
+def _dawn_shown(data: RoomData, now: int, seat: int, frame: dict) -> Change:
+    """One phone: it shows the dawn; the day's clock starts (rules.dawn_shown)."""
+    _running(data)
+    day = frame.get("day")
+    if type(day) is not int:
+        raise Refused("bad_frame", "dawn_shown needs the day")
+    game, events = rules.dawn_shown(data.game, now=now, day=day)
+    return Change(_with_game(data, game), events)
+
+
 _COMMANDS: dict[str, Callable[..., Change]] = {
     "act": _act, "chat": _chat, "settings": _settings, "start": _start, "table": _table,
     "leave": _leave, "remove": _remove_seat, "add_bot": _add_bot, "remove_bot": _remove_bot,
+    "round_done": _round_done, "dawn_shown": _dawn_shown,
 }
 _TAKES_TIMING = frozenset(("table", "leave", "remove", "remove_bot"))
 

@@ -110,6 +110,9 @@ class RoomData:
     # (the last BARRED_KEPT), never seated there again, and how many were so removed.
     barred: tuple[str, ...] = ()
     voted_out: int = 0
+    # Played on one phone passed around (its host says so: `table`): the phone paces the nights
+    # and starts the day's clock (RULES.md, "One phone"). Always private.
+    phone: bool = False
 
     def listing(self) -> Listing | None:
         """What the public tables' index shows of this room (actors.tables writes it): a public
@@ -144,6 +147,7 @@ class RoomData:
             "played_day": self.played_day,
             "barred": self.barred,
             "voted_out": self.voted_out,
+            "phone": self.phone,
         })
 
     @classmethod
@@ -171,6 +175,7 @@ class RoomData:
             played_day=d.get("played_day"),
             barred=tuple(d.get("barred", ())),
             voted_out=d.get("voted_out", 0),
+            phone=d.get("phone", False),  # a snapshot stored before one phone: online
         ), [orjson.loads(item) for item in stored.tail])
 
     def lobby(self) -> dict:
@@ -186,6 +191,7 @@ class RoomData:
             "spectators": sum(self.watchers.values()),
             "public": self.public,
             "language": self.language,
+            "phone": self.phone,
             "starts_at": self.starts_at,
             "remove_votes": self.remove_votes(),
         }
@@ -245,7 +251,8 @@ ROOM_EVENTS = {kind.kind: kind for kind in (
     EventKind("spectators", ("count",), EVERYONE, "how many watch",
               types={"count": {"type": "integer", "minimum": 0}}),
     EventKind("settings", ("settings", "roles_in_play"), EVERYONE, "the host changed the settings"),
-    EventKind("table", ("public", "language"), EVERYONE, "the table went public or private"),
+    EventKind("table", ("public", "language", "phone"), EVERYONE,
+              "the table went public or private, or is played on one phone (`phone`)"),
     EventKind("countdown", ("starts_at",), EVERYONE,
               "a public table starts by itself at starts_at (null: the countdown stopped)"),
     EventKind("removed", ("seat", "name", "reason", "moved", "roles_in_play", "remove_votes"),

@@ -16,9 +16,10 @@ NAMES = ["Layla", "Omar", "Ines", "Tariq", "Maya", "Bruno", "Sofia", "Yuki", "Am
 GAME_TIMEOUT = 240.0  # a whole game with 2 s phases; a hang fails instead of blocking the suite
 
 
-async def seat_table(url: str, players: int) -> tuple[str, list[dict]]:
-    """Create a room and seat `players` (the first is the host); return (room, seats)."""
-    host = await create_room(url, NAMES[0])
+async def seat_table(url: str, players: int, **create) -> tuple[str, list[dict]]:
+    """Create a room (`create`: create_room's options) and seat `players` (the first is the
+    host); return (room, seats)."""
+    host = await create_room(url, NAMES[0], **create)
     seats = [host] + [await join_room(url, host["room"], name) for name in NAMES[1:players]]
     return host["room"], seats
 

@@ -223,8 +223,8 @@ def drop_actors(ray_address: str, prefix: str) -> None:
 
 # ---------------------------------------------------------------------------- protocol client
 
-async def create_room(url: str, name: str) -> dict:
-    async with httpx.AsyncClient(base_url=url, timeout=HTTP_TIMEOUT) as http:
+async def create_room(url: str, name: str, timeout: float = HTTP_TIMEOUT) -> dict:
+    async with httpx.AsyncClient(base_url=url, timeout=timeout) as http:
         response = await http.post("/api/rooms", json={"name": name})
         response.raise_for_status()
         return response.json()

@@ -117,10 +117,13 @@ class Table(Command):
            "seats them, it starts by itself) or make it private again (link only). A public table "
            "plays its preset in `language`; its host may then change only the durations.")
     messages = {"public": "table needs public true or false",
-                "language": f"language must be one of {list(LANGUAGES)}"}
+                "language": f"language must be one of {list(LANGUAGES)}",
+                "phone": "phone must be true or false"}
     type: Literal["table"]
     public: StrictBool
     language: Literal[LANGUAGES] | None = None
+    phone: StrictBool | None = Field(None, description="played on one phone passed around (private "
+                                     "only; RULES.md \"One phone\"); absent: unchanged")
 
 
 class Leave(Command):
@@ -153,15 +156,34 @@ class Remove(Command):
     seat: Seat
 
 
+class RoundDone(Command):
+    doc = ("Client, a table on one phone only: the phone has called every living player for the "
+           "night step `phase` of `day`, which ends now (RULES.md \"One phone\").")
+    messages = {"phase": "round_done needs the night step's phase",
+                "day": "round_done needs the day"}
+    type: Literal["round_done"]
+    phase: Annotated[StrictStr, Field(min_length=1, max_length=40)]
+    day: Annotated[StrictInt, Field(ge=1)]
+
+
+class DawnShown(Command):
+    doc = ("Client, a table on one phone only: the phone shows the dawn of `day`; the day's first "
+           "phase starts its clock now (a `clock` event).")
+    messages = {"day": "dawn_shown needs the day"}
+    type: Literal["dawn_shown"]
+    day: Annotated[StrictInt, Field(ge=1)]
+
+
 class Ping(Command):
     doc = "Client: answered by an ack from the gateway itself."
     type: Literal["ping"]
 
 
 CLIENT_FRAMES: tuple[type[Frame], ...] = (Hello, Act, Chat, Settings, Start, Table, Leave, Remove,
-                                          AddBot, RemoveBot, Ping)
+                                          AddBot, RemoveBot, RoundDone, DawnShown, Ping)
 COMMAND = TypeAdapter(Annotated[Union[Act, Chat, Settings, Start, Table, Leave, Remove, AddBot,
-                                      RemoveBot, Ping], Field(discriminator="type")])
+                                      RemoveBot, RoundDone, DawnShown, Ping],
+                                Field(discriminator="type")])
 HELLO = TypeAdapter(Hello)
 # The id alone, read first: an error about any other field still echoes it.
 FRAME_ID = TypeAdapter(FrameId)
@@ -169,7 +191,7 @@ FRAME_ID = TypeAdapter(FrameId)
 
 COMMANDS: dict[str, type[Command]] = {frame_name(m): m for m in (Act, Chat, Settings, Start, Table,
                                                                   Leave, Remove, AddBot, RemoveBot,
-                                                                  Ping)}
+                                                                  RoundDone, DawnShown, Ping)}
 
 
 def command_dict(command: Command) -> dict:
@@ -232,6 +254,8 @@ class LobbyFacts(BaseModel):
     roles_in_play: dict[str, Annotated[int, Field(ge=0)]]
     public: bool = Field(False, description="listed for strangers (GET /api/tables)")
     language: Literal[LANGUAGES] | None = Field(None, description="a public table's language")
+    phone: bool = Field(False, description="played on one phone passed around (RULES.md \"One "
+                        "phone\")")
     starts_at: int | None = Field(None, description="a public lobby's countdown: when it starts "
                                   "by itself (ms since the epoch); null: not counting down")
     remove_votes: dict[str, RemoveVotes] = Field({}, description="a public lobby's votes to "

@@ -10,14 +10,16 @@ from rules.registry import (ACTIONS, CARDS, DECKS, EVENTS, FILLER_CARD, OVERHEAR
 from rules.role import is_wolf, living_wolves
 from rules.settings import Settings, deal as deal_for, player_range
 from rules.state import GameState
-from rules.table import Table, is_night
+from rules.table import PHONE_TURN, Table, is_night
 from rules.text import chat_text
 
 MAX_CHAT = 500
 
 
-def start_game(names: list, settings: Settings, seed: int, now: int, deal: list | None = None):
-    """Deal the cards from `seed` and open the first night.
+def start_game(names: list, settings: Settings, seed: int, now: int, deal: list | None = None,
+               phone: bool = False):
+    """Deal the cards from `seed` and open the first night; `phone`: the table is played on one
+    phone passed around, whose round of turns paces the nights (RULES.md, "One phone").
 
     `deal` sets the cards in seat order instead of shuffling (a set-up position, like a chess
     FEN, for tests); it must hold exactly the cards of the table's deal, then the cards a role
@@ -56,11 +58,12 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
         seed=seed, draws=0, settings=settings.to_json(), names=list(names), roles=deck,
         alive=[True] * len(names), phase="start", day=1, deadline=None, mayor=None, prompts=[],
         memo={"vote": {"elected": False, "votes": {}, "requests": []}, "in_play": specials,
-              **{role: {"aside": aside} for role in extra}},
+              **{role: {"aside": aside} for role in extra},
+              **({"turn": PHONE_TURN} if phone else {})},
         pending=[], resume=None, chat=[], outcome=None)
     t = Table(state, now)
     t.emit("game_started", None, seats=[{"seat": i, "name": n} for i, n in enumerate(names)],
-           roles_in_play=in_play)
+           roles_in_play=in_play, **({"turn": PHONE_TURN} if phone else {}))
     for seat, role in enumerate(deck):
         t.emit("role", [seat], role=role)
     wolves = [seat for seat in range(len(deck)) if is_wolf(state, seat)]
@@ -164,6 +167,35 @@ def advance(state: GameState, now: int):
     return t.s, t.events
 
 
+def round_done(state: GameState, now: int, phase: str, day: int):
+    """One phone: the phone has called every living player for night step `phase` of `day`,
+    which ends now as if its time were up. Refused (NotYourTurn) at any other table, and when
+    that step is not the current one (its time ran out first)."""
+    if "turn" not in state.memo:
+        raise NotYourTurn("round_done: this table is not played on one phone")
+    if state.phase != phase or state.day != day or not is_night(phase):
+        raise NotYourTurn(f"round_done: night step {phase!r} of day {day!r} is not the current "
+                          f"one ({state.phase} of day {state.day})")
+    t = Table(state, now)
+    t.finish()
+    t.run()
+    return t.s, t.events
+
+
+def dawn_shown(state: GameState, now: int, day: int):
+    """One phone: the phone shows the dawn of `day`; the day's first phase, waiting for it,
+    starts its clock now (a `clock` event). Refused (NotYourTurn) at any other table, and when
+    no clock waits for that dawn (shown already, or the day moved on)."""
+    if "turn" not in state.memo:
+        raise NotYourTurn("dawn_shown: this table is not played on one phone")
+    if "dawn_clock" not in state.memo or state.day != day:
+        raise NotYourTurn(f"dawn_shown: no clock waits for the dawn of day {day!r}")
+    t = Table(state, now)
+    t.s.deadline = now + t.s.memo.pop("dawn_clock") * 1000
+    t.emit("clock", None, phase=t.s.phase, deadline=t.s.deadline)
+    return t.s, t.events
+
+
 def next_deadline(state: GameState) -> int | None:
     return state.deadline
 
@@ -198,6 +230,7 @@ def view(state: GameState, seat: int) -> dict:
         "phase": state.phase,
         "day": state.day,
         "deadline": state.deadline,
+        "turn": state.memo.get("turn"),
         "seats": seats,
         "me": {"seat": seat, "role": state.roles[seat], "alive": me_alive},
         "waiting": None if over else _waiting(state),
@@ -237,6 +270,7 @@ def public_view(state: GameState) -> dict:
         "phase": state.phase,
         "day": state.day,
         "deadline": state.deadline,
+        "turn": state.memo.get("turn"),
         "seats": [{"seat": i, "name": name, "alive": alive, "mayor": i == state.mayor,
                    "role": state.roles[i] if over or i in revealed
                    or (not alive and i not in hidden) else None}

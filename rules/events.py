@@ -72,9 +72,13 @@ _STORY = {"type": "array", "items": {
 # The flow's own: the deal, the phases, the prompts, deaths, the chat and the end.
 FLOW = (
     EventKind("game_started", ("seats", "roles_in_play"), EVERYONE,
-              "the deal is done: the seats in order and the cards in play"),
+              "the deal is done: the seats in order and the cards in play; `turn`: on one "
+              "phone, the seconds of each player's turn", optional=("turn",)),
     EventKind("role", ("role",), "the seat", "your card (again if it changes: the Thief's swap)"),
     EventKind("phase", ("phase", "day", "deadline"), EVERYONE, "a new phase and when it ends"),
+    EventKind("clock", ("phase", "deadline"), EVERYONE,
+              "one phone: the phase waiting for the phone's dawn (deadline null) starts its "
+              "clock, ending at `deadline`"),
     EventKind("prompt", ("action", "choices", "min", "max", "deadline"), "the seat",
               "a choice to make: `min` 0 means passing is allowed",
               types={"action": {"type": "string"}, "choices": _SEATS,

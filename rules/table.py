@@ -16,6 +16,13 @@ from rules.role import concealed, living
 from rules.state import GameState
 
 
+# A table played on one phone passed around (RULES.md, "One phone"): the phone calls every living
+# player in turn, once for each night step, each for PHONE_TURN seconds; a night step's deadline
+# is that round's, at most PHONE_STEP_CAP (12 living players, the most one phone seats).
+PHONE_TURN = 15
+PHONE_STEP_CAP = 12 * PHONE_TURN
+
+
 def is_night(phase: str) -> bool:
     return phase.startswith("night.")
 
@@ -76,14 +83,18 @@ class Table:
 
     # phases
 
-    def enter(self, phase: str, stand_in: bool = False) -> None:
+    def enter(self, phase: str, stand_in: bool = False, at_dawn: bool = False) -> None:
         """Open a phase; a `stand_in` night step opens no prompt: its holder is dead or missing
-        and only its time runs (O1)."""
+        and only its time runs (O1). On one phone the day's first phase (`at_dawn`) waits for
+        the phone to show the dawn before its clock runs (`engine.dawn_shown`)."""
         s = self.s
         step = STEPS[phase]
         s.phase = phase
-        s.deadline = self.now + s.settings["durations"][step.duration] * 1000 \
-            if step.timed(self) else None
+        seconds = self.seconds(step) if step.timed(self) else None
+        s.memo.pop("dawn_clock", None)
+        if at_dawn and seconds is not None and self.phone():
+            s.memo["dawn_clock"], seconds = seconds, None
+        s.deadline = None if seconds is None else self.now + seconds * 1000
         s.memo.pop("stand_in", None)
         self.emit("phase", None, phase=phase, day=s.day, deadline=s.deadline)
         if stand_in:
@@ -92,6 +103,17 @@ class Table:
         step.open(self)
         for join in JOINS.get(phase, ()):
             join.open(self)
+
+    def phone(self) -> bool:
+        """The table is played on one phone passed around."""
+        return "turn" in self.s.memo
+
+    def seconds(self, step) -> int:
+        """A phase's time: its duration; on one phone a night step's is the phone's round, one
+        turn for each living player (capped), whatever the step and the deal."""
+        if self.phone() and step.night_order is not None:
+            return min(sum(self.s.alive) * self.s.memo["turn"], PHONE_STEP_CAP)
+        return self.s.settings["durations"][step.duration]
 
     def act(self, seat: int, action: str, targets: list) -> None:
         """Apply an answer to the phase's step, or to the role acting inside it."""
@@ -106,8 +128,10 @@ class Table:
     def holds(self) -> bool:
         """With hidden cards every night step lasts its full time, answered or not: a role's
         ending early would tell the table its holder lives (O1, like D9), the pack's how many
-        wolves still point (D16)."""
-        return STEPS[self.s.phase].night_order is not None and concealed(self.s)
+        wolves still point (D16). On one phone every night step lasts until the phone has called
+        every player (`engine.round_done`) or its time is up."""
+        return STEPS[self.s.phase].night_order is not None and (
+            self.phone() or concealed(self.s))
 
     def finish(self) -> None:
         """End the current phase now (all acted, or its deadline passed)."""
@@ -158,7 +182,7 @@ class Table:
         self.continue_chain()
 
     def start_day(self) -> None:
-        self.enter(next(step.phase for step in DAY_OPENING if step.runs(self)))
+        self.enter(next(step.phase for step in DAY_OPENING if step.runs(self)), at_dawn=True)
 
     def break_tie(self, tied: list) -> None:
         """The day's vote is tied: the first tie-breaker that applies settles it, else nobody

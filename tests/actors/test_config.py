@@ -34,9 +34,13 @@ def test_nonsense_is_refused():
         Config.from_env({"WW_LIMIT_WINDOW": "0"})
 
 
-def test_host_resource_pins_game_hosts_to_nodes_that_offer_it():
+def test_host_resource_pins_game_hosts_to_nodes_that_offer_it_and_counts_their_room_slots():
     from actors.placement import host_options
 
     assert "resources" not in host_options(Config.from_env({}), "h")
-    config = Config.from_env({"WW_HOST_RESOURCE": "werewolf_host"})
-    assert host_options(config, "h")["resources"] == {"werewolf_host": 0.001}
+    config = Config.from_env({"WW_HOST_RESOURCE": "werewolf_host", "WW_GAMES_PER_ACTOR": "50",
+                              "WW_HOST_START_WAIT": "30"})
+    assert host_options(config, "h")["resources"] == {"werewolf_host": 50}
+    assert config.host_start_wait == 30
+    with pytest.raises(ValueError):
+        Config(host_start_wait=0)

@@ -6,7 +6,7 @@ from actors.placement import Placement
 
 
 def placement(redis, prefix, *, games_per_actor: int, warm_actors: int, unhosted_node=None,
-              nodes: dict | None = None):
+              nodes: dict | None = None, retire_first=None):
     """`nodes`, if given, records host name -> the node it was asked to start on."""
     started: list[str] = []
     stopped: list[str] = []
@@ -20,8 +20,8 @@ def placement(redis, prefix, *, games_per_actor: int, warm_actors: int, unhosted
     async def stop_host(name: str) -> None:
         stopped.append(name)
 
-    return (Placement(config, redis, start_host, stop_host, unhosted_node=unhosted_node),
-            started, stopped)
+    return (Placement(config, redis, start_host, stop_host, unhosted_node=unhosted_node,
+                      retire_first=retire_first), started, stopped)
 
 
 async def test_rooms_fill_one_host_before_the_next(redis, prefix):
@@ -163,12 +163,13 @@ async def test_no_host_starts_past_the_cap(redis, prefix):
     assert len(started) == 2  # the spare was not topped up past the cap either
 
 
-def test_a_new_host_goes_to_the_live_node_offering_the_resource_that_runs_fewest_hosts():
-    from actors.placement import hosts_per_node, least_hosted_node
+def node(node_id, alive=True, resource=1000.0):
+    return {"NodeID": node_id, "Alive": alive,
+            "Resources": {"werewolf_host": resource} if resource else {}}
 
-    def node(node_id, alive=True, resource=1000.0):
-        return {"NodeID": node_id, "Alive": alive,
-                "Resources": {"werewolf_host": resource} if resource else {}}
+
+def test_the_hosts_of_each_live_node_offering_the_resource_are_read_with_its_slots():
+    from actors.placement import hosts_per_node, node_slots
 
     def actor(name, node_id, state="ALIVE"):
         return {"Name": name, "State": state, "Address": {"NodeID": node_id}}
@@ -177,12 +178,86 @@ def test_a_new_host_goes_to_the_live_node_offering_the_resource_that_runs_fewest
     actors = [actor("p-host-000001", "a"), actor("p-host-000002", "b"), actor("p-host-000003", "a"),
               actor("q-host-000001", "b"), actor("q-host-000002", "b"),  # another prefix's
               actor("p-host-000004", "b", state="DEAD"), actor("p-placement", "b")]
-    assert hosts_per_node(nodes, actors, "p", "werewolf_host") == {"a": 2, "b": 1}
-    assert least_hosted_node(hosts_per_node(nodes, actors, "p", "werewolf_host")) == "b"
-    joined = [*nodes, node("c")]  # a node that joins takes the next host
-    assert least_hosted_node(hosts_per_node(joined, actors, "p", "werewolf_host")) == "c"
-    assert least_hosted_node(hosts_per_node([node("gateway", resource=0)], actors, "p",
-                                            "werewolf_host")) is None
+    assert hosts_per_node(nodes, actors, "p", "werewolf_host") == {
+        "a": ["p-host-000001", "p-host-000003"], "b": ["p-host-000002"]}
+    assert node_slots(nodes, "werewolf_host") == {"a": 1000, "b": 1000, "gateway": 0}
+
+
+def test_a_new_host_spreads_over_the_nodes_with_slots_but_not_onto_an_emptying_one():
+    from actors.placement import node_for_host
+
+    slots = {"a": 6, "b": 6, "c": 6}  # three hosts of 2 rooms each
+    seen = {"a", "b", "c"}
+    hosted = {"a": ["h1", "h2"], "b": ["h3"], "c": ["h4", "h5"]}
+    rooms = {"h1": 2, "h2": 1, "h3": 1, "h4": 0, "h5": 0}  # c ran hosts and holds no room
+    assert node_for_host(hosted, slots, rooms, 2, seen) == "b"  # the fewest hosts
+    assert node_for_host({**hosted, "b": ["h3", "h6", "h7"]}, slots, rooms, 2, seen) == "a"
+    # A node that joins (never ran a host) takes the next one: the load spreads onto it.
+    assert node_for_host({**hosted, "d": []}, {**slots, "d": 6}, rooms, 2, seen) == "d"
+    # The others full: the emptying node takes it rather than the cluster growing.
+    full = {"a": ["h1", "h2", "h8"], "b": ["h3", "h6", "h7"], "c": ["h4", "h5"]}
+    assert node_for_host(full, slots, rooms, 2, seen) == "c"
+    # No room anywhere: packed on the node running the most, so the others can be removed.
+    assert node_for_host({"a": ["h1"], "b": ["h2"], "c": []}, slots, {}, 2, seen) == "a"
+    assert node_for_host({"a": [], "b": []}, slots, {}, 2, set()) == "a"  # a new cluster
+    # No slots anywhere: none named, the host waits for a node (the autoscaler's demand).
+    assert node_for_host({**full, "c": ["h4", "h5", "h9"]}, slots, rooms, 2, seen) is None
+    assert node_for_host({}, {}, {}, 2, set()) is None
+
+
+def test_spares_on_nodes_without_rooms_are_stopped_first():
+    from actors.placement import retire_order
+
+    hosted = {"a": ["h1", "h2"], "b": ["h3", "h4"], "c": ["h5"]}
+    rooms = {"h1": 3, "h2": 0, "h3": 0, "h4": 0, "h5": 0}
+    # b and c hold no room: theirs go first (c's single host before b's two); a's spare is kept.
+    assert retire_order(["h2", "h3", "h4", "h5", "gone"], hosted, rooms) == [
+        "gone", "h5", "h3", "h4", "h2"]
+
+
+def test_a_node_that_joined_is_one_that_never_ran_a_host_not_one_emptied_for_removal():
+    from actors.placement import joined_node
+
+    hosted = {"a": ["h1"], "b": [], "c": []}
+    assert joined_node(hosted, {"a", "b"}) == "c"  # b ran hosts once: it is emptying
+    assert joined_node(hosted, {"a", "b", "c"}) is None
+
+
+async def test_maintenance_stops_the_spares_in_the_order_given_keeping_the_warm_ones(redis, prefix):
+    asked: list[list[str]] = []
+
+    async def retire_first(idle: list[str]) -> list[str]:
+        asked.append(idle)
+        return list(reversed(idle))  # the newest first
+
+    p, started, stopped = placement(redis, prefix, games_per_actor=1, warm_actors=1,
+                                    retire_first=retire_first)
+    hosts = [await p.place() for _ in range(3)]
+    await p.settled()
+    for name in hosts:
+        await redis.zincrby(f"{prefix}:hosts", -1, name)
+    gone = await p.maintain()
+    every = sorted(started)  # the rooms' three hosts and the spare, all empty now
+    assert asked == [every]  # oldest first
+    assert gone == stopped == every[:0:-1]  # the newest three: one spare is kept, the oldest
+    assert [n.decode() for n in await redis.zrange(f"{prefix}:hosts", 0, -1)] == every[:1]
+    assert await p.maintain() == [] and len(asked) == 1  # nothing beyond the spare: not asked
+
+
+async def test_a_host_that_finds_no_node_in_time_is_given_up_and_its_room_refused(redis, prefix):
+    stopped: list[str] = []
+
+    async def start_host(name: str, node: str | None) -> None:
+        await asyncio.Event().wait()  # no node has its slots and none is added
+
+    async def stop_host(name: str) -> None:
+        stopped.append(name)
+
+    config = Config(prefix=prefix, games_per_actor=2, warm_actors=0, host_start_wait=0.01)
+    p = Placement(config, redis, start_host, stop_host)
+    assert await p.place() is None
+    assert stopped == [f"{prefix}-host-000001"]
+    assert await redis.zcard(f"{prefix}:hosts") == 0
 
 
 async def test_a_node_that_joins_takes_the_next_room_on_a_host_of_its_own(redis, prefix):

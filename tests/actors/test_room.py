@@ -722,3 +722,48 @@ async def test_a_spectator_s_view_is_the_public_table(store, clock):
     view = room.welcome(room_module.WATCHER)["view"]
     assert view["me"] is None and view["prompts"] == [] and view["channels"] == []
     assert all(s["role"] is None for s in view["seats"]) and view["phase"].startswith("night.")
+
+
+async def test_a_table_on_one_phone_is_paced_by_its_round_and_its_dawn(store, clock):
+    """Issue 35: the host says the table is on one phone; the phone ends a night step once it
+    has called everyone, and starts the day's clock; any other table, or a stale step, is refused
+    and changes nothing; the flag survives a reload."""
+    room = await Room.create(CODE, settings=rules.Settings.from_json({"preset": "seed_004"}),
+                             host="h1", store=store, clock=clock)
+    await seat(room, 6)
+    bad = await room.command(0, {"type": "table", "id": 1, "public": True, "phone": True})
+    assert bad["code"] == "bad_frame" and not room.data.phone
+    ack = await room.command(0, {"type": "table", "id": 2, "public": False, "phone": True})
+    assert ack["type"] == "ack" and room.data.lobby()["phone"] is True
+    assert frames(store)[-1] == {"type": "event", "seq": room.data.seq, "kind": "table",
+                                 "public": False, "language": None, "phone": True}
+    await room.command(0, {"type": "start", "id": 3})
+    game = room.data.game
+    assert room.data.view(0)["turn"] == rules.view(game, 0)["turn"] > 0
+    step = {"type": "round_done", "phase": game.phase, "day": game.day}
+    stale = await room.command(1, {**step, "id": 4, "phase": "night.nowhere"})
+    assert stale["code"] == "not_your_turn" and room.data.game == game
+    assert (await room.command(1, {**step, "id": 5, "day": "1"}))["code"] == "bad_frame"
+    while room.data.game.phase.startswith("night."):
+        game = room.data.game
+        ack = await room.command(1, {"type": "round_done", "id": game.phase, "phase": game.phase,
+                                     "day": game.day})
+        assert ack["type"] == "ack" and room.data.game.phase != game.phase
+    assert room.data.game.deadline is None  # the day waits for the phone's dawn
+    early = await room.command(2, {"type": "dawn_shown", "id": 6, "day": 2})
+    assert early["code"] == "not_your_turn"
+    assert (await room.command(2, {"type": "dawn_shown", "id": 7, "day": 1}))["type"] == "ack"
+    assert room.data.game.deadline is not None and frames(store)[-1]["kind"] == "clock"
+    assert RoomData.from_stored(await store.load(CODE)).phone is True
+
+
+async def test_round_done_and_dawn_shown_are_refused_at_a_table_played_online(store, clock):
+    room = await Room.create(CODE, settings=rules.Settings.from_json({"preset": "seed_004"}),
+                             host="h1", store=store, clock=clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "start", "id": 1})
+    game = room.data.game
+    for frame in ({"type": "round_done", "phase": game.phase, "day": 1},
+                  {"type": "dawn_shown", "day": 1}):
+        assert (await room.command(0, {**frame, "id": 2}))["code"] == "not_your_turn"
+    assert room.data.game == game

@@ -9,6 +9,10 @@ The nights go round the table: every living seat, in seat order, once for each n
 it wakes then or not; so a second table of the same size, with another deal, played at the same
 time, must see the very same covers night by night. The dawn shows only once the phone is down
 again, never over a player's screen. Takes the README's pictures of the cover and of a card shown.
+
+Issue 35 part 2: each player's move (a prompt, or "nothing to do" for a turn without one) is the
+first thing on the screen the cover lifts to, whole, at 360x740, with nothing scrolled; "Done" stays
+disabled until the move is made (a seat picked but not confirmed is not made).
 """
 from __future__ import annotations
 
@@ -22,10 +26,10 @@ from tests.client.table import DOCS, PHONE, chromium, new_player, pick, unless_c
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom"]
-# Seed 004 (the pass page's preset): with hidden cards every role's night step runs its full
-# time, so they are kept short; long enough for the phone to go round the six on a loaded machine
-# (a turn the step outlasts shows nothing to do, and the covers stay the same).
-# seed 004 at six seats: the form offers only the phases it times (no Medium before 7 seats)
+# Seed 004 (the pass page's preset). The night steps follow the phone (each waits for its round:
+# tests/client/test_phone_pace.py), so theirs matter only if the phone is put aside; the day's
+# are kept short. seed 004 at six seats: the form offers only the phases it times (no Medium
+# before 7 seats)
 DURATIONS = {"seer": 10, "guard": 10, "wolves": 15, "discussion": 60, "vote": 30}
 SHOTS = DOCS / "screenshots"
 # The vote's picture: the dawn put away, the table's votes under the pinned phase bar.
@@ -113,16 +117,32 @@ PHONE_LOG = """(() => {
     });
 })()""" % {"key": LOG_KEY}
 READ_LOG = f"() => JSON.parse(sessionStorage.getItem('{LOG_KEY}') || '[]')"
-# Puts the phone down: a turn with nothing to do asks for a pick first (whenever it shows: a prompt
-# may close under the player), then "Done". True once "Done" was tapped.
+# Puts the phone down: a turn with nothing to do says so first (whenever it shows: a prompt may
+# close under the player), then "Done". True once "Done" was tapped.
 PUT_DOWN = """() => {
-    const idle = document.querySelector("#pass-idle:not([data-picked]) button.choice");
+    const idle = document.querySelector("#pass-nothing[aria-pressed='false']");
     if (idle) { idle.click(); return false; }
     const done = document.querySelector("#pass-done");
     if (done.disabled) return false;
     done.click();
     return true;
 }"""
+# The move as the cover lifts: the first open prompt (or the "nothing to do"), against the screen
+# and the sticky bars over it; whether "Done" may be tapped.
+MOVE = """() => {
+    const node = document.querySelector(
+        "#prompts .prompt:not([data-answered]), #prompts #pass-idle:not([data-picked])");
+    const r = node?.getBoundingClientRect();
+    return { move: node ? node.dataset.action ?? "idle" : null, top: r?.top, bottom: r?.bottom,
+             bars: document.querySelector(".phasebar").getBoundingClientRect().bottom,
+             height: innerHeight, scrolled: scrollY,
+             done: !document.querySelector("#pass-done").disabled };
+}"""
+
+
+def in_view(at: dict) -> bool:
+    """The move whole on the first screen, under the bars, nothing scrolled."""
+    return at["scrolled"] == 0 and at["bars"] <= at["top"] and at["bottom"] <= at["height"]
 
 
 def no_trace_of(previous: dict, now: dict, *, same_card: bool = False) -> list[str]:
@@ -192,6 +212,8 @@ async def answer_here(
         else:
             for seat in targets:
                 await page.click(f'{selector} button.choice[data-seat="{seat}"]')
+            if scope == "#prompts":  # picked is not made: the phone cannot be put down yet
+                assert await page.is_disabled("#pass-done"), (action, targets)
             await page.click(f"{selector} button.confirm")
         await page.wait_for_selector(f"{selector}[data-answered]")
 
@@ -237,6 +259,7 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
     seen: dict[str, dict] = {}  # name -> what their last screen held
     last: dict | None = None  # the screen of the player who put the phone down last
     covers = checks = idle = 0
+    moves: list[dict] = []  # each turn's move as its cover lifted (MOVE)
     asked = False  # `dealt` was asked
     while True:
         await page.wait_for_function(NEXT, timeout=240_000)
@@ -279,6 +302,11 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
             if phase.startswith("night.") and dawned < 2:  # nobody has left before the second dawn
                 assert mine["alive"] == len(NAMES), (name, phase, mine["alive"])
             assert await page.is_hidden("#dawn"), name
+            # the move first, whole on the screen the cover lifts to; "Done" waits for it
+            move = await page.evaluate(MOVE)
+            if move["move"] is not None:
+                moves.append(move)
+                assert not move["done"], (name, move)
             cards[mine["seat"]] = mine["role"]
             # a reload puts the phone down: a cover comes back
             if shots is not None and "reload" not in shots:
@@ -318,7 +346,7 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
         await answer_here(page, f'#pass-prompts .pass-seat[data-seat="{voter}"]', cards[voter],
                           wolves, voter, dawned < 2)
     return SimpleNamespace(phone=phone, page=page, cards=cards, seen=seen, covers=covers,
-                           checks=checks,
+                           checks=checks, moves=moves,
                            idle=idle, nights=nights_of(await page.evaluate(READ_LOG)))
 
 
@@ -354,8 +382,13 @@ async def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_
         # the checks had something to find: a reading, the pack, a prompt's facts
         assert any(screen["private"] for screen in one.seen.values()), one.seen
         assert one.covers >= 2 * len(NAMES) and one.checks >= one.covers, (one.covers, one.checks)
-        # the villagers' turns: nothing to do, a pick that goes nowhere
+        # the villagers' turns: nothing to do, said by a button of its own
         assert one.idle and two.idle
+        # Every turn's move (a prompt, or "nothing to do") was whole on the first screen at
+        # 360x740, and "Done" waited for it (MOVE, answer_here).
+        moves = one.moves + two.moves
+        assert {m["move"] for m in moves} >= {"idle", "seer.inspect", "wolves.point"}, moves
+        assert [m for m in moves if not in_view(m)] == [], moves
         assert shots == {"cover", "reload", "card", "vote"}
         assert await page.locator("#end-cards li").count() == len(NAMES)
         assert (await page.text_content("#end-winners")).strip()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import os
 import random
 import re
@@ -52,6 +53,7 @@ RAYCLUSTER = {
                 "enableInTreeAutoscaling": {"type": "boolean"},
                 "autoscalerOptions": {"type": "object", "properties": {
                     "upscalingMode": {"enum": ["Default", "Aggressive", "Conservative"]},
+                    "idleTimeoutSeconds": {"type": "integer"},
                     "version": {"enum": ["v1", "v2"]}}},
                 "gcsFaultToleranceOptions": {"type": "object", "required": ["redisAddress"]},
                 "headServiceAnnotations": _STRINGS,
@@ -115,6 +117,24 @@ def test_the_raycluster_matches_kuberays_crd_and_its_pods_kubernetes():
                                      K8S, strict=True)
     worker = cluster["spec"]["workerGroupSpecs"][0]
     assert "werewolf_host" in worker["rayStartParams"]["resources"]
+
+
+def test_the_game_host_group_is_elastic_in_room_slots_of_whole_hosts():
+    """KubeRay's autoscaler is on, with room to grow and shrink, and a pod's room slots hold
+    whole hosts of the gateways' WW_GAMES_PER_ACTOR (docs/capacity.md, "Elastic")."""
+    (cluster,) = [doc for _, doc in documents() if doc["kind"] == "RayCluster"]
+    assert cluster["spec"]["enableInTreeAutoscaling"] is True
+    assert cluster["spec"]["autoscalerOptions"]["idleTimeoutSeconds"] > 0
+    (worker,) = cluster["spec"]["workerGroupSpecs"]
+    assert 1 <= worker["minReplicas"] <= worker["replicas"] < worker["maxReplicas"]
+    slots = json.loads(json.loads(worker["rayStartParams"]["resources"]))["werewolf_host"]
+    (deployment,) = [doc for _, doc in documents() if doc["kind"] == "Deployment"
+                     and doc["metadata"]["name"] == "werewolf-gateway"]
+    env = {e["name"]: e.get("value") for e in deployment["spec"]["template"]["spec"]
+           ["containers"][0]["env"]}
+    per_host = int(env["WW_GAMES_PER_ACTOR"])
+    assert env["WW_HOST_RESOURCE"] == "werewolf_host"
+    assert slots % per_host == 0 and slots // per_host > int(env["WW_WARM_ACTORS"])
 
 
 def test_a_misspelt_field_fails_the_checks():

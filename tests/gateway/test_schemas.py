@@ -18,6 +18,8 @@ EXAMPLES = {
                  "durations": {"vote": 30},
                  "rules": {"guard_self": "yes"}, "preset": None},
     "start": {"type": "start", "id": "go"},
+    "round_done": {"type": "round_done", "id": 3, "phase": "night.seer", "day": 2},
+    "dawn_shown": {"type": "dawn_shown", "id": 4, "day": 2},
     "ping": {"type": "ping", "id": None},
     "ack": {"type": "ack", "id": "a1"},
     "error": {"type": "error", "id": None, "code": "bad_frame", "message": "frame is not JSON"},
@@ -68,5 +70,5 @@ def test_the_asyncapi_document_names_every_frame_schema():
     refs = {m["payload"]["$ref"] for m in document["channels"]["room"]["messages"].values()}
     assert refs == {f"schema/{name}.json" for name in
                     ("hello", "act", "chat", "settings", "start", "table", "leave", "remove",
-                     "add_bot", "remove_bot", "ping",
+                     "add_bot", "remove_bot", "round_done", "dawn_shown", "ping",
                      "welcome", "event", "ack", "error")}

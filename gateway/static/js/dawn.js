@@ -2,7 +2,7 @@
 // reveals), or says that nobody did. Every tap goes through it to the control under it (it has
 // no button of its own: one would block what lies under it) and puts it away; else it goes by
 // itself, and with the game's end. `held()` true (a phone passed around, still going round the
-// night): it waits, and `release()` shows it.
+// night): it waits, and `release()` shows it; `shown(day)` is told each dawn shown.
 import { el, rebuild } from "./dom.js";
 import { rolePicture } from "./art.js";
 import { t, has } from "./i18n.js";
@@ -11,7 +11,8 @@ const SHOWN_MS = 7000;
 const isNight = (phase) => String(phase).startsWith("night.");
 
 export class Dawn {
-  // `shown(day)`: told each time a dawn shows (the narrator speaks it then).
+  // `shown(day)`: told each time a dawn shows (the phone starts the day's clock, the narrator
+  // speaks it).
   constructor({ nameOf, roleName, held = () => false, shown = () => {} }) {
     Object.assign(this, { nameOf, roleName, held, shown, deaths: [], timer: null, waiting: null });
     // Capture: the tap still reaches its control; the banner only goes.
@@ -48,9 +49,9 @@ export class Dawn {
       : [el("li", { class: "dawn-none", text: t("dawn.nobody") })]);
     box.hidden = false;
     document.body.dataset.dawn = "1";
-    this.shown(day);
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.close(), SHOWN_MS);
+    this.shown(day);
   }
 
   release() {

@@ -28,7 +28,8 @@ export function isPublic(ev) {
 // What these say the game's screen shows elsewhere (the lobby's lists, the players, the prompts,
 // the card, the chat): they stay out of the feed. Every other kind is in it, declared or not.
 export const SHOWN_ELSEWHERE = new Set(["presence", "spectators", "settings", "table", "countdown", "away", "remove_vote",
-  "prompt", "prompt_closed", "voted", "vote_requested", "pointed", "role", "wolves", "cards", "witch_victim", "chat"]);
+  "prompt", "prompt_closed", "voted", "vote_requested", "pointed", "role", "wolves", "cards", "witch_victim", "chat",
+  "clock"]);
 export const inFeed = (kind) => !SHOWN_ELSEWHERE.has(kind);
 // The lobby's last lines.
 export const LOBBY_NEWS = new Set(["joined", "removed"]);
@@ -36,7 +37,7 @@ export const LOBBY_NEWS = new Set(["joined", "removed"]);
 // (shown above it), each seat's copy of the cards, and the infection, which the end's story tells
 // with who infected whom (the infected's own event names neither); chat lines show as chat.
 export const REVIEW_SKIPS = new Set(["joined", "presence", "settings", "spectators", "table", "countdown",
-  "prompt", "prompt_closed", "wolves", "cards", "game_started", "game_over", "infected"]);
+  "prompt", "prompt_closed", "wolves", "cards", "game_started", "game_over", "infected", "clock"]);
 // On a phone passed around, what a seat was told alone is news it must hold the phone to see;
 // not a wolf's pointing (the pack sees it when called for its own prompt), nor its prompts.
 export const NOT_NEWS = new Set(["pointed", "prompt", "prompt_closed", "chat"]);

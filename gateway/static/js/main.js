@@ -410,9 +410,13 @@ async function boot() {
   app.turn = new TurnNotifier(t("app.title"), app.sound);
   motion.bind();
   // On a phone passed around the dawn waits for the phone to be down and the night gone round.
+  // Shown there, it starts the day's clock (passScreen.dawnShown).
   app.narrator = new Narrator({ nameOf, roleName });
   app.dawn = new Dawn({ nameOf, roleName, held: () => !!app.pass && (!!app.pass.holder || pass.nightLeft(app.pass)),
-    shown: (day) => app.narrator.dawnShown(day) });
+    shown: (day) => {
+      app.narrator.dawnShown(day);
+      if (app.pass) passScreen.dawnShown(day);
+    } });
   showSound();
   showNarrator();
   tables.initHome({ seated, presets: (app.declared.presets || []).map((p) => p.id) });

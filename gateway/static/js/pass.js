@@ -53,13 +53,16 @@ function openPrompts(link) {
 // victim), so the phone cannot ask each seat once for the whole night: each step is one round,
 // in which every living seat, in seat order, gets a cover and its own screen (its prompt, its
 // news, or nothing to do), whether it wakes in that step or not. The number and the order of the
-// covers follow the night's steps and who is alive, all public, never the cards; how long a step
-// lasts is the server's (with hidden cards its full time, O1).
+// covers follow the night's steps and who is alive, all public, never the cards; a step lasts
+// until the phone has gone round (round_done), each turn with its own time (issue 35).
 // `rounds`: [{night, seats, at, ...its step}], the first one going round; `steps`: the night steps
-// seen; `idle`: the holder's pick on a turn with nothing to do; `answered`: how many prompts the
-// holder had answered when it took the phone; `dealing`: the game started, its first phase not yet.
+// seen; `idle`: the holder said so on a turn with nothing to do; `answered`: how many prompts the
+// holder had answered when it took the phone; `dealing`: the game started, its first phase not yet;
+// `turnEnds`: when the holder's night turn is up (ms), its own time counted from the tap;
+// `marking`: the lobby is being marked as played on one phone (screens/pass.js).
 export function newPhone(fresh) {
-  return { calling: null, holder: null, fresh, rounds: [], steps: new Set(), idle: null, answered: 0, dealing: false };
+  return { calling: null, holder: null, fresh, rounds: [], steps: new Set(), idle: false, answered: 0, dealing: false,
+    turnEnds: null, marking: false };
 }
 
 const livingSeats = (view) => (view.seats || []).filter((s) => s.alive).map((s) => s.seat).sort((a, b) => a - b);
@@ -122,36 +125,67 @@ export function turn(phone) {
   return round ? round.seats[round.at] : null;
 }
 
+// The phone sets the night's pace (RULES.md "One phone"): each turn of a night round has its own
+// time, the view's `turn` seconds, and the server's step waits for the round (`round_done`, sent
+// by the last turn's "Done"; the step's deadline, every living player's turn, is a backstop).
+export function turnSeconds(link, round) {
+  return round?.night ? link.view?.turn ?? null : null;
+}
+
+// The clock a seat's screen shows: its own turn's at night (cut short only by the step's end on
+// the server, which the round's length is made to outlast), else the phase's.
+export function shownDeadline(phone, view) {
+  if (!phone?.holder || phone.turnEnds == null) return view.deadline;
+  return view.deadline == null ? phone.turnEnds : Math.min(phone.turnEnds, view.deadline);
+}
+
+// The night round this last turn ended, if it did: the server's step may end now.
+export function roundDone(phone, round) {
+  return round?.night && round.at >= round.seats.length ? { phase: round.phase, day: round.day } : null;
+}
+
 // Rounds of the night still to go round (or going): the dawn waits for them.
 export function nightLeft(phone) {
   return phone.rounds.some((r) => r.night);
 }
 
-// The player whose turn it is takes the phone.
-export function take(phone) {
+// The player whose turn it is takes the phone; a night turn's own time starts.
+export function take(phone, now) {
+  const seconds = turnSeconds(phone.calling, phone.rounds[0]);
+  phone.turnEnds = seconds == null ? null : now + seconds * 1000;
   phone.holder = phone.calling;
   phone.calling = null;
   phone.holder.news = 0;
-  phone.idle = null;
+  phone.idle = false;
   phone.answered = Object.keys(phone.holder.answered).length; // what it answered before this turn
 }
 
-// A turn with nothing to do at night (no prompt, none answered in this turn): its screen asks for
-// a pick that goes nowhere, so that it takes as long as a real one and looks the same.
+// A turn with nothing to do at night (no prompt, none answered in this turn): its screen has one
+// explicit "nothing to do" button, the move of this turn (no pick that goes nowhere).
 export function idleTurn(phone, link) {
   const v = link.view;
   return v?.status === "running" && isNight(v.phase) && !(v.prompts || []).length
     && Object.keys(link.answered).length === phone.answered;
 }
 
-// A seat leaving the phone: its turn is over, its open prompts are put down, its news seen (and
-// kept as seen, so that a reloaded page calls it again only for what came later).
+// Whether the holder may put the phone down: its move is made (every night prompt answered) or,
+// with nothing to do, it said so. Never with a move open: "Done" drops nothing (issue 35).
+export function turnMade(phone, link) {
+  return idleTurn(phone, link) ? phone.idle : !openPrompts(link).length;
+}
+
+// A seat leaving the phone: its turn is over, its news seen (and kept as seen, so that a reloaded
+// page calls it again only for what came later); what is still open (a prompt the server closed
+// meanwhile shows no more) is put down.
 export function putDown(room, link, phone) {
   const round = phone?.rounds[0];
   if (round && round.seats[round.at] === link.seat) round.at += 1;
   for (const p of openPrompts(link)) link.dismissed.add(promptKey(p));
   link.news = 0;
-  if (phone) phone.idle = null;
+  if (phone) {
+    phone.idle = false;
+    phone.turnEnds = null;
+  }
   link.seen = link.feedSeq;
   const seats = loadSeats(room);
   if (seats) saveSeats(room, seats.map((s) => (s.seat === link.seat ? { ...s, seen: link.seen } : s)));

@@ -54,9 +54,10 @@ export function applyEvent(view, ev, mySeat) {
     case "spectators":
       view.spectators = ev.count;
       break;
-    case "table": // public (listed, starts by itself) or private again
+    case "table": // public (listed, starts by itself) or private again; played on one phone
       view.public = ev.public;
       view.language = ev.language;
+      view.phone = ev.phone;
       if (!ev.public) view.starts_at = null;
       break;
     case "countdown":
@@ -94,6 +95,7 @@ export function applyEvent(view, ev, mySeat) {
     case "game_started":
       view.status = "running";
       view.roles_in_play = ev.roles_in_play;
+      view.turn = ev.turn ?? null; // one phone: each player's turn (s)
       view.seats = ev.seats.map((s) => ({ seat: s.seat, name: s.name, alive: true, role: null, mayor: false }));
       view.me = mySeat == null ? null : { seat: mySeat, role: null, alive: true };
       // Nobody writes until the first phase opens (its event follows the cards).
@@ -122,6 +124,9 @@ export function applyEvent(view, ev, mySeat) {
       view.waiting = null; // exact in a welcome only: unknown once the phase changes
       view.channels = channelsOf(view);
       if (ev.phase !== "day.discussion") view.requests = null;
+      break;
+    case "clock": // one phone: the phase that waited for the phone's dawn starts its clock
+      if (view.phase === ev.phase) view.deadline = ev.deadline;
       break;
     case "prompt": {
       dropPrompt(view, ev.action);

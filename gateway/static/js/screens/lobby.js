@@ -27,6 +27,7 @@ export function renderLobby(v) {
   $("#lobby-title").textContent = t("lobby.title", { room: v.room });
   // One phone passed around: nobody to share the link with; the players and rules are for the table.
   $("#lobby-share").hidden = !!app.pass;
+  $("#lobby-phone").hidden = !v.phone;
   const link = shareLink(v.room);
   $("#share-link").value = link;
   if (app.qrFor !== `${link}|${language()}`) {

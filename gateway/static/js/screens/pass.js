@@ -6,7 +6,7 @@ import { api, errorText } from "../http.js";
 import { toast } from "../toast.js";
 import { promptKey } from "../state.js";
 import * as pass from "../pass.js";
-import { $, app, render, showScreen, nameOf } from "../app.js";
+import { $, app, render, send, showScreen, nameOf } from "../app.js";
 import { renderLobby, sendSettings } from "./lobby.js";
 import { renderGame } from "./table.js";
 import { renderEnd } from "./end.js";
@@ -44,6 +44,12 @@ export function renderPass() {
       p.fresh = false;
       if (v.settings?.preset !== "seed_004") sendSettings({ preset: "seed_004" });
     }
+    // The server learns that this table is on one phone (it then follows the phone's pace),
+    // at every lobby of it: the next game's too.
+    if (!v.phone && !p.marking) {
+      p.marking = true;
+      send({ type: "table", public: false, phone: true }, {}, links[0]).catch(() => (p.marking = false));
+    }
     return;
   }
   if (v.status === "finished" || v.outcome) {
@@ -63,7 +69,7 @@ export function renderPass() {
     app.here = then ? Object.create(p.holder, { view: { value: then.view }, feed: { value: then.feed } }) : p.holder;
     renderGame(app.here.view, PASSED);
     $("#pass-who").textContent = t("pass.holder", { name: nameOf(p.holder.seat) });
-    $("#pass-done").disabled = pass.idleTurn(p, app.here) && p.idle == null;
+    $("#pass-done").disabled = !pass.turnMade(p, app.here);
     return;
   }
   pass.noteStep(p, v, links[0].feedSeq);
@@ -104,6 +110,8 @@ export function showCover(link, round) {
   const name = nameOf(link.seat);
   $("#cover-title").textContent = t("pass.cover.title", { name });
   $("#cover-hint").textContent = t(round.night ? "pass.cover.night" : "pass.cover.day", { name });
+  const seconds = pass.turnSeconds(link, round);
+  $("#cover-turn").textContent = seconds == null ? "" : t("pass.cover.turn", { s: seconds });
   const show = $("#cover-show");
   show.textContent = t("pass.cover.show", { name });
   show.dataset.seat = link.seat;
@@ -134,6 +142,14 @@ export function renderPassTable(v) {
     }
   }
   rebuild($("#pass-prompts"), nodes);
+}
+
+const quietLate = (err) => (err.code === "not_your_turn" ? "" : null);
+
+// The phone shows the dawn of `day`: the day's clock starts now on the server (RULES.md "One
+// phone"), so its whole time is on the table's screen.
+export function dawnShown(day) {
+  send({ type: "dawn_shown", day }, { explain: quietLate }, app.links[0]).catch(() => {});
 }
 
 export function showPassNames() {
@@ -205,7 +221,7 @@ export function bind() {
   $("#cover-show").addEventListener("click", () => {
     const p = app.pass;
     if (!p?.calling) return;
-    pass.take(p);
+    pass.take(p, Date.now());
     app.dawn.close();
     render();
     window.scrollTo(0, 0);
@@ -213,7 +229,11 @@ export function bind() {
   $("#pass-done").addEventListener("click", () => {
     const p = app.pass;
     if (!p?.holder) return;
+    const round = pass.currentRound(p);
     pass.putDown(app.room, p.holder, p);
+    const done = pass.roundDone(p, round);
+    // the step may be over already (its time ran out first): that answer changes nothing
+    if (done) send({ type: "round_done", ...done }, { explain: quietLate }, app.links[0]).catch(() => {});
     p.holder = null;
     clearGame();
     render();

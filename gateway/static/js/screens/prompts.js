@@ -1,5 +1,5 @@
 // The seat's prompts: its choices, the confirm and the pass, the ask-to-vote button, and on a
-// phone passed around the pick of a turn with nothing to do.
+// phone passed around the "nothing to do" of a turn without a move.
 import { t, has } from "../i18n.js";
 import { el, rebuild } from "../dom.js";
 import { promptKey } from "../state.js";
@@ -55,20 +55,18 @@ export function renderPrompts(link) {
   rebuild($("#prompts"), nodes);
 }
 
-// A turn with nothing to do at night, on a phone passed around: a pick like a prompt's that goes
-// nowhere, then "Done", so the turn takes a moment and looks like one that wakes (pass.idleTurn).
+// A turn with nothing to do at night, on a phone passed around: one button saying so, the
+// turn's move, then "Done" as after any move (pass.turnMade).
 export function idleNode(link) {
-  const others = (link.view.seats || []).filter((s) => s.alive && s.seat !== link.seat);
-  const picked = app.pass.idle;
-  return el("div", { class: "idle", id: "pass-idle", "data-picked": picked ?? null },
+  const said = app.pass.idle;
+  return el("div", { class: "idle", id: "pass-idle", "data-picked": said ? "1" : null },
     el("h3", { text: t("pass.idle.title") }),
     el("p", { class: "hint", text: t("pass.idle.help") }),
-    el("div", { class: "choices", role: "group", "aria-label": t("pass.idle.title") }, others.map((s) =>
-      el("button", { type: "button", class: "choice", "data-seat": s.seat, "data-fk": `${link.seat}:idle:${s.seat}`,
-        "aria-pressed": picked === s.seat ? "true" : "false", onclick: () => {
-          app.pass.idle = s.seat;
-          render();
-        } }, el("span", { class: "name", text: s.name })))));
+    el("button", { type: "button", class: "pass", id: "pass-nothing", "data-fk": `${link.seat}:idle`,
+      "aria-pressed": said ? "true" : "false", onclick: () => {
+        app.pass.idle = true;
+        render();
+      }, text: t("pass.idle.button") }));
 }
 
 export const askToVote = (v) => ({ action: "vote.request", choices: [], min: 0, max: 0, deadline: v.deadline });

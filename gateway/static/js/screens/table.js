@@ -15,6 +15,7 @@ import { $, app, HIDE_CARD_KEY, render, showScreen, nameOf, roleName, cardHidden
   roleChips, shownRules, ruleValue, toolsContext } from "../app.js";
 import { renderPrompts, chooseSeat, pickedSeats, actionText, cardText } from "./prompts.js";
 import { renderChat } from "./chat.js";
+import { shownDeadline } from "../pass.js";
 
 // Every card the catalogue explains, in its order: a new role's help comes with its keys.
 export const helpRoles = () => keys("explain.").map((key) => key.slice("explain.".length));
@@ -118,8 +119,9 @@ export function tick() {
   const v = app.here?.view;
   const box = $("#countdown");
   let text = "";
-  if (v && v.deadline && v.status === "running") {
-    text = t("game.left", { s: Math.max(0, Math.ceil((v.deadline - Date.now()) / 1000)) });
+  const deadline = v && shownDeadline(app.pass, v); // on one phone: the holder's own turn's
+  if (deadline && v.status === "running") {
+    text = t("game.left", { s: Math.max(0, Math.ceil((deadline - Date.now()) / 1000)) });
   }
   // Four ticks a second: written only when it changes, so an idle page does no layout work.
   if (box.textContent !== text) box.textContent = text;

@@ -1,0 +1,103 @@
+"""One phone passed around (issue 35 part 1, RULES.md "One phone"): the phone's round paces the
+night, the day's clock starts when the phone shows the dawn, and the night's length tells nothing:
+whatever the deal, the same steps, each of one turn per living player, each turn as long."""
+
+import pytest
+
+from rules import (NotYourTurn, Settings, act, advance, dawn_shown, round_done, start_game,
+                   view)
+from rules.table import PHONE_STEP_CAP, PHONE_TURN
+from tests.rules.driver import NAMES, T0
+
+SEED_004 = Settings.from_json({"preset": "seed_004"})
+EIGHT = NAMES[:8]
+
+
+def answer_every_prompt(state, now):
+    """Every open prompt answered as early as it may be, with its first choices."""
+    for p in list(state.prompts):
+        if p in state.prompts:  # not closed by an earlier answer
+            targets = p["choices"][:max(1, p["min"])] if p["max"] else []
+            state, _ = act(state, p["seat"], p["action"], targets, now)
+    return state
+
+
+def night(state, now):
+    """Play a night on the phone: each step answered at once, then its round of turns, each
+    PHONE_TURN long; returns the state at dawn, the time, and the night's rounds as
+    (step, its seconds, turns)."""
+    rounds = []
+    while state.phase.startswith("night."):
+        phase, turns = state.phase, sum(state.alive)
+        rounds.append((phase, (state.deadline - now) // 1000, turns))
+        state = answer_every_prompt(state, now)
+        assert state.phase == phase  # every move made: the step waits for the phone
+        now += turns * PHONE_TURN * 1000 - 1
+        assert advance(state, now)[0] == state  # the round's time is not up
+        state, _ = round_done(state, now, phase, state.day)
+    return state, now, rounds
+
+
+def day(state, now):
+    """The phone shows the dawn, the clock runs out, everybody abstains: the next night."""
+    assert state.deadline is None  # the day waits for the phone's dawn
+    state, events = dawn_shown(state, now, state.day)
+    assert events == [{"kind": "clock", "to": None, "phase": "day.discussion",
+                       "deadline": now + SEED_004.durations["discussion"] * 1000}]
+    while not state.phase.startswith("night.") and state.phase != "over":
+        now = state.deadline
+        state, _ = advance(state, now)
+    return state, now
+
+
+def test_the_nights_have_the_same_rounds_of_the_same_turns_whatever_the_deal():
+    nights = set()
+    deals = set()
+    for seed in range(40):
+        state, _ = start_game(EIGHT, SEED_004, seed, T0, phone=True)
+        deals.add(tuple(state.roles))
+        state, now, first = night(state, T0)
+        state, now = day(state, now)
+        state, now, second = night(state, now)
+        nights.add((tuple(first), tuple(second)))
+    assert len(deals) > 10
+    assert len(nights) == 1, nights
+    (first, second), = nights
+    assert all(seconds == 8 * PHONE_TURN and turns == 8 for _, seconds, turns in first + second)
+    assert len(second) >= 3, second  # the Seer's, the Guard's, the pack's...
+
+
+def test_a_step_ends_at_its_deadline_if_the_phone_does_not_come_back():
+    state, events = start_game(EIGHT, SEED_004, 1, T0, phone=True)
+    phase = state.phase
+    assert view(state, 0)["turn"] == events[0]["turn"] == PHONE_TURN
+    assert advance(state, state.deadline - 1)[0] == state
+    later, _ = advance(state, state.deadline)
+    assert later.phase != phase
+
+
+def test_a_night_step_is_capped_however_many_live():
+    state, _ = start_game([f"P{i}" for i in range(20)], SEED_004, 1, T0, phone=True)
+    assert state.deadline == T0 + PHONE_STEP_CAP * 1000 < T0 + 20 * PHONE_TURN * 1000
+
+
+def test_round_done_and_dawn_shown_are_refused_but_on_the_phone_and_in_their_time():
+    online, _ = start_game(EIGHT, SEED_004, 1, T0)
+    assert view(online, 0)["turn"] is None
+    with pytest.raises(NotYourTurn):
+        round_done(online, T0, online.phase, 1)
+    with pytest.raises(NotYourTurn):
+        dawn_shown(online, T0, 1)
+    state, _ = start_game(EIGHT, SEED_004, 1, T0, phone=True)
+    with pytest.raises(NotYourTurn):  # another step's round
+        round_done(state, T0, "night.wolves" if state.phase != "night.wolves" else "night.seer", 1)
+    with pytest.raises(NotYourTurn):
+        round_done(state, T0, state.phase, 2)
+    with pytest.raises(NotYourTurn):  # no dawn yet
+        dawn_shown(state, T0, 1)
+    state, now, _ = night(state, T0)
+    with pytest.raises(NotYourTurn):  # by day
+        round_done(state, now, "night.seer", 1)
+    shown, _ = dawn_shown(state, now, state.day)
+    with pytest.raises(NotYourTurn):  # shown once
+        dawn_shown(shown, now + 1, state.day)
