@@ -285,7 +285,7 @@ def lines(mind: Mind, fake: str | None) -> list[tuple[Claim, bool]]:
             said.append((Claim("wolf", seat=target, role=fake), False))
     if mind.wolf_side():
         # talk as a villager would: name a seat only when the table already suspects it (a
-        # wolf who accuses on no evidence stands out: loadtest.bots, +10 points at 6 and 8 seats)
+        # wolf who accuses on no evidence stands out: loadtest.botplay, +10 points at 6 and 8 seats)
         rest = [s for s in living if s not in mind.pack and s != mind.me
                 and SURE <= _public(mind, s) < KNOWN]
         if rest:

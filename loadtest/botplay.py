@@ -1,4 +1,4 @@
-"""Play strength of the bots (issue 33): `python -m loadtest.bots --games N`.
+"""Play strength of the bots (issue 33): `python -m loadtest.botplay --games N`.
 
 Self-play through the pure engine (no Ray, no Redis), seeded. For each table (preset and size)
 three match-ups of N games each: plausible village against plausible wolves, a random village
