@@ -39,6 +39,8 @@ class Mind:
         self.accused: dict[int, set[int]] = {}  # speaker -> seats it named wolves
         self.suspicion: dict[int, float] = {}
         self.votes: dict[int, dict[int, int]] = {}  # day -> voter -> target (the day's last)
+        self.ballot: dict[int, int | None] = {}  # the vote under way: voter -> target (None: abstains)
+        self.mayor: int | None = None
         self.questions: list[tuple[int, int]] = []  # (voter, target): votes worth asking about
         self.phase = ""
         self.day = 0
@@ -61,6 +63,8 @@ class Mind:
             self.suspicion.setdefault(s["seat"], self.rng.random() * 0.2)
         self.role = view["me"]["role"]
         self.phase, self.day = view["phase"], view["day"]
+        self.mayor = view.get("mayor")
+        self.ballot = {int(s): t for s, t in (view.get("votes") or {}).items()}
         self.prompts = {p["action"]: p for p in view["prompts"]}
         self.pack |= set(view.get("wolves") or ())
         for result in view.get("seer_results") or ():
@@ -82,6 +86,7 @@ class Mind:
         if e["phase"].startswith("night.") and not self.phase.startswith("night."):
             self.pointed = self.my_point = None
         self.phase, self.day = e["phase"], e["day"]
+        self.ballot = {}  # each vote starts empty
 
     def _on_prompt(self, e):
         self.prompts[e["action"]] = e
@@ -135,11 +140,19 @@ class Mind:
     def _on_idiot_revealed(self, e):
         self._shown(e["seat"], e["role"])
 
+    def _on_mayor(self, e):
+        self.mayor = e["seat"]
+
     def _on_voted(self, e):
-        if e["phase"] in ("day.vote", "day.revote") and e["target"] is not None:
-            self.votes.setdefault(self.day, {})[e["seat"]] = e["target"]
-            target = e["target"]
-            if self._trusted(target):  # voting against a claimant the village believes
+        if e["phase"] not in ("day.vote", "day.revote"):
+            return
+        self.ballot[e["seat"]] = target = e["target"]
+        day = self.votes.setdefault(self.day, {})
+        if target is None:  # withdrawn
+            day.pop(e["seat"], None)
+        else:
+            day[e["seat"]] = target
+            if self._trusted(target) and e["seat"] != self.me:  # against a trusted claimant
                 self._accuse(e["seat"], 0.8)
                 self.questions.append((e["seat"], target))
 
@@ -282,6 +295,14 @@ class Mind:
 
     def least_suspected(self, choices: list[int], noise: float = 0.3) -> int:
         return min(choices, key=lambda s: self.score(s) + self.rng.random() * noise)
+
+    def count(self, ballot: dict[int, int | None]) -> dict[int, int]:
+        """The elimination vote's count of `ballot` (the mayor's vote weighs two)."""
+        weights: dict[int, int] = {}
+        for voter, target in ballot.items():
+            if target is not None:
+                weights[target] = weights.get(target, 0) + (2 if voter == self.mayor else 1)
+        return weights
 
     def found_wolves(self) -> list[int]:
         return [s for s, wolf in self.readings.items() if wolf and self.alive[s]]

@@ -84,11 +84,50 @@ def _vote(mind: Mind, choices: list[int], tally: dict[int, int]) -> int:
     return mind.most_suspected(_others(mind, choices), noise=0.5)
 
 
-def _tally(mind: Mind) -> dict[int, int]:
-    tally: dict[int, int] = {}
-    for target in mind.votes.get(mind.day, {}).values():
-        tally[target] = tally.get(target, 0) + 1
-    return tally
+def _leader(weights: dict[int, int]) -> int | None:
+    """Whom the count eliminates: its one top seat (None: a tie, or no vote)."""
+    if not weights:
+        return None
+    best = max(weights.values())
+    top = [s for s, w in weights.items() if w == best]
+    return top[0] if len(top) == 1 else None
+
+
+def _want_out(mind: Mind, seat: int) -> float:
+    """How much this seat wants `seat` voted out (-KNOWN: never: my pack, a friend, a villager
+    I know)."""
+    if mind.wolf_side():
+        return -KNOWN if seat in mind.pack or seat == mind.me else _public(mind, seat)
+    return mind.score(seat)
+
+
+def _settle(mind: Mind, choices: list[int], preferred: int) -> int:
+    """My vote such that the vote does not end tied, when it can (a tie eliminates nobody: two
+    bots voting each other while a silent wolf kills nobody would play on for hours). Else
+    `preferred`. Stuck in the tie myself (every vote of mine leaves one), I name a third seat, so
+    that whoever voted me can join it. The pack breaks ties only onto villagers."""
+    base = {v: t for v, t in mind.ballot.items() if v != mind.me}
+
+    def leader(vote: int) -> int | None:
+        return _leader(mind.count({**base, mind.me: vote}))
+
+    if leader(preferred) is not None:
+        return preferred
+    ends = {c: out for c in choices if (out := leader(c)) is not None
+            and _want_out(mind, out) > -KNOWN / 2}
+    if ends:  # the end I want most, voting the one who goes if I can
+        return max(ends, key=lambda c: (_want_out(mind, ends[c]), c == ends[c]))
+    weights = mind.count({**base, mind.me: preferred})
+    best = max(weights.values(), default=0)
+    tied = {s for s, w in weights.items() if w == best}
+    outside = [c for c in choices if c not in tied and _want_out(mind, c) > -KNOWN / 2]
+    if mind.me in tied and outside and not mind.wolf_side():
+        return max(outside, key=lambda c: _want_out(mind, c))
+    return preferred
+
+
+def _last_to_vote(mind: Mind) -> bool:
+    return len([v for v in mind.ballot if v != mind.me]) >= len(mind.living()) - 1
 
 
 def _wolves_point(mind, p):
@@ -215,7 +254,17 @@ def _tiebreak(mind, p):
 
 
 def _day_vote(mind, p):
-    return [_vote(mind, p["choices"], _tally(mind))]
+    vote = _vote(mind, p["choices"], mind.count(mind.ballot))
+    return [_settle(mind, p["choices"], vote) if _last_to_vote(mind) else vote]
+
+
+def second_look(mind: Mind, prompt: dict) -> list[int] | None:
+    """The day's vote again before it closes: my vote changed only to end a tie."""
+    mine = mind.ballot.get(mind.me)
+    if prompt["action"] != "vote" or mine is None or mine not in prompt["choices"]:
+        return None
+    vote = _settle(mind, prompt["choices"], mine)
+    return None if vote == mine else [vote]
 
 
 def _vote_request(mind, p):
