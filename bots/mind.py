@@ -11,6 +11,11 @@ _CARDS = {card["id"]: card for card in declaration()["roles"]}
 WOLF_CARDS = frozenset({"werewolf"} | {c for c, card in _CARDS.items() if card["wolf"]})
 # cards that play for the pack without being wolves (they know it, or learn it: the Traitor)
 PACK_SIDE = frozenset(c for c, card in _CARDS.items() if card["team"] == "wolves") | WOLF_CARDS
+# what the village must vote out: the pack's side and the cards that win alone (the Piper, the
+# Fox, the White Werewolf), whose win takes the village's; a reader names them all "werewolf"
+ENEMIES = PACK_SIDE | frozenset(c for c, card in _CARDS.items()
+                                if card["team"] not in ("village", "wolves"))
+PIPER_THREAT = 8.0  # the weight of the Piper's threat, shared among the seats he may be
 # readings: the Seer's under `seer_result = wolf_or_not`, or a card
 NOT_WOLF = "not_werewolf"
 
@@ -48,6 +53,7 @@ class Mind:
         self.pointed: int | None = None  # the pack's proposal tonight (the first one made)
         self.my_point: int | None = None
         self.thief_cards: list[str] = []
+        self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
         self.over = False
 
     # ------------------------------------------------------------------ frames
@@ -70,6 +76,12 @@ class Mind:
         for result in view.get("seer_results") or ():
             self._read(result["seat"], result["role"])
         self.thief_cards = list(view.get("thief_cards") or ())
+        self.charmed = set(view.get("charmed") or ())
+        # told at the deal (a bot starting then gets the view, not the deal's events)
+        told = set(view.get("lover_pair") or ()) | set(view.get("sisters") or ())
+        if view.get("lover") is not None:
+            told.add(view["lover"])
+        self.friends |= told - {self.me}
         for line in (view.get("chat") or {}).get("day", ()):
             self._chat(line)
         self.over = view["outcome"] is not None
@@ -121,6 +133,9 @@ class Mind:
     def _on_sisters(self, e):
         self.friends |= set(e["sisters"]) - {self.me}
 
+    def _on_charmed(self, e):
+        self.charmed = set(e["charmed"])
+
     def _on_death(self, e):
         seat = e["seat"]
         self.alive[seat] = False
@@ -167,7 +182,7 @@ class Mind:
 
     def _shown(self, seat: int, card: str) -> None:
         self.cards[seat] = card
-        wolf = card in WOLF_CARDS
+        wolf = card in ENEMIES
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
         if card in UNIQUE:  # whoever else claimed this one card lied
             for claimant, claimed in self.claimed.items():
@@ -188,7 +203,7 @@ class Mind:
                     self._accuse(voter, belief * (-0.6 if wolf else 0.6))
 
     def _read(self, seat: int, role: str) -> None:
-        wolf = role != NOT_WOLF and role in WOLF_CARDS
+        wolf = role != NOT_WOLF and role in ENEMIES
         self.readings[seat] = wolf
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
         self._votes_on(seat, wolf, 1.0)
@@ -253,7 +268,7 @@ class Mind:
                     said = next(w for t, w in readings if t == seat)
                     self._accuse(claimant, self.trust(speaker) * (-2.0 if said == wolf else 4.0))
         if seat in self.cards or seat in self.readings:
-            truth = self.cards[seat] in WOLF_CARDS if seat in self.cards else self.readings[seat]
+            truth = self.cards[seat] in ENEMIES if seat in self.cards else self.readings[seat]
             self._accuse(speaker, -2.0 if truth == wolf else 5.0)
             return
         weight = self.trust(speaker) * 4.0 if reading else 0.4
@@ -288,7 +303,22 @@ class Mind:
             return KNOWN
         if seat in self.friends:
             return -KNOWN
-        return self.suspicion.get(seat, 0.0)
+        return self.suspicion.get(seat, 0.0) + self.piper_threat(seat)
+
+    def piper_threat(self, seat: int) -> float:
+        """What a charmed seat knows: the Piper is one of the living seats not charmed, and wins
+        once every other living seat is. The more are charmed and the fewer he may be, the more
+        each of those seats is worth voting out."""
+        if self.me not in self.charmed or seat in self.charmed or seat == self.me \
+                or not self.alive[seat] or "piper" in self.cards.values():
+            return 0.0
+        living = self.living()
+        suspects = [s for s in living if s not in self.charmed and s != self.me
+                    and s not in self.cards and s not in self.friends]
+        if seat not in suspects:
+            return 0.0
+        charmed = sum(1 for s in living if s in self.charmed)
+        return PIPER_THREAT * charmed / (len(living) - 1) / len(suspects)
 
     def most_suspected(self, choices: list[int], noise: float = 0.3) -> int:
         return max(choices, key=lambda s: self.score(s) + self.rng.random() * noise)
