@@ -145,8 +145,8 @@ class Bot:
             return False
         if self.look is None:
             deadline = prompt.get("deadline")
-            if deadline is None or deadline - now < 1_500:
-                self.looked = True  # no time left for one
+            if deadline is None or deadline - now < 1_500 or not self.mind.stalled():
+                self.looked = True  # no time left for one, or no tie to fear
             else:
                 at = max(now + 1_000, deadline - self.rng.randint(2_000, 6_000))
                 self.look = (at, at - now)

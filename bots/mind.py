@@ -46,6 +46,7 @@ class Mind:
         self.votes: dict[int, dict[int, int]] = {}  # day -> voter -> target (the day's last)
         self.ballot: dict[int, int | None] = {}  # the vote under way: voter -> target (None: abstains)
         self.mayor: int | None = None
+        self.exiles: dict[int, bool] = {}  # day -> whether its vote sent someone out (so far)
         self.questions: list[tuple[int, int]] = []  # (voter, target): votes worth asking about
         self.phase = ""
         self.day = 0
@@ -139,6 +140,8 @@ class Mind:
     def _on_death(self, e):
         seat = e["seat"]
         self.alive[seat] = False
+        if e["cause"] in ("vote", "scapegoat"):
+            self.exiles[self.day] = True
         if e["role"] is not None:
             self._shown(seat, e["role"])
         if e["cause"] in ("wolves", "night") and seat not in self.pack:
@@ -154,6 +157,7 @@ class Mind:
 
     def _on_idiot_revealed(self, e):
         self._shown(e["seat"], e["role"])
+        self.exiles[self.day] = True
 
     def _on_mayor(self, e):
         self.mayor = e["seat"]
@@ -162,6 +166,7 @@ class Mind:
         if e["phase"] not in ("day.vote", "day.revote"):
             return
         self.ballot[e["seat"]] = target = e["target"]
+        self.exiles.setdefault(self.day, False)
         day = self.votes.setdefault(self.day, {})
         if target is None:  # withdrawn
             day.pop(e["seat"], None)
@@ -333,6 +338,10 @@ class Mind:
             if target is not None:
                 weights[target] = weights.get(target, 0) + (2 if voter == self.mayor else 1)
         return weights
+
+    def stalled(self) -> bool:
+        """Yesterday's vote sent nobody out (a tie, or no votes)."""
+        return self.exiles.get(self.day - 1) is False
 
     def found_wolves(self) -> list[int]:
         return [s for s, wolf in self.readings.items() if wolf and self.alive[s]]

@@ -162,10 +162,10 @@ def test_every_action_of_the_engine_has_its_policy():
     assert set(POLICIES) == set(ACTIONS)
 
 
-def test_two_bots_voting_each_other_end_the_tie_on_the_third_seat():
-    """Three alive: a silent wolf and two village bots who voted each other. A tie eliminates
-    nobody, and the silent wolf kills nobody: day after day. Each bot looks at the vote again
-    before it closes: one names the third seat, the other joins it."""
+def test_two_bots_voting_each_other_again_end_the_tie_on_the_third_seat():
+    """Three alive: a silent wolf and two village bots who voted each other yesterday. A tie
+    eliminates nobody, and the silent wolf kills nobody: day after day. Each bot looks at the
+    vote again before it closes: one names the third seat, the other joins it."""
     state = start_game(list(NAMES[:6]), SEED_000, 1, START)[0]
     assert state.roles == ["witch", "seer", "werewolf", "cupid", "hunter", "villager"]
     wolf, a, b = 2, 4, 5
@@ -173,6 +173,11 @@ def test_two_bots_voting_each_other_end_the_tie_on_the_third_seat():
     deadline = START + 60_000
     opening = [{"kind": "death", "seat": s, "role": state.roles[s], "cause": "vote"}
                for s in (0, 1, 3)]
+    yesterday = [{"kind": "phase", "phase": "day.vote", "day": 2, "deadline": START},
+                 *({"kind": "voted", "phase": "day.vote", "seat": voter, "target": a + b - voter,
+                    "tally": {}} for voter in (a, b)),
+                 {"kind": "vote_result", "phase": "day.vote", "target": None, "tie": [a, b]}]
+    opening += yesterday
     opening.append({"kind": "phase", "phase": "day.vote", "day": 3, "deadline": deadline})
     for seat, bot in bots.items():
         bot.see(view(state, seat))
