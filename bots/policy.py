@@ -21,14 +21,16 @@ def random_targets(prompt: dict, rng: random.Random) -> list[int]:
 
 def fake_claim(mind: Mind) -> str | None:
     """Whether this wolf-side seat will pretend to be the Seer: the Traitor often, a pack of
-    two or more always, and only by its lowest seat, so two wolves never claim the same card
-    (loadtest.botplay, 100 games, always against half the time: +12 points at 000/12 and 000/18,
-    +6 at 004/10; never: -18 at 000/18). A lone wolf seldom: a fake found out costs him the game,
-    where a pack loses one of its own."""
+    two or more always at a table of 10 or more (half the time below), and only by its lowest
+    seat, so two wolves never claim the same card (loadtest.botplay, 100 games, always against
+    half the time: +12 points at 000/12 and 000/18, +6 at 004/10, -3 to -5 at 000/8; never: -18
+    at 000/18). A lone wolf seldom: a fake found out costs him the game, where a pack loses one
+    of its own."""
     if mind.role == "traitor":
         return "seer" if mind.rng.random() < 0.6 else None
     if mind.role in WOLF_CARDS and mind.pack and mind.me == min(mind.pack):
-        return "seer" if len(mind.pack) > 1 or mind.rng.random() < 0.2 else None
+        odds = 0.2 if len(mind.pack) == 1 else 1.0 if len(mind.names) >= 10 else 0.5
+        return "seer" if mind.rng.random() < odds else None
     return None
 
 
