@@ -41,28 +41,45 @@ def game_closes(data: RoomData, timing: LobbyTiming | None) -> tuple[int, str] |
     if timing.game_max_age is not None and data.opened_at is not None:
         ends.append((data.opened_at + timing.game_max_age, "game_max_age"))
     if timing.game_idle is not None and data.played_at is not None and (
-            rules.next_deadline(data.game) is None
-            or data.played_day is not None and data.game.day - 1 - data.played_day >= QUIET_DAYS):
-        ends.append((_heard_at(data.game, data.played_at) + timing.game_idle, "unplayed"))
+            rules.next_deadline(data.game) is None or _quiet(data)):
+        ends.append((_heard_at(data) + timing.game_idle, "unplayed"))
     return min(ends, default=None)
 
 
-def _heard_at(game: rules.GameState, played_at: int) -> int:
-    """When the table was last heard from: `played_at`, or a later line of the public chat."""
-    line = next((line for line in reversed(game.chat) if line.get("to") is None), None)
-    return played_at if line is None else max(played_at, line["ts"])
+def _heard_at(data: RoomData) -> int:
+    """When the table was last heard from: `played_at`, or a later line of the public chat that
+    `counts`."""
+    line = next((line for line in reversed(data.game.chat)
+                 if line.get("to") is None and counts(data, line["seat"])), None)
+    return data.played_at if line is None else max(data.played_at, line["ts"])
+
+
+def _quiet(data: RoomData) -> bool:
+    """QUIET_DAYS whole days passed since the table was last heard from."""
+    return data.played_day is not None and data.game.day - 1 - data.played_day >= QUIET_DAYS
+
+
+def counts(data: RoomData, seat: int) -> bool:
+    """Whether a command of `seat` may be the table heard from: a human's; a bot's only once bots
+    play every living seat (the game then plays itself out while its humans, dead or gone,
+    watch). Bots alone must not keep up a game its humans stopped playing: a silent wolf and two
+    bots voting each other would play on until the game's maximum age."""
+    return not data.players[seat].bot or all(
+        data.players[s].bot for s, alive in enumerate(data.game.alive) if alive)
 
 
 def heard(data: RoomData, now: int, day: int) -> RoomData:
-    """The whole table saw a seat's command (or the deal) at `now`, in game day `day`."""
+    """The whole table saw a seat's command (one that `counts`, or the deal) at `now`, in game
+    day `day`."""
     return replace(data, played_at=now, played_day=day)
 
 
 def waits_untimed(old: RoomData, new: RoomData, now: int) -> RoomData:
     """A wait with no deadline (a discussion without a timer) beginning now is counted from now:
-    the night before it heard nothing from the table, and must not count."""
+    the night before it heard nothing from the table, and must not count. Not once the table is
+    quiet (the bots, who end such waits, would otherwise put its end off day after day)."""
     if new.status == "running" and rules.next_deadline(new.game) is None \
-            and rules.next_deadline(old.game) is not None:
+            and rules.next_deadline(old.game) is not None and not _quiet(new):
         return replace(new, played_at=now)
     return new
 

@@ -259,7 +259,10 @@ def _act(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     shared = action in _shared_actions(data.game)
     game, events = rules.act(data.game, seat=seat, action=action, targets=targets, now=now)
     before, data = data, _with_game(data, game)
-    data = endings.heard(data, now, before.game.day) if shared else endings.waits_untimed(before, data, now)
+    if shared and endings.counts(data, seat):
+        data = endings.heard(data, now, before.game.day)
+    else:
+        data = endings.waits_untimed(before, data, now)
     # Only an answer to a shared prompt says the seat is back (a night act is secret); a bot's
     # says nothing of its player: the seat stays away until its player is back.
     if shared and data.public and not data.players[seat].bot:
@@ -280,8 +283,8 @@ def _chat(data: RoomData, now: int, seat: int, frame: dict) -> Change:
     if not isinstance(text, str):
         raise Refused("bad_frame", "chat needs a text")
     game, events = rules.say(data.game, seat=seat, text=text, now=now, channel=frame.get("channel"))
-    if events[0]["to"] is None and data.played_day != game.day:  # the day's first public line
-        data = replace(data, played_day=game.day)  # (its time is read from the chat: `_heard_at`)
+    if events[0]["to"] is None and data.played_day != game.day and endings.counts(data, seat):
+        data = replace(data, played_day=game.day)  # the day's first line heard (time: `_heard_at`)
     return Change(_with_game(data, game), events)
 
 

@@ -45,6 +45,10 @@ class Bot:
         self.line_at: int | None = None  # when the next line is due
         self.lines: dict[int, int] = {}  # day -> lines said
         self.fake: str | None = None  # the card a wolf pretends to hold
+        # the day's vote looked at again before it closes, to end a tie (`policy.second_look`):
+        # (when, think ms), once a vote
+        self.look: tuple[int, int] | None = None
+        self.looked = False
 
     # ------------------------------------------------------------------ input
 
@@ -58,6 +62,8 @@ class Bot:
         if event["kind"] in ("prompt", "prompt_closed"):
             self.plans.pop(event["action"], None)
             self.done.discard(event["action"])
+            if event["action"] == "vote":
+                self.look, self.looked = None, False
         if event["kind"] == "pointed" and event["seat"] != self.seat \
                 and event["target"] not in (None, self.mind.my_point) \
                 and self.style == "plausible":
@@ -73,6 +79,8 @@ class Bot:
         times = [at for at, _ in self.plans.values()]
         if self.line_at is not None:
             times.append(self.line_at)
+        if self.look is not None:
+            times.append(self.look[0])
         return min(times) if times else None
 
     def decide(self, now: int) -> list[Decision]:
@@ -88,6 +96,8 @@ class Bot:
                 self.plans[action] = self._plan(prompt, now)
         self.plans = {a: p for a, p in self.plans.items() if a in mind.prompts}
         decisions = self._lines(now)
+        if self._second_look(now, decisions):
+            return decisions
         due = sorted((at, action) for action, (at, _) in self.plans.items() if at <= now)
         for _, action in due:
             think = self.plans.pop(action)[1]
@@ -125,6 +135,32 @@ class Bot:
         if deadline is not None:
             think = max(0, min(think, deadline - now - 1_000))
         return now + think, think
+
+    def _second_look(self, now: int, decisions: list[Decision]) -> bool:
+        """Plan the vote's second look once the seat has voted, a few seconds before the vote
+        closes; when it is due, change the vote if that ends a tie. True: it changed."""
+        prompt = self.mind.prompts.get("vote")
+        if self.style != "plausible" or prompt is None or "vote" not in self.done \
+                or self.looked:
+            return False
+        if self.look is None:
+            deadline = prompt.get("deadline")
+            if deadline is None or deadline - now < 1_500 or not self.mind.stalled():
+                self.looked = True  # no time left for one, or no tie to fear
+            else:
+                at = max(now + 1_000, deadline - self.rng.randint(2_000, 6_000))
+                self.look = (at, at - now)
+            return False
+        if self.look[0] > now:
+            return False
+        think = self.look[1]
+        self.look, self.looked = None, True
+        targets = policy.second_look(self.mind, prompt)
+        if not targets:
+            return False
+        decisions.append(self._line(Claim("vote", seat=targets[0]), "day", think))
+        decisions.append(Decision(action="vote", targets=tuple(targets), think_ms=think))
+        return True
 
     def _choose(self, prompt: dict) -> list[int] | None:
         if self.style == "random":

@@ -11,6 +11,13 @@ _CARDS = {card["id"]: card for card in declaration()["roles"]}
 WOLF_CARDS = frozenset({"werewolf"} | {c for c, card in _CARDS.items() if card["wolf"]})
 # cards that play for the pack without being wolves (they know it, or learn it: the Traitor)
 PACK_SIDE = frozenset(c for c, card in _CARDS.items() if card["team"] == "wolves") | WOLF_CARDS
+# what the village must vote out: the pack's side and the cards that win alone (the Piper, the
+# Fox, the White Werewolf), whose win takes the village's; a reader names them all "werewolf"
+ENEMIES = PACK_SIDE | frozenset(c for c, card in _CARDS.items()
+                                if card["team"] not in ("village", "wolves"))
+# the weight of the Piper's threat, shared among the seats he may be (every_card_a/18, 200
+# games, the Piper's wins: 53 at 0, 49 at 8, 46 at 16 and at 32)
+PIPER_THREAT = 16.0
 # readings: the Seer's under `seer_result = wolf_or_not`, or a card
 NOT_WOLF = "not_werewolf"
 
@@ -39,6 +46,9 @@ class Mind:
         self.accused: dict[int, set[int]] = {}  # speaker -> seats it named wolves
         self.suspicion: dict[int, float] = {}
         self.votes: dict[int, dict[int, int]] = {}  # day -> voter -> target (the day's last)
+        self.ballot: dict[int, int | None] = {}  # the vote under way: voter -> target (None: abstains)
+        self.mayor: int | None = None
+        self.exiles: dict[int, bool] = {}  # day -> whether its vote sent someone out (so far)
         self.questions: list[tuple[int, int]] = []  # (voter, target): votes worth asking about
         self.phase = ""
         self.day = 0
@@ -46,6 +56,7 @@ class Mind:
         self.pointed: int | None = None  # the pack's proposal tonight (the first one made)
         self.my_point: int | None = None
         self.thief_cards: list[str] = []
+        self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
         self.over = False
 
     # ------------------------------------------------------------------ frames
@@ -61,11 +72,19 @@ class Mind:
             self.suspicion.setdefault(s["seat"], self.rng.random() * 0.2)
         self.role = view["me"]["role"]
         self.phase, self.day = view["phase"], view["day"]
+        self.mayor = view.get("mayor")
+        self.ballot = {int(s): t for s, t in (view.get("votes") or {}).items()}
         self.prompts = {p["action"]: p for p in view["prompts"]}
         self.pack |= set(view.get("wolves") or ())
         for result in view.get("seer_results") or ():
             self._read(result["seat"], result["role"])
         self.thief_cards = list(view.get("thief_cards") or ())
+        self.charmed = set(view.get("charmed") or ())
+        # told at the deal (a bot starting then gets the view, not the deal's events)
+        told = set(view.get("lover_pair") or ()) | set(view.get("sisters") or ())
+        if view.get("lover") is not None:
+            told.add(view["lover"])
+        self.friends |= told - {self.me}
         for line in (view.get("chat") or {}).get("day", ()):
             self._chat(line)
         self.over = view["outcome"] is not None
@@ -82,6 +101,7 @@ class Mind:
         if e["phase"].startswith("night.") and not self.phase.startswith("night."):
             self.pointed = self.my_point = None
         self.phase, self.day = e["phase"], e["day"]
+        self.ballot = {}  # each vote starts empty
 
     def _on_prompt(self, e):
         self.prompts[e["action"]] = e
@@ -116,9 +136,14 @@ class Mind:
     def _on_sisters(self, e):
         self.friends |= set(e["sisters"]) - {self.me}
 
+    def _on_charmed(self, e):
+        self.charmed = set(e["charmed"])
+
     def _on_death(self, e):
         seat = e["seat"]
         self.alive[seat] = False
+        if e["cause"] in ("vote", "scapegoat"):
+            self.exiles[self.day] = True
         if e["role"] is not None:
             self._shown(seat, e["role"])
         if e["cause"] in ("wolves", "night") and seat not in self.pack:
@@ -134,12 +159,22 @@ class Mind:
 
     def _on_idiot_revealed(self, e):
         self._shown(e["seat"], e["role"])
+        self.exiles[self.day] = True
+
+    def _on_mayor(self, e):
+        self.mayor = e["seat"]
 
     def _on_voted(self, e):
-        if e["phase"] in ("day.vote", "day.revote") and e["target"] is not None:
-            self.votes.setdefault(self.day, {})[e["seat"]] = e["target"]
-            target = e["target"]
-            if self._trusted(target):  # voting against a claimant the village believes
+        if e["phase"] not in ("day.vote", "day.revote"):
+            return
+        self.ballot[e["seat"]] = target = e["target"]
+        self.exiles.setdefault(self.day, False)
+        day = self.votes.setdefault(self.day, {})
+        if target is None:  # withdrawn
+            day.pop(e["seat"], None)
+        else:
+            day[e["seat"]] = target
+            if self._trusted(target) and e["seat"] != self.me:  # against a trusted claimant
                 self._accuse(e["seat"], 0.8)
                 self.questions.append((e["seat"], target))
 
@@ -154,7 +189,7 @@ class Mind:
 
     def _shown(self, seat: int, card: str) -> None:
         self.cards[seat] = card
-        wolf = card in WOLF_CARDS
+        wolf = card in ENEMIES
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
         if card in UNIQUE:  # whoever else claimed this one card lied
             for claimant, claimed in self.claimed.items():
@@ -175,7 +210,7 @@ class Mind:
                     self._accuse(voter, belief * (-0.6 if wolf else 0.6))
 
     def _read(self, seat: int, role: str) -> None:
-        wolf = role != NOT_WOLF and role in WOLF_CARDS
+        wolf = role != NOT_WOLF and role in ENEMIES
         self.readings[seat] = wolf
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
         self._votes_on(seat, wolf, 1.0)
@@ -240,7 +275,7 @@ class Mind:
                     said = next(w for t, w in readings if t == seat)
                     self._accuse(claimant, self.trust(speaker) * (-2.0 if said == wolf else 4.0))
         if seat in self.cards or seat in self.readings:
-            truth = self.cards[seat] in WOLF_CARDS if seat in self.cards else self.readings[seat]
+            truth = self.cards[seat] in ENEMIES if seat in self.cards else self.readings[seat]
             self._accuse(speaker, -2.0 if truth == wolf else 5.0)
             return
         weight = self.trust(speaker) * 4.0 if reading else 0.4
@@ -275,13 +310,40 @@ class Mind:
             return KNOWN
         if seat in self.friends:
             return -KNOWN
-        return self.suspicion.get(seat, 0.0)
+        return self.suspicion.get(seat, 0.0) + self.piper_threat(seat)
+
+    def piper_threat(self, seat: int) -> float:
+        """What a charmed seat knows: the Piper is one of the living seats not charmed, and wins
+        once every other living seat is. The more are charmed and the fewer he may be, the more
+        each of those seats is worth voting out."""
+        if self.me not in self.charmed or seat in self.charmed or seat == self.me \
+                or not self.alive[seat] or "piper" in self.cards.values():
+            return 0.0
+        living = self.living()
+        suspects = [s for s in living if s not in self.charmed and s != self.me
+                    and s not in self.cards and s not in self.friends]
+        if seat not in suspects:
+            return 0.0
+        charmed = sum(1 for s in living if s in self.charmed)
+        return PIPER_THREAT * charmed / (len(living) - 1) / len(suspects)
 
     def most_suspected(self, choices: list[int], noise: float = 0.3) -> int:
         return max(choices, key=lambda s: self.score(s) + self.rng.random() * noise)
 
     def least_suspected(self, choices: list[int], noise: float = 0.3) -> int:
         return min(choices, key=lambda s: self.score(s) + self.rng.random() * noise)
+
+    def count(self, ballot: dict[int, int | None]) -> dict[int, int]:
+        """The elimination vote's count of `ballot` (the mayor's vote weighs two)."""
+        weights: dict[int, int] = {}
+        for voter, target in ballot.items():
+            if target is not None:
+                weights[target] = weights.get(target, 0) + (2 if voter == self.mayor else 1)
+        return weights
+
+    def stalled(self) -> bool:
+        """Yesterday's vote sent nobody out (a tie, or no votes)."""
+        return self.exiles.get(self.day - 1) is False
 
     def found_wolves(self) -> list[int]:
         return [s for s, wolf in self.readings.items() if wolf and self.alive[s]]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bots.bot import Bot, Decision
-from bots.mind import PACK_SIDE
+from bots.mind import PACK_SIDE, WOLF_CARDS
 from rules import (GameState, RulesError, Settings, act, advance, next_deadline, outcome, say,
                    start_game, view)
 
@@ -34,7 +34,10 @@ class Game:
     def seer_found_wolf(self) -> bool | None:
         """Whether the dealt Seer read a wolf (None: no Seer in play)."""
         seers = [s for s, card in enumerate(self.dealt) if card == "seer"]
-        return any(self.bots[seers[0]].mind.readings.values()) if seers else None
+        if not seers:
+            return None
+        readings = self.bots[seers[0]].mind.readings  # (the Piper and the Fox read bad too)
+        return any(bad and self.state.roles[s] in WOLF_CARDS for s, bad in readings.items())
 
 
 def village_or_wolves(village: str, wolves: str) -> Callable[[str], str]:

@@ -7,10 +7,8 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from bots import Bot
+from bots import Bot
 
 # Event kinds every seat receives (audience "all" in docs/protocol.md). Every seat that was
 # connected from seq 1 (hello since=0) must hold exactly the same set of these.
@@ -229,10 +227,6 @@ class BotSeat:
     event frame past the welcome's seq (those up to it are in the view, or before the deal)."""
 
     def __init__(self, seat: int, seed: int | str, language: str = "en"):
-        # Imported here, not at the top: Locust imports the locustfile with loadtest/ first on
-        # the path, where `bots` is the benchmark script loadtest/bots.py, not the package.
-        from bots import Bot
-
         self.bot: Bot = Bot(seat, seed, language)
         self.welcome_seq = 0
         self.playing = False  # a game's view was seen

@@ -1,10 +1,14 @@
 """Bots at a room's seats (actors.bot_seats), with the in-memory store and the fake clock only."""
 import asyncio
 import itertools
+import secrets
+from types import SimpleNamespace
 
 import orjson
 
 import rules
+from actors import lobby
+from actors.lobby import LobbyTiming
 from actors.room import Room
 from actors.memory_store import MemoryStore
 from bots import Bot
@@ -336,3 +340,41 @@ async def test_a_bot_is_seated_as_a_bot_again_at_its_table_s_next_game(store, cl
         (p.name, p.bot) for p in first.data.players]
     first.close()
     again.close()
+
+
+async def silent_human(store, clock, seed: int, monkeypatch) -> Room:
+    """A private table of 6 dealt with `seed`: its human (seat 0) connected and silent, 5 bots."""
+    monkeypatch.setattr(lobby, "secrets", SimpleNamespace(randbits=lambda bits: seed,
+                                                          token_hex=secrets.token_hex))
+    timing = LobbyTiming(game_idle=600_000, game_max_age=4 * 3600_000)
+    room = await host_with_bots(store, clock, 5, code=f"SILENT{seed}", timing=timing)
+    await room.presence(0, "g1", True)
+    assert (await room.command(0, {"type": "start"}))["type"] == "ack"
+    return room
+
+
+async def test_a_silent_wolf_and_bots_end_in_minutes_not_at_the_game_s_maximum_age(
+        store, clock, monkeypatch):
+    """Deals where the human is the wolf and says nothing: the bots broke no tie and their
+    votes counted as the table heard, so these played on to the 4 h limit (the Seer voting the
+    wolf, the wolf's lover the Seer, the wolf the mayor: day after day a tie nobody breaks)."""
+    ends = []
+    for seed in (8, 318, 326):
+        room = await silent_human(store, clock, seed, monkeypatch)
+        assert room.data.game.roles[0] == "werewolf"
+        dealt = clock.now()
+        await play_out(room, clock)
+        last = frames(store, room.code)[-1]
+        ends.append(last["kind"] if last["kind"] == "game_over" else last["reason"])
+        assert clock.now() - dealt < 1_800_000 and room.data.played_at == dealt
+    assert "unplayed" in ends and set(ends) <= {"game_over", "unplayed"}
+
+
+async def test_once_bots_play_every_living_seat_their_commands_are_the_table_heard(
+        store, clock, monkeypatch):
+    room = await silent_human(store, clock, 8, monkeypatch)
+    dealt = clock.now()
+    assert (await room.command(0, {"type": "leave"}))["type"] == "ack"  # a bot plays it now
+    await play_out(room, clock)
+    assert frames(store, room.code)[-1]["kind"] == "game_over"
+    assert room.data.played_at > dealt

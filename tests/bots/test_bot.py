@@ -160,3 +160,45 @@ def test_the_pack_converges_on_one_victim():
 
 def test_every_action_of_the_engine_has_its_policy():
     assert set(POLICIES) == set(ACTIONS)
+
+
+def test_two_bots_voting_each_other_again_end_the_tie_on_the_third_seat():
+    """Three alive: a silent wolf and two village bots who voted each other yesterday. A tie
+    eliminates nobody, and the silent wolf kills nobody: day after day. Each bot looks at the
+    vote again before it closes: one names the third seat, the other joins it."""
+    state = start_game(list(NAMES[:6]), SEED_000, 1, START)[0]
+    assert state.roles == ["witch", "seer", "werewolf", "cupid", "hunter", "villager"]
+    wolf, a, b = 2, 4, 5
+    bots = {seat: Bot(seat, 0) for seat in (a, b)}
+    deadline = START + 60_000
+    opening = [{"kind": "death", "seat": s, "role": state.roles[s], "cause": "vote"}
+               for s in (0, 1, 3)]
+    yesterday = [{"kind": "phase", "phase": "day.vote", "day": 2, "deadline": START},
+                 *({"kind": "voted", "phase": "day.vote", "seat": voter, "target": a + b - voter,
+                    "tally": {}} for voter in (a, b)),
+                 {"kind": "vote_result", "phase": "day.vote", "target": None, "tie": [a, b]}]
+    opening += yesterday
+    opening.append({"kind": "phase", "phase": "day.vote", "day": 3, "deadline": deadline})
+    for seat, bot in bots.items():
+        bot.see(view(state, seat))
+        for event in opening:
+            bot.observe(event)
+        bot.observe({"kind": "prompt", "action": "vote", "min": 0, "max": 1,
+                     "choices": [s for s in (wolf, a, b) if s != seat], "deadline": deadline})
+        bot.mind.suspicion.update({wolf: -1.0, a + b - seat: 5.0})  # each suspects the other
+    ballot: dict = {}
+    now, voted_each_other = START, False
+    while now < deadline:
+        for seat, bot in bots.items():
+            for decision in bot.decide(now):
+                if decision.action == "vote":
+                    ballot[seat] = decision.targets[0]
+                    for other in bots.values():
+                        other.observe({"kind": "voted", "phase": "day.vote", "seat": seat,
+                                       "target": decision.targets[0], "tally": {}})
+        voted_each_other |= ballot == {a: b, b: a}
+        wakes = [t for t in (bot.wake_at() for bot in bots.values()) if t is not None]
+        if not wakes:
+            break
+        now = max(now + 1, min(wakes))
+    assert voted_each_other and ballot == {a: wolf, b: wolf}

@@ -41,3 +41,38 @@ def test_a_seer_claimant_killed_by_night_makes_her_rival_suspect():
     mind.observe({"kind": "death", "seat": real, "role": None, "cause": "night"})
     assert mind.score(fake) >= before + 5.0
     assert mind.trust(fake) == 0.0  # his readings no longer count
+
+
+def test_a_charmed_seat_suspects_the_seats_not_charmed_the_more_as_the_piper_gains():
+    mind, others = villager_mind()
+    before = {s: mind.score(s) for s in others}
+    mind.observe({"kind": "charmed", "charmed": sorted([mind.me, *others[:2]])})
+    first = {s: mind.score(s) - before[s] for s in others}
+    assert first[others[0]] == first[others[1]] == 0.0  # charmed: not the Piper
+    assert all(first[s] > 0 for s in others[2:])
+    mind.observe({"kind": "charmed", "charmed": sorted([mind.me, *others[:5]])})
+    later = {s: mind.score(s) - before[s] for s in others}
+    assert all(later[s] > first[s] for s in others[5:])
+    mind.observe({"kind": "death", "seat": others[6], "role": "piper", "cause": "vote"})
+    assert mind.score(others[5]) == before[others[5]]  # the Piper is dead: no threat left
+
+
+def test_a_piper_or_a_fox_read_is_voted_out_like_a_wolf():
+    state = start_game(list(NAMES[:8]), SEED_000, 7, START)[0]
+    seer = state.roles.index("seer")
+    mind = Mind(seer, random.Random(0))
+    mind.see(view(state, seer))
+    piper, fox = [s for s in range(8) if s != seer][:2]
+    mind.observe({"kind": "seer_result", "seat": piper, "role": "piper"})
+    mind.observe({"kind": "seer_result", "seat": fox, "role": "fox"})
+    assert mind.found_wolves() == [piper, fox]
+
+
+def test_the_pairs_told_at_the_deal_are_friends():
+    settings = Settings.from_json({"roles": ["seer", "lover", "sisters"]})
+    state = start_game(list(NAMES[:10]), settings, 3, START)[0]
+    for card in ("lover", "sisters"):
+        first, second = [s for s, c in enumerate(state.roles) if c == card]
+        mind = Mind(first, random.Random(0))
+        mind.see(view(state, first))
+        assert mind.friends == {second}

@@ -1,4 +1,4 @@
-"""Play strength of the bots (issue 33): `python -m loadtest.bots --games N`.
+"""Play strength of the bots (issue 33): `python -m loadtest.botplay --games N`.
 
 Self-play through the pure engine (no Ray, no Redis), seeded. For each table (preset and size)
 three match-ups of N games each: plausible village against plausible wolves, a random village
@@ -62,12 +62,20 @@ def pct(part: float, whole: float) -> str:
     return f"{100 * part / whole:5.1f}%" if whole else "    -"
 
 
+def others(sides: Counter) -> str:
+    """The other wins by reason (the Piper's, the lovers', the Fox's...), most first."""
+    rest = [(n, side) for side, n in sides.most_common() if side not in ("village", "wolves")]
+    return f" ({', '.join(f'{side} {n}' for n, side in rest)})" if rest else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200, help="games per table and match-up")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tables", nargs="*", help="only these tables (e.g. seed_000/8)")
     parser.add_argument("--roles", action="store_true", help="print per-role win rates")
+    parser.add_argument("--matchups", nargs="*", choices=list(MATCHUPS), default=list(MATCHUPS),
+                        help="only these match-ups (the differences need all three)")
     args = parser.parse_args(argv)
     total_refused = 0
     for name, spec, players in TABLES:
@@ -76,9 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_json(spec)
         start = time.perf_counter()
         results = {m: run(settings, players, args.games, *styles, seed=args.seed)
-                   for m, styles in MATCHUPS.items()}
+                   for m, styles in MATCHUPS.items() if m in args.matchups}
         elapsed = time.perf_counter() - start
-        games = 3 * args.games
+        games = len(results) * args.games
         print(f"{name}: {games} games in {elapsed:.0f} s ({games / elapsed:.0f} games/s)")
         for matchup, r in results.items():
             total_refused += r["refused"]
@@ -86,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {matchup:15s} village {pct(r['sides']['village'], r['games'])}"
                   f"  wolves {pct(r['sides']['wolves'], r['games'])}"
                   f"  other {pct(r['games'] - r['sides']['village'] - r['sides']['wolves'], r['games'])}"
+                  f"{others(r['sides'])}"
                   f"  | village when its Seer read a wolf {pct(seer[True][True], sum(seer[True].values()))}"
                   f" ({sum(seer[True].values())}), did not {pct(seer[False][True], sum(seer[False].values()))}"
                   f" ({sum(seer[False].values())})"
@@ -93,13 +102,14 @@ def main(argv: list[str] | None = None) -> int:
                   + (f", unfinished {r['unfinished']}" if r["unfinished"] else ""))
             for example in r["examples"]:
                 print(f"    refused: {example}")
-        p, rv, rw = (results[m] for m in MATCHUPS)
-        print(f"  village: plausible - random = "
-              f"{100 * (p['sides']['village'] - rv['sides']['village']) / args.games:+.1f} points;"
-              f" wolves: plausible - random = "
-              f"{100 * (p['sides']['wolves'] - rw['sides']['wolves']) / args.games:+.1f} points")
-        if args.roles:
-            rg, rwins = p["role_games"], p["role_wins"]
+        if len(results) == len(MATCHUPS):
+            p, rv, rw = (results[m] for m in MATCHUPS)
+            print(f"  village: plausible - random = "
+                  f"{100 * (p['sides']['village'] - rv['sides']['village']) / args.games:+.1f}"
+                  f" points; wolves: plausible - random = "
+                  f"{100 * (p['sides']['wolves'] - rw['sides']['wolves']) / args.games:+.1f} points")
+        if args.roles and "plausible" in results:
+            rg, rwins = results["plausible"]["role_games"], results["plausible"]["role_wins"]
             print("  per role (plausible): " + ", ".join(
                 f"{card} {pct(rwins[card], rg[card]).strip()}" for card in sorted(rg)))
     print(f"refused commands: {total_refused}")
