@@ -16,7 +16,9 @@ def catalogue(lang: str) -> dict[str, str]:
     return json.loads((STATIC / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
 
 
-async def fake_api(page, declaration: dict, review: dict | None = None) -> None:
+async def fake_api(page, declaration: dict, review: dict | None = None,
+                   status: str = "finished") -> None:
+    """`status`: the room's, as its lobby facts say."""
     async def rules(route):
         await route.fulfill(json=declaration)
 
@@ -24,8 +26,46 @@ async def fake_api(page, declaration: dict, review: dict | None = None) -> None:
         if route.request.url.endswith("/review"):
             await route.fulfill(json=review) if review else await route.fulfill(status=404, json={})
         else:
-            await route.fulfill(json={"room": ROOM, "status": "finished", "players": PLAYERS,
+            await route.fulfill(json={"room": ROOM, "status": status, "players": PLAYERS,
                                       "next": None})
 
     await page.route("**/api/rules", rules)
     await page.route("**/api/rooms/**", room)
+
+
+class FakeRoom:
+    """A room's socket played by the test: every hello gets a welcome of `view` (seat `seat`)
+    with `replay`'s events after it (seq up to the welcome's: the page's feed only), an act gets
+    the error code `refuse[action]` or an ack; `push` sends the page a live event."""
+
+    def __init__(self, view: dict, seat: int | None = 0) -> None:
+        self.view, self.seat = view, seat
+        self.replay: list[dict] = []
+        self.refuse: dict[str, str] = {}
+        self.socket = None  # the page's latest
+        self.got: list[dict] = []  # every frame the page sent
+        self.seq = 100
+
+    async def attach(self, page) -> None:
+        await page.route_web_socket("**/ws/**", self.route)
+
+    def route(self, ws) -> None:
+        self.socket = ws
+        ws.on_message(lambda message: self.answer(ws, json.loads(message)))
+
+    def answer(self, ws, frame: dict) -> None:
+        self.got.append(frame)
+        if frame.get("type") == "hello":
+            ws.send(json.dumps({"type": "welcome", "seat": self.seat, "seq": self.seq,
+                                "view": self.view}))
+            for seq, event in enumerate(self.replay, start=1):
+                ws.send(json.dumps({"type": "event", "seq": seq, **event}))
+        elif frame.get("type") == "act" and frame.get("action") in self.refuse:
+            ws.send(json.dumps({"type": "error", "id": frame["id"],
+                                "code": self.refuse[frame["action"]], "message": "refused"}))
+        elif frame.get("id") is not None:
+            ws.send(json.dumps({"type": "ack", "id": frame["id"]}))
+
+    def push(self, event: dict) -> None:
+        self.seq += 1
+        self.socket.send(json.dumps({"type": "event", "seq": self.seq, **event}))

@@ -35,6 +35,7 @@ export const app = {
   turn: null, // announces this seat's prompts (title, vibration, sound)
   sound: null, // the table's sounds (sound.js)
   dawn: null,
+  endReview: null, // a finished game's review: {room, events, over}, whose secrets the end tells
 };
 
 export function showScreen(id) {

@@ -202,10 +202,18 @@ export function renderPlayers(v) {
   }));
 }
 
+// A run of players sitting down (the lobby replayed to a fresh page) is one line, not one each.
 export function renderFeed() {
   const feed = app.here.feed;
-  rebuild($("#feed"), feed.map((ev, i) =>
-    el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev, feed[i + 1]) })).reverse());
+  const lines = [];
+  feed.forEach((ev, i) => {
+    const last = lines.at(-1);
+    if (ev.kind === "joined" && last?.joined) last.joined.push(ev);
+    else lines.push({ ev, next: feed[i + 1], joined: ev.kind === "joined" ? [ev] : null });
+  });
+  const seated = (ev) => (ev.bot ? `${isolate(ev.name)} (${t("bot.label")})` : isolate(ev.name));
+  rebuild($("#feed"), lines.map(({ ev, next, joined }) => el("li", { "data-kind": ev.kind, "data-seq": ev.seq,
+    text: joined?.length > 1 ? t("event.joined.many", { names: joined.map(seated).join(", ") }) : feedText(ev, next) })).reverse());
 }
 
 export function bind() {
