@@ -69,3 +69,44 @@ class FakeRoom:
     def push(self, event: dict) -> None:
         self.seq += 1
         self.socket.send(json.dumps({"type": "event", "seq": self.seq, **event}))
+
+
+def running(phase: str, prompts: list, **fields) -> dict:
+    """Seat 0's view (the Witch's) of a running game of four at `phase`, with `prompts`."""
+    from rules.settings import Settings
+
+    seats = [{"seat": p["seat"], "name": p["name"], "alive": True, "mayor": False,
+              "role": "witch" if p["seat"] == 0 else None} for p in PLAYERS]
+    return {"room": ROOM, "status": "running", "host": 0, "players": PLAYERS, "seats": seats,
+            "settings": Settings.from_json({}).to_json(), "spectators": 0,
+            "roles_in_play": {"werewolf": 1, "witch": 1, "villager": 2}, "phase": phase, "day": 1,
+            "deadline": None, "me": {"seat": 0, "role": "witch", "alive": True},
+            "waiting": None, "mayor": None, "chat": {}, "channels": [], "prompts": prompts,
+            "votes": {}, "tally": {}, "pointing": {}, "requests": None, "outcome": None,
+            **fields}
+
+
+def prompt(action: str, choices=(1, 2, 3), lo: int = 0, hi: int = 1) -> dict:
+    return {"action": action, "choices": list(choices), "min": lo, "max": hi, "deadline": None}
+
+
+async def a_page(browser, room: FakeRoom | None = None, *, status: str = "running",
+                 locale: str = "en-US", viewport: dict | None = None, review: dict | None = None):
+    """A new player's page (tests/client/table.py) whose API is the stand-in's, the room's
+    lobby facts saying `status`, its socket `room`'s."""
+    from gateway.routes.pages import DECLARATION
+    from tests.client.table import LAPTOP, new_player
+
+    player = await new_player(browser, "Ann", locale=locale, viewport=viewport or LAPTOP)
+    await fake_api(player.page, DECLARATION, review, status=status)
+    if room is not None:
+        await room.attach(player.page)
+    return player
+
+
+async def sit(player, url: str) -> None:
+    """The page opens the stand-in's room holding seat 0's token."""
+    page = player.page
+    await page.goto(f"{url}/")
+    await page.evaluate("(room) => localStorage.setItem(`ww:token:${room}`, 'tok')", ROOM)
+    await page.goto(f"{url}/#/r/{ROOM}")

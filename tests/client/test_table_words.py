@@ -14,8 +14,9 @@ import pytest
 from gateway.routes.pages import DECLARATION
 from rules.presets import PRESETS
 from rules.settings import Settings, player_range
-from tests.client.static import PLAYERS, ROOM, FakeRoom, catalogue, fake_api
-from tests.client.table import LAPTOP, chromium, new_player, without_isolates
+from tests.client.static import (PLAYERS, ROOM, FakeRoom, a_page, catalogue, prompt,
+                                 running, sit)
+from tests.client.table import chromium, without_isolates
 
 pytestmark = [pytest.mark.browser]
 
@@ -23,41 +24,6 @@ EN = catalogue("en")
 AR = catalogue("ar")
 NAMES = [p["name"] for p in PLAYERS]
 GAME = "#screen-game:not([hidden])"
-
-
-def running(phase: str, prompts: list, **fields) -> dict:
-    """Seat 0's view of a running game of four at `phase`, with `prompts`."""
-    seats = [{"seat": p["seat"], "name": p["name"], "alive": True, "mayor": False,
-              "role": "witch" if p["seat"] == 0 else None} for p in PLAYERS]
-    settings = Settings.from_json({}).to_json()
-    return {"room": ROOM, "status": "running", "host": 0, "players": PLAYERS, "seats": seats,
-            "settings": settings, "spectators": 0,
-            "roles_in_play": {"werewolf": 1, "witch": 1, "villager": 2}, "phase": phase, "day": 1,
-            "deadline": None, "me": {"seat": 0, "role": "witch", "alive": True},
-            "waiting": None, "mayor": None, "chat": {}, "channels": [], "prompts": prompts,
-            "votes": {}, "tally": {}, "pointing": {}, "requests": None, "outcome": None,
-            **fields}
-
-
-def prompt(action: str, choices=(1, 2, 3), lo: int = 0, hi: int = 1) -> dict:
-    return {"action": action, "choices": list(choices), "min": lo, "max": hi, "deadline": None}
-
-
-async def a_page(browser, room: FakeRoom | None = None, *, status: str = "running",
-                 locale: str = "en-US"):
-    player = await new_player(browser, "Ann", locale=locale, viewport=LAPTOP)
-    await fake_api(player.page, DECLARATION, status=status)
-    if room is not None:
-        await room.attach(player.page)
-    return player
-
-
-async def sit(player, url: str, room: FakeRoom) -> None:
-    """The page opens the room with seat 0's token, onto the view of `room`."""
-    page = player.page
-    await page.goto(f"{url}/")
-    await page.evaluate("(room) => localStorage.setItem(`ww:token:${room}`, 'tok')", ROOM)
-    await page.goto(f"{url}/#/r/{ROOM}")
 
 
 def hint_of(page, action: str):
@@ -118,7 +84,7 @@ async def test_the_prompts_say_each_thing_once_and_name_the_mayor_only_where_the
     async with chromium() as browser:
         player = await a_page(browser, room)
         page = player.page
-        await sit(player, static_site, room)
+        await sit(player, static_site)
         pick = EN["act.pick_one_or_pass"]
         # 004's tables have no mayor: the day's vote does not speak of one.
         await hint_of(page, "vote").wait_for()
@@ -155,7 +121,7 @@ async def test_ask_to_vote_pressed_as_the_vote_begins_says_so(static_site):
     async with chromium() as browser:
         player = await a_page(browser, room)
         page = player.page
-        await sit(player, static_site, room)
+        await sit(player, static_site)
         await page.click('.prompt[data-action="vote.request"] button')
         late = EN["action.vote.request.late"]
         await page.wait_for_selector(f'#toast:not([hidden]) p:text-is("{late}")')
@@ -172,7 +138,7 @@ async def test_the_feed_seats_the_table_in_one_line_and_the_dawn_says_the_night_
         for locale, cat in (("en-US", EN), ("ar", AR)):
             player = await a_page(browser, room, locale=locale)
             page = player.page
-            await sit(player, static_site, room)
+            await sit(player, static_site)
             await page.wait_for_selector("#feed li[data-kind=joined]")
             seated = without_isolates(await page.eval_on_selector_all(
                 "#feed li[data-kind=joined]", "els => els.map((e) => e.textContent)"))
@@ -236,11 +202,9 @@ async def test_the_end_tells_the_review_s_secrets_and_its_chat_in_time_order(sta
     view, review = finished()
     room = FakeRoom(copy.deepcopy(view))
     async with chromium() as browser:
-        player = await new_player(browser, "Ann", viewport=LAPTOP)
+        player = await a_page(browser, room, status="finished", review=review)
         page = player.page
-        await fake_api(page, DECLARATION, review)
-        await room.attach(page)
-        await sit(player, static_site, room)
+        await sit(player, static_site)
         await page.wait_for_selector(
             "#screen-end:not([hidden]) #end-story li[data-kind=seer_result]")
 

@@ -10,6 +10,7 @@ import { bannerRole, reasonText } from "../outcome.js";
 import { dayLabel, infectedSeats, secrets, storyText } from "../events.js";
 import * as pass from "../pass.js";
 import * as mod from "../moderation.js";
+import * as guide from "../guide.js";
 import { botMark, botSeats } from "../bots.js";
 import { $, app, showScreen, nameOf, roleName, isHost, tokenKey } from "../app.js";
 import { chatLine } from "./chat.js";
@@ -57,6 +58,7 @@ export function renderEnd(v) {
   $("#again-wait").hidden = isHost(v) || app.watching;
   $("#review-link").href = `review.html#${v.room}`;
   watchForNext();
+  if (app.here.seat != null && !app.pass) guide.firstGameOver();
   const final = v.final || {};
   const winners = v.outcome?.winners || [];
   $("#end-me").textContent = app.here.seat == null ? "" : winners.includes(app.here.seat) ? t("end.you_won") : t("end.you_lost");
