@@ -78,8 +78,8 @@ async def test_the_first_game_is_guided_phase_by_phase_until_it_ends_or_is_turne
         room.push({"kind": "prompt", **prompt("witch.poison")})
         await guide_says(page, EN["guide.now.night"], EN["guide.do.move"].format(
             action=EN["action.witch.poison.title"]))
-        await page.screenshot(path=str(DOCS / "screenshots" / "first-game-guide.png"),
-                              full_page=True)
+        await page.evaluate("() => document.querySelector('#act').scrollIntoView()")
+        await page.screenshot(path=str(DOCS / "screenshots" / "first-game-guide.png"))
 
         # The day: talk; the vote, answered (changeable); dead, reading along.
         room.view = running("day.discussion", [])

@@ -1,7 +1,8 @@
-// The guide of a first game: over the game's screen of the first game this browser plays, what
-// is happening now (by the phase) and what this seat can do (its move, or why it has none). It
-// goes once that game is over, or when the player turns it off; the help turns it back on. It
-// tells nothing the screen does not: the phase, and this seat's own prompts and life.
+// The guide of a first game: a card on the game's screen of the first game this browser plays,
+// under the move, saying what is happening now (by the phase) and what this seat can do (its
+// move, or why it has none). It goes once that game is over, or when the player turns it off; the
+// help turns it back on. It tells nothing the screen does not: the phase, this seat's own prompts
+// and life.
 import { t, has } from "./i18n.js";
 import { promptKey } from "./state.js";
 
@@ -37,8 +38,8 @@ function doing(v, link, when) {
   return t(`guide.do.${when}`);
 }
 
-// `shown`: a seat's own game (not a spectator's page, nor a phone passed around, whose holders
-// change under it).
+// `shown`: a seat's own game online (not a spectator's page, nor a phone passed around, whose
+// holders change under it).
 export function renderGuide(v, link, shown) {
   const box = $("#guide");
   box.hidden = !(shown && guideOn() && v.status === "running");

@@ -75,7 +75,7 @@ export function renderGame(v, mode = ONLINE) {
     renderCard(v, mode);
     renderPrompts(app.here);
   }
-  guide.renderGuide(v, app.here, mode === ONLINE && !seatless && !app.watching);
+  guide.renderGuide(v, app.here, mode === ONLINE && !seatless);
   mode.show(v, seatless);
   renderPlayers(v);
   rebuild($("#game-roles"), roleChips(v.roles_in_play));
