@@ -109,11 +109,18 @@ export function secrets(events, over, c) {
     const seat = ev.to?.length === 1 ? ev.to[0] : null;
     items.push({ night, day, kind: ev.kind, what: null, text: eventText(ev, { ...ctx, seat }) });
   }
-  for (const entry of over?.story || []) {
-    const inNight = (item) => item.night && item.day === entry.night;
-    let at = items.findIndex((item) => inNight(item) && DAWN_KINDS.has(item.kind));
-    if (at < 0) at = items.findLastIndex((item) => item.night ? item.day <= entry.night : item.day < entry.night) + 1;
-    items.splice(at, 0, { night: true, day: entry.night, kind: "story", what: entry.what, text: storyText(entry, c) });
+  return placeStory(items, over?.story, (entry) => ({ night: true, day: entry.night, kind: "story", what: entry.what,
+    text: storyText(entry, c) }));
+}
+
+// The story's deeds (game_over's `story`) placed among a game's items ({night, day, kind}, in
+// the game's order), each made by `make(entry)`: in its night, before that night's dawn (its
+// deaths, the bread, the powers lost), else after whatever came before that dawn.
+export function placeStory(items, story, make) {
+  for (const entry of story || []) {
+    let at = items.findIndex((item) => item.night && item.day === entry.night && DAWN_KINDS.has(item.kind));
+    if (at < 0) at = items.findLastIndex((item) => (item.night ? item.day <= entry.night : item.day < entry.night)) + 1;
+    items.splice(at, 0, make(entry));
   }
   return items;
 }
