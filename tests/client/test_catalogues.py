@@ -67,6 +67,9 @@ def test_every_role_rule_preset_action_and_phase_the_rules_declare_has_its_keys(
     english = catalogue("en")
     declared = declaration()
     needed = {f"role.{r}" for r in CARDS} | {f"explain.{r}" for r in CARDS}
+    # the help's entry of every card it explains: how it plays, a tip (issue 37, part 2)
+    explained = {k.removeprefix("explain.") for k in english if k.startswith("explain.")}
+    needed |= {f"{part}.{r}" for r in explained | set(CARDS) for part in ("howto", "tip")}
     needed |= {f"preset.{p['id']}" for p in declared["presets"]}
     needed |= {f"duration.{d}" for d in declared["durations"]}
     needed |= {f"phase.{phase}" for phase in STEPS} | {f"end.reason.{w.reason}" for w in WINS}

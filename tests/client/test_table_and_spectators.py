@@ -72,12 +72,12 @@ async def test_the_table_the_dawn_a_spectator_and_the_review_of_one_whole_game(s
 
         async def a_spectator_in_the_lobby(players):
             host = players[0].page
-            assert await host.get_attribute("#sound", "aria-pressed") == "true"  # on by default
+            assert await host.get_attribute("#sound", "aria-pressed") == "false"  # off by default
             await host.click("#sound")  # one toggle, remembered
-            assert await host.get_attribute("#sound", "aria-pressed") == "false"
-            assert await host.evaluate("() => localStorage.getItem('ww:sound')") == "0"
-            await host.click("#sound")
             assert await host.get_attribute("#sound", "aria-pressed") == "true"
+            assert await host.evaluate("() => localStorage.getItem('ww:sound')") == "1"
+            await host.click("#sound")
+            assert await host.get_attribute("#sound", "aria-pressed") == "false"
             watch = await host.input_value("#watch-link")
             assert "#/w/" in watch
             await spectator.page.goto(watch)

@@ -36,6 +36,7 @@ export const app = {
   sound: null, // the table's sounds (sound.js)
   narrator: null, // speaks the game aloud for a table playing face to face (narrator.js)
   dawn: null,
+  endReview: null, // a finished game's review: {room, events, over}, whose secrets the end tells
 };
 
 export function showScreen(id) {

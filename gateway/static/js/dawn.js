@@ -10,6 +10,14 @@ import { t, has } from "./i18n.js";
 const SHOWN_MS = 7000;
 const isNight = (phase) => String(phase).startsWith("night.");
 
+// A cause of "night" (a table that hides how its night deaths came) says no more than the line's
+// own "in the night": the line goes without it.
+function diedText(d, { nameOf, roleName }) {
+  const vars = { name: nameOf(d.seat), role: roleName(d.role) };
+  if (d.cause === "night") return t("dawn.died_night", vars);
+  return t("dawn.died", { ...vars, cause: has(`cause.${d.cause}`) ? t(`cause.${d.cause}`) : d.cause });
+}
+
 export class Dawn {
   // `shown(day)`: told each time a dawn shows (the phone starts the day's clock, the narrator
   // speaks it).
@@ -44,8 +52,7 @@ export class Dawn {
     rebuild(document.querySelector("#dawn-dead"), this.deaths.length
       ? this.deaths.map((d) => el("li", { class: "dawn-death", "data-seat": d.seat },
         rolePicture(d.role, { className: "dawn-art" }),
-        el("span", { text: t("dawn.died", { name: this.nameOf(d.seat), role: this.roleName(d.role),
-          cause: has(`cause.${d.cause}`) ? t(`cause.${d.cause}`) : d.cause }) })))
+        el("span", { text: diedText(d, this) })))
       : [el("li", { class: "dawn-none", text: t("dawn.nobody") })]);
     box.hidden = false;
     document.body.dataset.dawn = "1";

@@ -87,6 +87,45 @@ export function storyText(entry, c) {
     : t("story.unknown", { ...vars, what: entry.what, targets: vars.target });
 }
 
+// Not among the end's secrets: what the review shows beside its timeline or the end elsewhere (the
+// deal, the chat), and the pack's pointing and the Witch's view of it, which the night's deeds say.
+const END_SKIPS = new Set([...REVIEW_SKIPS, "chat", "role", "pointed", "witch_victim"]);
+const DAWN_KINDS = new Set(["death", "bread", "powers_lost"]);
+
+// What a finished game kept secret while it ran, from its review (`events`: the stored log with
+// each event's `to`; `over`: its game_over): what only some seats were told (readings, links,
+// strikes), the deaths whose cause the table did not hear (with it), and the story's deeds no
+// event told, each night's before its dawn, as the review's timeline places them. Each item:
+// { night, day, kind, what, text } in the game's order.
+export function secrets(events, over, c) {
+  const causes = over?.causes || {};
+  const ctx = { ...c, review: { cards: over?.roles || {}, causes } };
+  const items = [];
+  let night = true;
+  let day = 1;
+  for (const ev of events) {
+    if (ev.kind === "phase") [night, day] = [String(ev.phase).startsWith("night."), ev.day];
+    const hidden = ev.kind === "death" && ev.seat in causes;
+    if (END_SKIPS.has(ev.kind) || (isPublic(ev) && !hidden)) continue;
+    const seat = ev.to?.length === 1 ? ev.to[0] : null;
+    items.push({ night, day, kind: ev.kind, what: null, text: eventText(ev, { ...ctx, seat }) });
+  }
+  return placeStory(items, over?.story, (entry) => ({ night: true, day: entry.night, kind: "story", what: entry.what,
+    text: storyText(entry, c) }));
+}
+
+// The story's deeds (game_over's `story`) placed among a game's items ({night, day, kind}, in
+// the game's order), each made by `make(entry)`: in its night, before that night's dawn (its
+// deaths, the bread, the powers lost), else after whatever came before that dawn.
+export function placeStory(items, story, make) {
+  for (const entry of story || []) {
+    let at = items.findIndex((item) => item.night && item.day === entry.night && DAWN_KINDS.has(item.kind));
+    if (at < 0) at = items.findLastIndex((item) => (item.night ? item.day <= entry.night : item.day < entry.night)) + 1;
+    items.splice(at, 0, make(entry));
+  }
+  return items;
+}
+
 // The seats the story says were infected: the end shows their card as infected.
 export const infectedSeats = (story) => new Set((story || [])
   .filter((entry) => entry.what === "infect_father.infected").flatMap((entry) => entry.targets));

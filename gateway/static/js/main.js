@@ -127,6 +127,7 @@ async function route() {
       dropLinks();
       showScreen("screen-join");
       offerJoin(false);
+      $("#join-watch").hidden = true;
       $("#join-title").textContent = t("watch.title");
       $("#join-seated").textContent = t(reason === "spectators_forbidden" ? "watch.forbidden"
         : reason === "rate_limited" ? "error.rate_limited" : "error.not_found");
@@ -152,6 +153,7 @@ async function showJoin(room) {
   showScreen("screen-join");
   $("#join-title").textContent = t("join.title", { room });
   $("#join-seated").textContent = "";
+  $("#join-watch").hidden = true;
   offerJoin(false); // until the lobby says seats are still free
   // A gateway that could not answer (the network, a 5xx: a busy or restarting server) is asked
   // again while this screen shows; a refusal (no such room, rate limited) is final.
@@ -160,6 +162,11 @@ async function showJoin(room) {
       const lobby = await api("GET", `/api/rooms/${room}`);
       if (lobby.status !== "lobby") {
         $("#join-seated").textContent = t(lobby.status === "running" ? "error.room_started" : "error.room_closed");
+        // a game under way may still be watched (its page says so if this table allows none)
+        if (lobby.status === "running") {
+          $("#join-watch-link").href = `#/w/${room}`;
+          $("#join-watch").hidden = false;
+        }
         return;
       }
       const names = lobby.players.map((p) => isolate(p.name)).join(", ");
@@ -419,7 +426,8 @@ async function boot() {
     } });
   showSound();
   showNarrator();
-  tables.initHome({ seated, presets: (app.declared.presets || []).map((p) => p.id) });
+  tables.initHome({ seated, presets: (app.declared.presets || []).map((p) => p.id),
+    players: { ...app.declared.players, phoneMin: pass.MIN_NAMES, phoneMax: pass.MAX_PLAYERS } });
   initLobbyTable({ send: (frame, options) => send(frame, options) });
   setRender(renderPage);
   bindForms();

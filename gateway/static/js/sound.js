@@ -1,7 +1,8 @@
 // The table's sounds, synthesized with the Web Audio API (no audio files): your turn, the dawn, a
-// vote. On unless the player muted them (the topbar's toggle, remembered), and silent until the
-// page's first tap or key: browsers refuse audio before a gesture.
-const MUTE_KEY = "ww:sound"; // "0": muted
+// vote. Off until the player turns them on (the topbar's toggle, remembered: a room of phones
+// chiming at once is no one's wish), and silent until the page's first tap or key: browsers
+// refuse audio before a gesture.
+const SOUND_KEY = "ww:sound"; // "1": on
 const isNight = (phase) => String(phase).startsWith("night.");
 
 // Each cue's notes: [frequency in Hz, start s, length s, waveform].
@@ -14,7 +15,7 @@ const PEAK = 0.22;
 
 export class Sound {
   constructor() {
-    this.on = localStorage.getItem(MUTE_KEY) !== "0";
+    this.on = localStorage.getItem(SOUND_KEY) === "1";
     this.audio = null;
     const unlock = () => {
       document.removeEventListener("pointerdown", unlock, true);
@@ -37,7 +38,7 @@ export class Sound {
 
   toggle() {
     this.on = !this.on;
-    localStorage.setItem(MUTE_KEY, this.on ? "1" : "0");
+    localStorage.setItem(SOUND_KEY, this.on ? "1" : "0");
     if (this.on) this.play("turn"); // what it sounds like
     return this.on;
   }

@@ -12,16 +12,18 @@ const POLL_MS = 3000;
 const PRESS_TRIES = 3; // a press lost on the way is sent again, same id: the same seat comes back
 
 const $ = (sel) => document.querySelector(sel);
-const home = { seated: null, presets: [], press: null, lists: { open: { page: 1 }, running: { page: 1 } }, busy: false };
+const home = { seated: null, presets: [], players: null, press: null, lists: { open: { page: 1 }, running: { page: 1 } }, busy: false };
 
 export const secondsLeft = (at) => Math.max(0, Math.ceil((at - Date.now()) / 1000));
 const presetName = (id) => t(`preset.${id}`);
 const langName = (lang) => t(`lang.${lang}`);
 
 // `seated(answer)`: what the page does with a seat (keep its token, open the room);
-// `presets`: every preset id the rules declare (a host's public table may play any of them).
-export function initHome({ seated, presets }) {
-  Object.assign(home, { seated, presets });
+// `presets`: every preset id the rules declare (a host's public table may play any of them);
+// `players`: the table sizes the rules play ({min, max}: the declaration's, the widest of the
+// presets') and one phone passed around does ({phoneMin, phoneMax}), which the intro tells.
+export function initHome({ seated, presets, players }) {
+  Object.assign(home, { seated, presets, players });
   const quick = $("#form-quick");
   quick.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -55,6 +57,8 @@ export function relabel() {
     select.replaceChildren(...options.map(([v, text]) => el("option", { value: v, text })));
     if (options.some(([v]) => v === value)) select.value = value;
   };
+  const { min, max, phoneMin, phoneMax } = home.players;
+  $("#home-intro").textContent = t("home.intro", { min, max, phone_min: phoneMin, phone_max: phoneMax });
   const langs = LANGS.map((l) => [l, langName(l)]);
   fill($("#quick-preset"), QUICK_PRESETS.map((p) => [p, presetName(p)]));
   fill($("#quick-language"), langs);

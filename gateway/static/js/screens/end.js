@@ -7,12 +7,13 @@ import { rolePicture } from "../art.js";
 import { api, errorText } from "../http.js";
 import { toast } from "../toast.js";
 import { bannerRole, reasonText } from "../outcome.js";
-import { dayLabel, infectedSeats, storyText } from "../events.js";
+import { dayLabel, infectedSeats, secrets, storyText } from "../events.js";
 import * as pass from "../pass.js";
 import * as mod from "../moderation.js";
+import * as guide from "../guide.js";
 import { botMark, botSeats } from "../bots.js";
 import { $, app, showScreen, nameOf, roleName, isHost, tokenKey } from "../app.js";
-import { channelLabel, chatLine } from "./chat.js";
+import { chatLine } from "./chat.js";
 
 export const NEXT_POLL_MS = 2000;
 
@@ -57,6 +58,7 @@ export function renderEnd(v) {
   $("#again-wait").hidden = isHost(v) || app.watching;
   $("#review-link").href = `review.html#${v.room}`;
   watchForNext();
+  if (app.here.seat != null && !app.pass) guide.firstGameOver();
   const final = v.final || {};
   const winners = v.outcome?.winners || [];
   $("#end-me").textContent = app.here.seat == null ? "" : winners.includes(app.here.seat) ? t("end.you_won") : t("end.you_lost");
@@ -79,39 +81,37 @@ export function renderEnd(v) {
       el("span", { class: "state", text: alive.has(s.seat) ? t("players.alive") : t("players.dead") }),
       winners.includes(s.seat) ? el("span", { class: "badge", role: "img", "aria-label": t("end.winner"), title: t("end.winner"), text: "★" }) : null);
   }));
-  // What no event told while the game ran, night by night (the review tells the rest). A page
-  // whose view came whole after the end (a reconnect's welcome) has no end event: the room's
-  // review has it.
-  if (!final.story) fetchStory(v);
-  const story = final.story || [];
-  rebuild($("#end-story"), !final.story ? [] : story.length ? story.map((entry) => el("li", { "data-what": entry.what, "data-night": entry.night },
-    el("span", { class: "muted", text: `${dayLabel("night", entry.night)}: ` }), el("span", { text: storyText(entry, { nameOf }) })))
+  // What the game kept secret, night by night and day by day, as its review tells it (fetched
+  // once the game is over); until the review comes (or if it cannot), the end's own story.
+  const review = app.endReview?.room === v.room ? app.endReview : null;
+  if (!review) fetchReview(v);
+  const told = review ? secrets(review.events, review.over, { nameOf, roleName })
+    : (final.story || []).map((entry) => ({ night: true, day: entry.night, kind: "story", what: entry.what,
+      text: storyText(entry, { nameOf }) }));
+  rebuild($("#end-story"), !review && !final.story ? [] : told.length ? told.map((item) =>
+    el("li", { "data-kind": item.kind, "data-what": item.what, "data-night": item.night ? item.day : null },
+      el("span", { class: "muted", text: `${dayLabel(item.night ? "night" : "day", item.day)}: ` }), el("span", { text: item.text })))
     : [el("li", { class: "muted", text: t("end.story_none") })]);
-  const lines = final.chat || Object.values(v.chat || {}).flat();
-  const byChannel = new Map();
-  for (const line of lines) {
-    if (!byChannel.has(line.channel)) byChannel.set(line.channel, []);
-    byChannel.get(line.channel).push(line);
-  }
-  rebuild($("#end-chat"), [...byChannel].map(([ch, ls]) => {
-    const { shown, hidden } = mod.visibleLines(app.room, ls);
-    return el("section", { class: "endchat", "data-channel": ch },
-      el("h3", { text: channelLabel(ch) }),
-      el("ol", { class: "plain chatlog" }, shown.map(chatLine), mod.hiddenNote(hidden)));
-  }));
+  // Every channel's lines in one list, in the order they were written, each with its badge.
+  const lines = [...(final.chat || Object.values(v.chat || {}).flat())].sort((a, b) => a.ts - b.ts);
+  const { shown, hidden } = mod.visibleLines(app.room, lines);
+  rebuild($("#end-chat"), [el("ol", { class: "plain chatlog" }, shown.map(chatLine), mod.hiddenNote(hidden))]);
 }
 
-async function fetchStory(v) {
-  if (app.storyFetched === v.room) return;
-  app.storyFetched = v.room;
+// The finished game's review: its whole log, every audience's events.
+async function fetchReview(v) {
+  if (app.reviewFetched === v.room) return;
+  app.reviewFetched = v.room;
   try {
-    const review = await api("GET", `/api/rooms/${v.room}/review`);
-    const over = review.events.map((e) => e.event).find((ev) => ev.kind === "game_over");
+    const answer = await api("GET", `/api/rooms/${v.room}/review`);
+    const events = answer.events.map((e) => ({ ...e.event, to: e.to }));
+    const over = events.find((ev) => ev.kind === "game_over");
     if (over && app.room === v.room) {
+      app.endReview = { room: v.room, events, over };
       v.final = { alive: over.alive, roles: over.roles, chat: over.chat, ...(v.final || {}), story: over.story };
       renderEnd(v);
     }
-  } catch { /* the review link still tells it */ }
+  } catch { /* the end's own story stays, and the review link tells the rest */ }
 }
 
 export function bind() {

@@ -90,6 +90,15 @@ function promptVars(v, p) {
   return i < 0 ? {} : { card: roleName(v.thief_cards?.[i]) };
 }
 
+// What the mayor weighs, said only where the table has one: the day's vote tells the double vote
+// while one is in office, the election the ties the mayor breaks where the rules say so (its help
+// says what the office is).
+function mayorText(v, p) {
+  if (p.action === "vote") return v.mayor != null ? [t("action.vote.mayor")] : [];
+  if (p.action !== "mayor.elect") return [];
+  return v.settings?.rules?.vote_tie === "mayor_chooses" ? [t("action.mayor.elect.tiebreak")] : [];
+}
+
 // What the prompt asks for. A yes-or-no on one player (the Witch's save, the infection) names
 // him: "Pick one player, or pass" would not say what the one choice is.
 function needText(p) {
@@ -102,6 +111,9 @@ function needText(p) {
   return t(p.min === p.max ? "act.pick" : "act.pick_upto", { n: p.max });
 }
 
+// Asked as the discussion ends: the vote has begun, not some other seat's turn.
+const tooLate = (err) => (err.code === "not_your_turn" ? t("action.vote.request.late") : null);
+
 export function requestNode(link, p) {
   const r = link.view.requests || { count: 0, needed: null, mine: false };
   const vars = { count: r.count, needed: r.needed };
@@ -113,7 +125,7 @@ export function requestNode(link, p) {
     el("p", { class: "hint", text: actionText(p.action, "help") }),
     asked
       ? el("p", { class: "ok", text: t(counted ? "action.vote.request.asked" : "action.vote.request.asked_first", vars) })
-      : el("button", { type: "button", class: "primary", "data-fk": `${link.seat}:req`, onclick: () => act(link, p, []),
+      : el("button", { type: "button", class: "primary", "data-fk": `${link.seat}:req`, onclick: () => act(link, p, [], { explain: tooLate }),
         text: t(counted ? "action.vote.request.button" : "action.vote.request.button_first", vars) }));
 }
 
@@ -152,7 +164,7 @@ export function promptNode(link, p) {
   return el("div", { class: "prompt", "data-action": p.action, "data-key": key, "data-min": p.min, "data-max": p.max,
     "data-answered": answered ? "1" : null },
     el("h3", { text: actionText(p.action, "title") }),
-    el("p", { class: "hint", text: `${actionText(p.action, "help", vars)} ${needText(p)}`.trim() }),
+    el("p", { class: "hint", text: [actionText(p.action, "help", vars), ...mayorText(v, p), needText(p)].filter(Boolean).join(" ") }),
     extra,
     el("div", { class: "choices", role: "group", "aria-label": actionText(p.action, "title") }, buttons),
     el("div", { class: "row" },

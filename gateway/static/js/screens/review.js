@@ -7,7 +7,7 @@ import { el, rebuild } from "../dom.js";
 import { rolePicture } from "../art.js";
 import { reviewReport } from "../moderation.js";
 import { botMark } from "../bots.js";
-import { declare, eventText, infectedSeats, isPublic, REVIEW_SKIPS, storyText } from "../events.js";
+import { declare, eventText, infectedSeats, isPublic, placeStory, REVIEW_SKIPS, storyText } from "../events.js";
 import { bannerRole, reasonText } from "../outcome.js";
 import { loadDeclaration } from "../http.js";
 
@@ -58,45 +58,28 @@ function chatNode(ev) {
 // A seat a bot played at the end (the review's players: as the room last had them).
 const botAt = (seat) => !!review.players.find((p) => p.seat === seat)?.bot;
 
-// What the dawn tells: the night's secret deeds come before it.
-const DAWN_KINDS = new Set(["death", "bread", "powers_lost"]);
-
-// The night's secret deeds no event told (game_over's `story`), each in its night, before its dawn.
-function tellStory(periods, story) {
-  for (const entry of story) {
-    let night = periods.find((p) => p.night && p.day === entry.night);
-    if (!night) {
-      night = { night: true, day: entry.night, items: [] };
-      periods.push(night);
-    }
-    const dawn = night.items.findIndex((item) => DAWN_KINDS.has(item.dataset.kind));
-    night.items.splice(dawn < 0 ? night.items.length : dawn, 0, el("li", { "data-kind": "story", "data-what": entry.what,
-      class: "secret", text: storyText(entry, { nameOf }) }));
-  }
-}
-
+// Every event the review tells, in its night or day, with the night's secret deeds no event told
+// (game_over's story) before its dawn (events.js placeStory, as the end screen tells them).
 function timeline(events, cards, causes, story) {
-  const periods = [];
+  const items = [];
   let current = null;
   for (const ev of events) {
-    if (ev.kind === "phase") {
-      const night = isNight(ev.phase);
-      if (!current || current.night !== night || current.day !== ev.day) {
-        current = { night, day: ev.day, items: [] };
-        periods.push(current);
-      }
-    }
+    if (ev.kind === "phase") current = { night: isNight(ev.phase), day: ev.day };
     if (!current || REVIEW_SKIPS.has(ev.kind)) continue;
-    if (ev.kind === "chat") {
-      current.items.push(chatNode(ev));
-      continue;
-    }
     // what only some seats got while the game ran is marked
-    current.items.push(el("li", { "data-kind": ev.kind, "data-seq": ev.seq,
+    const node = ev.kind === "chat" ? chatNode(ev) : el("li", { "data-kind": ev.kind, "data-seq": ev.seq,
       class: [ev.kind === "phase" ? "muted" : null, isPublic(ev) ? null : "secret"].filter(Boolean).join(" ") || null,
-      text: describe(ev, cards, causes) }));
+      text: describe(ev, cards, causes) });
+    items.push({ ...current, kind: ev.kind, node });
   }
-  tellStory(periods, story);
+  placeStory(items, story, (entry) => ({ night: true, day: entry.night, kind: "story",
+    node: el("li", { "data-kind": "story", "data-what": entry.what, class: "secret", text: storyText(entry, { nameOf }) }) }));
+  const periods = [];
+  for (const item of items) {
+    const last = periods.at(-1);
+    if (last?.night === item.night && last.day === item.day) last.items.push(item.node);
+    else periods.push({ night: item.night, day: item.day, items: [item.node] });
+  }
   return periods.map((p) => el("section", { class: "period", "data-night": p.night ? "1" : "0", "data-day": p.day },
     el("h3", { text: t(p.night ? "game.night" : "game.day", { n: p.day }) }),
     el("ol", { class: "plain" }, p.items)));

@@ -16,18 +16,26 @@ import { $, app, HIDE_CARD_KEY, render, showScreen, nameOf, roleName, cardHidden
 import { renderPrompts, chooseSeat, pickedSeats, actionText, cardText } from "./prompts.js";
 import { renderChat } from "./chat.js";
 import { shownDeadline } from "../pass.js";
+import * as guide from "../guide.js";
 
 // Every card the catalogue explains, in its order: a new role's help comes with its keys.
 export const helpRoles = () => keys("explain.").map((key) => key.slice("explain.".length));
 
-// One section per card, from the catalogue (the basic cards and those in play); opened at
-// `role`'s when given.
+// One section per card, from the catalogue (the basic cards and those in play): what it does, how
+// it plays and a tip (`explain.`, `howto.`, `tip.<role>`: a new role's help comes with its keys).
+// Opened at its top (its title takes the focus: the dialog would give it to its last control,
+// Close, and open scrolled to its end), or at `role`'s section when given.
 export function openHelp(role) {
+  $("#help-guide").checked = guide.guideOn();
   rebuild($("#help-roles"), helpRoles().map((r) => el("section", { id: `help-${r}`, "data-role": r, class: "helprole" },
     rolePicture(r, { className: "help-art" }),
-    el("div", {}, el("h3", { text: roleName(r) }), el("p", { text: cardText(r, app.here?.view?.settings?.rules) })))));
+    el("div", {}, el("h3", { text: roleName(r) }), el("p", { text: cardText(r, app.here?.view?.settings?.rules) }),
+      el("p", { class: "howto", text: t("help.howto", { how: t(`howto.${r}`) }) }),
+      el("p", { class: "tip", text: t("help.tip", { tip: t(`tip.${r}`) }) })))));
   renderSetupTable();
   $("#help").showModal();
+  $("#help-title").focus();
+  $("#help").scrollTop = 0;
   if (role) $(`#help-${role}`)?.scrollIntoView({ block: "start" });
 }
 
@@ -68,6 +76,7 @@ export function renderGame(v, mode = ONLINE) {
     renderCard(v, mode);
     renderPrompts(app.here);
   }
+  guide.renderGuide(v, app.here, mode === ONLINE && !seatless);
   mode.show(v, seatless);
   renderPlayers(v);
   rebuild($("#game-roles"), roleChips(v.roles_in_play));
@@ -204,10 +213,18 @@ export function renderPlayers(v) {
   }));
 }
 
+// A run of players sitting down (the lobby replayed to a fresh page) is one line, not one each.
 export function renderFeed() {
   const feed = app.here.feed;
-  rebuild($("#feed"), feed.map((ev, i) =>
-    el("li", { "data-kind": ev.kind, "data-seq": ev.seq, text: feedText(ev, feed[i + 1]) })).reverse());
+  const lines = [];
+  feed.forEach((ev, i) => {
+    const last = lines.at(-1);
+    if (ev.kind === "joined" && last?.joined) last.joined.push(ev);
+    else lines.push({ ev, next: feed[i + 1], joined: ev.kind === "joined" ? [ev] : null });
+  });
+  const seated = (ev) => (ev.bot ? `${isolate(ev.name)} (${t("bot.label")})` : isolate(ev.name));
+  rebuild($("#feed"), lines.map(({ ev, next, joined }) => el("li", { "data-kind": ev.kind, "data-seq": ev.seq,
+    text: joined?.length > 1 ? t("event.joined.many", { names: joined.map(seated).join(", ") }) : feedText(ev, next) })).reverse());
 }
 
 export function bind() {
@@ -218,5 +235,10 @@ export function bind() {
     render();
   });
   $("#help-open").addEventListener("click", () => openHelp(null));
+  $("#help-guide").addEventListener("change", (e) => {
+    guide.setGuide(e.target.checked);
+    render();
+  });
+  guide.bind(render);
   $("#card-help").addEventListener("click", () => openHelp(app.here?.view?.me?.role));
 }
