@@ -2,7 +2,8 @@
 the home page's live lists of public tables (open ones to join, running ones to watch), a public
 lobby (its badge, its countdown, no Start), the create form's public option and the host's switch
 locked once public; then moderation: a vote to remove a seat of a public lobby, a mute that hides a
-player's chat lines in one browser only, and a report an operator reads.
+player's chat lines in one browser only (in a game at a private table: a public one has no host to
+start it early), and a report an operator reads.
 """
 from __future__ import annotations
 
@@ -233,9 +234,10 @@ async def test_quick_play_the_lists_a_public_lobby_that_starts_by_itself_and_a_s
 
 
 
-# Day 1 comes quickly (nobody acts at night), its discussion leaves time to talk; 16 of the 20
-# seats are presses without a page, bot-played once shown away (after day 1), so the vote is short.
-MODERATION_DURATIONS = durations(3, discussion=90, vote=20)
+# Day 1 comes quickly (nobody acts at night), its discussion leaves time to talk.
+MODERATION_DURATIONS = {"cupid": 5, "seer": 5, "wolves": 5, "witch": 5, "election": 5,
+                        "discussion": 120,
+                        "vote": 60, "tiebreak": 10, "hunter": 10, "successor": 10}
 
 
 async def toasted(player, text: str) -> None:
@@ -257,7 +259,7 @@ async def report(
     await page.wait_for_selector("#report", state="detached")
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(600)
 async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack):
     gateway = stack.start_gateway(durations=MODERATION_DURATIONS, env={
         "WW_PUBLIC_COUNTDOWN": "600", "WW_QUICK_PLAYS_PER_ADDRESS": "0",
@@ -315,18 +317,42 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
             f"#lobby-news li:text-is('{EN['event.removed.left'].format(name=isolated('Fay'))}')")
         assert await quick_play(eve, gateway.url, "seed_004") == room  # four again
 
-        # A public table has no host: Ann cannot make it private to start it (her switch is
-        # locked, her Remove a vote like anyone's). Sixteen presses by HTTP fill it to 20, and a
-        # full table starts at once: nobody acts on the first night, so all four see day 1.
+        # A public table has no host: Ann can neither make it private nor start it (her switch
+        # is locked, her Remove a vote like anyone's); it starts full or at its countdown. The
+        # four leave it to play at a private table of Ann's, and the emptied one leaves the list.
         for p in (ann, cyd, dee, eve):
             await p.page.wait_for_selector("#lobby-players li:nth-child(4)")
         assert await ann.page.is_disabled("#host-public")
         assert await ann.page.is_hidden("#start")
         assert await ann.page.text_content(
             "#lobby-players li[data-seat='2'] button.remove") == EN["mod.vote_remove"]
-        for i in range(4, 20):
-            assert (await http_quick_play(http, f"Filler{i}", "seed_004", "en"))["room"] == room
+        for p in (cyd, dee, eve, ann):
+            await p.page.click("#leave")
+            await p.page.wait_for_selector(HOME)
+        await fay.page.wait_for_selector(row(room, "open"), state="detached")
+
+        await ann.page.fill("#form-create input[name=name]", ann.name)
+        await ann.page.click("#form-create button[type=submit]")
+        await ann.page.wait_for_selector(LOBBY)
+        await ann.page.select_option("#host-preset", "seed_004")  # four may play it
+        link = await ann.page.input_value("#share-link")
+        played = link.rsplit("/", 1)[1]
+        for p in (dee, cyd, eve):  # seats 1, 2, 3
+            await p.page.goto(link)
+            await p.page.wait_for_selector("#form-join input[name=name]", state="visible")
+            await p.page.fill("#form-join input[name=name]", p.name)
+            await p.page.click("#form-join button[type=submit]")
+            await p.page.wait_for_selector(LOBBY)
         players = [ann, cyd, dee, eve]
+        for p in players:
+            await p.page.wait_for_selector("#lobby-players li:nth-child(4)")
+            await p.page.wait_for_selector("#lobby-preset[data-preset='seed_004']")
+        # Ann hosts this one: her Remove is a host's, not a vote, and she starts it.
+        await ann.page.wait_for_selector("#start:not([hidden]):not([disabled])")
+        assert await ann.page.text_content(
+            "#lobby-players li[data-seat='2'] button.remove") == EN["mod.remove"]
+        assert await dee.page.locator("#lobby-players button.remove").count() == 0
+        await ann.page.click("#start")
         for p in players:
             await p.page.wait_for_selector(f"{GAME} #card:not([data-role=''])")
             p.seat = int(await p.page.get_attribute("#players li.me", "data-seat"))
@@ -337,7 +363,7 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         await ann.page.click("#players li[data-seat='2'] button.mute")
         await ann.page.wait_for_selector(
             "#players li[data-seat='2'] button.mute[aria-pressed='true']")
-        assert await ann.page.evaluate(f"() => localStorage.getItem('ww:mute:{room}')") == "[2]"
+        assert await ann.page.evaluate(f"() => localStorage.getItem('ww:mute:{played}')") == "[2]"
         line = "Cyd says something rude"
         for p in players:
             await shown(p.page, "body[data-phase='day.discussion'] #chat-form:not([hidden])",
@@ -354,7 +380,7 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         await report(dee, "#players li[data-seat='2']", "abuse", "insults in the day chat")
         assert (await http.get("/api/admin/reports")).status_code == 401
         reports = (await http.get("/api/admin/reports", headers=admin)).json()["reports"]
-        filed = [r for r in reports if r["room"] == room]
+        filed = [r for r in reports if r["room"] == played]
         assert len(filed) == 1, reports
         assert filed[0]["reporter"] == {"seat": 1, "name": "Dee"}
         assert filed[0]["reported"] == {"seat": 2, "name": "Cyd"}
@@ -366,7 +392,7 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         # The game ends; from the review page Dee reports Ann (never herself).
         await play_all(players)
         review = dee.page
-        await review.goto(f"{gateway.url}/review.html#{room}")
+        await review.goto(f"{gateway.url}/review.html#{played}")
         await review.wait_for_selector("#review-deal li[data-seat='0'] button.report")
         assert await review.locator("#review-deal li[data-seat='1'] button.report").count() == 0
         await report(dee, "#review-deal li[data-seat='0']", "other", None)
@@ -374,7 +400,7 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
                      expect=EN["report.duplicate"])
         reports = (await http.get("/api/admin/reports", headers=admin)).json()["reports"]
         assert sorted((r["reported"]["name"], r["reason"])
-                      for r in reports if r["room"] == room) == [("Ann", "other"), ("Cyd", "abuse")]
+                      for r in reports if r["room"] == played) == [("Ann", "other"), ("Cyd", "abuse")]
 
         for p in (ann, ben, cyd, dee, eve, fay):
             assert not p.errors, (p.name, p.errors)
