@@ -399,8 +399,8 @@ async def test_a_vote_to_remove_leave_a_mute_and_reports_an_operator_reads(stack
         await report(dee, "#review-deal li[data-seat='2']", "cheating", None,
                      expect=EN["report.duplicate"])
         reports = (await http.get("/api/admin/reports", headers=admin)).json()["reports"]
-        assert sorted((r["reported"]["name"], r["reason"])
-                      for r in reports if r["room"] == played) == [("Ann", "other"), ("Cyd", "abuse")]
+        assert sorted((r["reported"]["name"], r["reason"]) for r in reports
+                      if r["room"] == played) == [("Ann", "other"), ("Cyd", "abuse")]
 
         for p in (ann, ben, cyd, dee, eve, fay):
             assert not p.errors, (p.name, p.errors)
