@@ -95,7 +95,7 @@ class RoomData:
     # gateway process -> spectator sockets there
     watchers: dict[str, int] = field(default_factory=dict)
     public: bool = False  # listed for strangers; starts by itself (see `_public_lobby`)
-    language: str | None = None  # a public table's language, kept if it turns private again
+    language: str | None = None  # a public table's language
     starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
     acted: frozenset = frozenset()  # seats of a public game that acted since the last deadline
     opened_at: int | None = None  # when the room was created (ms): a lobby's age

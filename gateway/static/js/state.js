@@ -54,7 +54,7 @@ export function applyEvent(view, ev, mySeat) {
     case "spectators":
       view.spectators = ev.count;
       break;
-    case "table": // public (listed, starts by itself) or private again
+    case "table": // made public (listed, starts by itself), or a private table said private again
       view.public = ev.public;
       view.language = ev.language;
       if (!ev.public) view.starts_at = null;
