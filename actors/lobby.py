@@ -140,9 +140,13 @@ def _start(data: RoomData, now: int, seat: int, frame: dict) -> Change:
 
 
 def _table(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
-    """The host makes the table public (listed, in `language`) or private (link only), and says
-    whether it is played on one phone passed around (`phone`, kept when not given)."""
+    """The host of a private table makes it public (listed, in `language`) or private again (link
+    only), and says whether it is played on one phone passed around (`phone`, kept when not
+    given); a public table has no host: the strangers seated there must not find themselves at a
+    private table with a host."""
     _lobby_host(data, seat, "open or close the table")
+    if data.public:
+        raise Refused("not_host", "a public table has no host: it stays public, in its language")
     public, language = frame.get("public"), frame.get("language", data.language or "en")
     phone = frame.get("phone", data.phone)
     if type(public) is not bool or type(phone) is not bool or language not in LANGUAGES:

@@ -97,7 +97,7 @@ class RoomData:
     # gateway process -> spectator sockets there
     watchers: dict[str, int] = field(default_factory=dict)
     public: bool = False  # listed for strangers; starts by itself (see `_public_lobby`)
-    language: str | None = None  # a public table's language, kept if it turns private again
+    language: str | None = None  # a public table's language
     starts_at: int | None = None  # a public lobby's countdown: when it starts by itself (ms)
     acted: frozenset = frozenset()  # seats of a public game that acted since the last deadline
     opened_at: int | None = None  # when the room was created (ms): a lobby's age
@@ -117,10 +117,11 @@ class RoomData:
     def listing(self) -> Listing | None:
         """What the public tables' index shows of this room (actors.tables writes it): a public
         table's kind, seats and start, while it is stored (its creator seated) and not over;
-        None for a private one."""
+        None for a private one, and for a lobby emptied (nobody to play with, no countdown: the
+        next seat, by press or link, lists it again)."""
         if not self.public or self.status in FINAL or self.seq == 0:
             return None
-        if self.status == "lobby" and self.voted_out >= VOTED_OUT_UNLISTED:
+        if self.status == "lobby" and (not self.players or self.voted_out >= VOTED_OUT_UNLISTED):
             return None
         return Listing(Kind(self.settings.preset, self.language), self.status == "running",
                        len(self.players), rules.max_players(self.settings), self.starts_at,

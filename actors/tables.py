@@ -220,7 +220,7 @@ class TableIndex:
                             args=[code, started, orjson.dumps(game)])
 
     async def ended(self, kind: Kind, code: str) -> None:
-        """Not listed any more: over, closed, or private again."""
+        """Not listed any more: over, closed, emptied, or voting newcomers out."""
         await self._ended(keys=self._keys(kind, "open", "facts", "running", "games"), args=[code])
 
     async def open_tables(self, kind: Kind) -> list[dict]:

@@ -113,9 +113,10 @@ class Start(Command):
 
 
 class Table(Command):
-    doc = ("Client, host only, lobby only: open the table to strangers (public: listed, quick play "
-           "seats them, it starts by itself) or make it private again (link only). A public table "
-           "plays its preset in `language`; its host may then change only the durations.")
+    doc = ("Client, the host of a private table, lobby only: open the table to strangers (public: "
+           "listed, quick play seats them, it starts by itself). A public table plays its preset "
+           "in `language` and has no host: it stays public (`not_host`), its first seat may change "
+           "only the durations.")
     messages = {"public": "table needs public true or false",
                 "language": f"language must be one of {list(LANGUAGES)}",
                 "phone": "phone must be true or false"}

@@ -80,6 +80,20 @@ async def test_a_table_that_empties_stops_its_countdown(store, clock):
     assert frames(store)[-1] == {"type": "event", "seq": 4, "kind": "countdown", "starts_at": None}
 
 
+async def test_an_emptied_table_leaves_the_list_at_once_and_its_next_seat_lists_it(store, clock):
+    room = await public_room(store, clock)
+    await seat(room, 2)
+    for left in (1, 0):
+        await room.command(left, {"type": "leave", "id": left})
+    assert listed(store) == {} and CODE not in store.tables.facts_of[CLASSIC]
+    assert room.data.status == "lobby" and not room.closed  # its link still seats
+    clock.advance(5_000)
+    await room.join("Back", "hb")
+    assert listed(store) == {CODE: 1}
+    facts = {"size": 18, "starts_at": clock.now() + COUNTDOWN, "bots": 0}  # a countdown anew
+    assert store.tables.facts_of[CLASSIC][CODE] == facts
+
+
 async def test_a_table_of_nine_humans_needs_no_bot(store, clock):
     room = await public_room(store, clock)
     await seat(room, 9)
@@ -113,20 +127,33 @@ async def test_a_public_table_is_not_started_by_its_host_and_keeps_its_preset(st
     assert ack["type"] == "ack" and room.data.settings.durations["discussion"] == 90
 
 
-async def test_the_host_opens_and_closes_a_private_table(store, clock):
+async def test_the_host_opens_a_private_table_and_it_stays_public(store, clock):
     room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
                              clock=clock, timing=TIMING)
     await seat(room, 4)
     assert (await room.command(1, {"type": "table", "id": 1, "public": True}))["code"] == "not_host"
+    refused = await room.command(0, {"type": "table", "id": 4, "public": True, "language": "xx"})
+    assert refused["code"] == "bad_frame"
     ack = await room.command(0, {"type": "table", "id": 2, "public": True, "language": "vi"})
     assert ack["type"] == "ack"
     assert listed(store, Kind("seed_000", "vi")) == {CODE: 4}
     assert [f["kind"] for f in frames(store)[-2:]] == ["table", "countdown"]
-    await room.command(0, {"type": "table", "id": 3, "public": False})
-    assert listed(store, Kind("seed_000", "vi")) == {}
-    assert room.data.lobby()["public"] is False
-    refused = await room.command(0, {"type": "table", "id": 4, "public": True, "language": "xx"})
-    assert refused["code"] == "bad_frame"
+    # strangers may sit down now: it has no host left to close it on them
+    refused = await room.command(0, {"type": "table", "id": 3, "public": False})
+    assert refused["code"] == "not_host" and room.data.lobby()["public"] is True
+
+
+async def test_a_public_table_has_no_host_to_make_it_private_or_move_it(store, clock):
+    room = await public_room(store, clock)
+    await seat(room, 4)
+    seq = room.data.seq
+    for id_, frame in enumerate([{"public": False}, {"public": True, "language": "vi"},
+                                 {"public": False, "language": "xx"}]):
+        refused = await room.command(0, {"type": "table", "id": id_, **frame})
+        assert refused["code"] == "not_host" and "stays public" in refused["message"]
+    # nothing changed: no write, still listed in its language, its countdown running
+    assert room.data.seq == seq and (room.data.public, room.data.language) == (True, "en")
+    assert listed(store) == {CODE: 4} and room.data.starts_at is not None
 
 
 async def test_a_custom_table_cannot_go_public(store, clock):

@@ -1,6 +1,6 @@
 // A lobby's public side: the "public · preset · language" badge, the countdown of a public table
-// that starts by itself, and the host's switch between public and private (the `table` command).
-// A public table keeps its preset: its host form shows the durations only, and no Start button.
+// that starts by itself, and the host's switch to public (the `table` command), locked once public:
+// a public table has no host. It keeps its preset: its form shows the durations only, no Start.
 import { LANGS, t, language } from "./i18n.js";
 import { el } from "./dom.js";
 import { secondsLeft } from "./tables.js";
@@ -12,9 +12,6 @@ const lobby = { send: null, view: null, pending: false };
 export function initLobbyTable({ send }) {
   lobby.send = send;
   $("#host-public").addEventListener("change", (e) => sendTable(e.target.checked));
-  $("#host-language").addEventListener("change", () => {
-    if (lobby.view?.public) sendTable(true);
-  });
   setInterval(tickCountdown, 250);
 }
 
@@ -63,6 +60,7 @@ function showSwitch(v) {
   }
   if (lobby.pending) return; // the host's change is on its way: the view catches up
   $("#host-public").checked = !!v.public;
+  $("#host-public").disabled = select.disabled = !!v.public;
   if (v.public && v.language && document.activeElement !== select) select.value = v.language;
 }
 

@@ -54,7 +54,7 @@ export function applyEvent(view, ev, mySeat) {
     case "spectators":
       view.spectators = ev.count;
       break;
-    case "table": // public (listed, starts by itself) or private again; played on one phone
+    case "table": // made public (listed, starts by itself), or private said again; played on one phone
       view.public = ev.public;
       view.language = ev.language;
       view.phone = ev.phone;

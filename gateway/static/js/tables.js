@@ -1,7 +1,8 @@
 // The home page's public tables: quick play (a seat at the fullest open table of a preset and
 // language, or a new one), the live list of open tables and of running games (GET /api/tables,
 // polled while the home screen shows), and the create form's "public table" option.
-// It shows only what the list gives: preset, language, seats, size, countdown, start time.
+// It shows only what the list gives: preset, language, seats, size (so how many more start an open
+// table at once), countdown, start time.
 import { LANGS, t, language } from "./i18n.js";
 import { el } from "./dom.js";
 import { api, errorText } from "./http.js";
@@ -176,8 +177,12 @@ function row(state, table) {
   const bots = table.bots || 0;
   facts.push(el("span", { class: "humans", "data-humans": table.seats - bots, "data-bots": bots,
     text: t("tables.humans_bots", { humans: table.seats - bots, bots }) }));
-  if (state === "open") facts.push(el("span", { class: "starts", "data-at": table.starts_at ?? "" }));
-  else facts.push(el("span", { class: "since", "data-since": table.started ?? "" }));
+  if (state === "open") {
+    // What it waits for: its countdown (then bots fill it), or this many more to start at once.
+    const needs = Math.max(0, table.size - table.seats);
+    facts.push(el("span", { class: "needs", "data-needs": needs, text: t("tables.needs", { n: needs }) }));
+    facts.push(el("span", { class: "starts", "data-at": table.starts_at ?? "" }));
+  } else facts.push(el("span", { class: "since", "data-since": table.started ?? "" }));
   return el("li", { class: "tablerow", "data-room": table.room, "data-state": state, "data-preset": table.preset, "data-language": table.language },
     el("div", { class: "what" },
       el("span", { class: "name", text: presetName(table.preset) }),
