@@ -165,6 +165,11 @@ async def keyboard_plays(kim: Player, wolves: set[int], seats: dict[str, int]) -
     me = SimpleNamespace(role=role)
     end = page.get_by_role("heading", name=EN["end.title"], exact=True)
     said: list[str] = []
+    # Every seat on the table named for a reader: "Omar, alive, ..." (votes against it by day).
+    ring = page.get_by_role("list", name=EN["players.title"], exact=True)
+    for name in seats:
+        assert await ring.get_by_role("listitem", name=re.compile(
+            rf"^{re.escape(name)}, {EN['players.alive']}\b")).count() == 1, name
     while True:
         await end.or_(open_moves(page)).first.wait_for(timeout=GAME_MS)
         if await end.is_visible():
