@@ -76,7 +76,7 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName, pick = nul
     if (wolves.has(s.seat)) marks.push(el("span", { class: "mark wolf", title: t("table.wolf"), "aria-label": t("table.wolf"), role: "img" },
       rolePicture("werewolf", { className: "mark-art" })));
     const label = [s.name, bots.has(s.seat) ? t("bot.label") : null, s.alive ? t("players.alive") : t("players.dead"), role ? roleName(role) : null,
-      votes ? t("players.votes", { n: votes }) : null].filter(Boolean).join(", ");
+      votes ? t("table.votes_against", { n: votes }) : null].filter(Boolean).join(", ");
     const turning = motionStyle(`seat:${s.seat}`); // a card shown, a death marked, as it happens
     const choosable = pick?.choices.has(s.seat);
     const picked = choosable && pick.picked.has(s.seat);

@@ -289,7 +289,7 @@ function write(text) {
 export function bind() {
   // Where the seat may not write: the composer shown closed, its reason in #chat-readonly.
   $("#chat-readonly").after(el("div", { id: "chat-closed", class: "chatform closed", hidden: true },
-    el("input", { id: "chat-closed-input", disabled: true, "aria-describedby": "chat-readonly" }),
+    el("input", { id: "chat-closed-input", disabled: true, "aria-labelledby": "chat-title", "aria-describedby": "chat-readonly" }),
     el("button", { type: "button", disabled: true })));
   $("#chat-readonly").setAttribute("aria-live", "polite");
   const reactions = el("div", { id: "chat-reactions", class: "reactions", role: "group" });

@@ -120,7 +120,8 @@ export function requestNode(link, p) {
   // How many must ask is known once someone has asked (or from a welcome): no "?" before that.
   const counted = r.needed != null;
   const asked = r.mine || link.answered[promptKey(p)];
-  return el("div", { class: "prompt", "data-action": p.action, "data-key": promptKey(p), "data-answered": asked ? "1" : null },
+  return el("div", { class: "prompt", role: "group", "aria-label": actionText(p.action, "title"), "data-action": p.action,
+    "data-key": promptKey(p), "data-answered": asked ? "1" : null },
     el("h3", { text: actionText(p.action, "title") }),
     el("p", { class: "hint", text: actionText(p.action, "help") }),
     asked
@@ -154,6 +155,8 @@ export function promptNode(link, p) {
     return el("button", {
       type: "button", class: "choice", "data-seat": seat, "data-fk": `${fk}:${seat}`,
       "aria-pressed": picked ? "true" : "false", onclick: () => choose(seat),
+      // read as the table's seat is: "Omar, votes against: 2"
+      "aria-label": [nameOf(seat), tally ? t("table.votes_against", { n: tally }) : null].filter(Boolean).join(", "),
     }, el("span", { class: "name", text: nameOf(seat) }),
     tally ? el("span", { class: "count", text: t("players.votes", { n: tally }) }) : null);
   });
@@ -161,12 +164,13 @@ export function promptNode(link, p) {
   // A prompt of no targets (the Little Girl's peek) is one button: the confirm itself.
   const ready = p.max === 0 || (count >= Math.max(1, p.min) && count <= p.max);
   const vars = promptVars(v, p);
-  return el("div", { class: "prompt", "data-action": p.action, "data-key": key, "data-min": p.min, "data-max": p.max,
-    "data-answered": answered ? "1" : null },
+  // One group per move, named by its title: a reader finds the move, its choices and its buttons together.
+  return el("div", { class: "prompt", role: "group", "aria-label": actionText(p.action, "title"), "data-action": p.action,
+    "data-key": key, "data-min": p.min, "data-max": p.max, "data-answered": answered ? "1" : null },
     el("h3", { text: actionText(p.action, "title") }),
     el("p", { class: "hint", text: [actionText(p.action, "help", vars), ...mayorText(v, p), needText(p)].filter(Boolean).join(" ") }),
     extra,
-    el("div", { class: "choices", role: "group", "aria-label": actionText(p.action, "title") }, buttons),
+    el("div", { class: "choices" }, buttons),
     el("div", { class: "row" },
       el("button", { type: "button", class: "primary confirm", "data-fk": `${fk}:ok`, disabled: !ready,
         onclick: () => act(link, p, [...sel]), text: p.max === 0 && has(`action.${p.action}.button`) ? t(`action.${p.action}.button`, vars) : t("act.confirm") }),

@@ -63,6 +63,9 @@ export function renderGame(v, mode = ONLINE) {
   document.body.dataset.phase = v.phase;
   $("#phase-name").textContent = phaseLabel(v);
   $("#phase-day").textContent = dayLabel(v.phase, v.day);
+  // Written only when the phase changes: a live region says every write.
+  const said = [phaseLabel(v), dayLabel(v.phase, v.day)].filter(Boolean).join(", ");
+  if ($("#phase-live").textContent !== said) $("#phase-live").textContent = said;
   tick();
   renderWaiting(v);
   // No seat: a spectator, or the table's own screen of a mode played together (its votes).
