@@ -17,7 +17,7 @@ import loadtest.abuse
 from actors.client import RoomClient
 from actors.config import Config
 from devstack.stack import connect
-from gateway.routes.rooms import REVIEW_EVENTS
+from gateway.routes.rooms import REVIEW_BYTES
 from loadtest.abuse.common import (DURATIONS, GAMES_PER_ACTOR, METRICS_TOKEN, PING_SOCKETS, Shared,
                                    Target, rss_mb, table)
 from loadtest.abuse.probes import PROBES
@@ -112,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
                     help="the stack's WW_LOBBY_MAX_AGE (seconds)")
     ap.add_argument("--review-events", type=int, default=0,
                     help="presence changes written into the finished table's lobby (past "
-                         f"{REVIEW_EVENTS:,}, its review is truncated)")
+                         f"{REVIEW_BYTES >> 20} MB of events, its review is truncated)")
     ap.add_argument("--json", type=Path, help="also write the rows, with their raw figures")
     for probe in PROBES.values():
         if hasattr(probe, "add_arguments"):
