@@ -12,7 +12,14 @@ seconds of the server's process tree (granian's workers included) over the measu
 Servers: a minimal ASGI app (`app` below: rooms in an in-process dict, no JSON, no checks) under
 uvicorn with `--ws websockets` and `--ws wsproto`, the same app under granian (`--interface asgi`),
 and a minimal picows server (`python -m loadtest.fanout --serve-picows PORT`). A server whose
-package is not importable is skipped with a note. Our gateway is not measured here yet.
+package is not importable is skipped with a note.
+
+Our gateway: the real stack (loadtest.stack.real_stack: one `werewolf serve` gateway, a private
+Ray head, the shared Redis under a random prefix), 18 seats per room in a started game's day; a
+round is one chat line per room from a living seat in turn (paced by the chat limit), the `chat`
+event fanned out to the 18 sockets; only those event frames count. Two rows: the gateway process
+alone, and with the game hosts and Ray's own processes (the command's cost shared by its 18
+frames). Redis is not counted: the shared one serves others too.
 """
 from __future__ import annotations
 
@@ -27,14 +34,15 @@ import time
 from pathlib import Path
 
 from devstack.ray_head import free_port
-from loadtest.measure import family, total_cpu_seconds
-from loadtest.stack import ROOT, raise_fd_limit
+from devstack.stack import connect, create_room, join_room
+from loadtest.measure import SERVER, cores_between, cpu_seconds, family, total_cpu_seconds
+from loadtest.stack import ROOT, raise_fd_limit, real_stack, tear_down_on_signals
 
 SEATS = 18
-SERVERS = ("uvicorn-websockets", "uvicorn-wsproto", "granian-asgi", "picows")
+SERVERS = ("uvicorn-websockets", "uvicorn-wsproto", "granian-asgi", "picows", "gateway")
 # The package each server needs, beside the app itself.
 NEEDS = {"uvicorn-websockets": ("uvicorn", "websockets"), "uvicorn-wsproto": ("uvicorn", "wsproto"),
-         "granian-asgi": ("granian",), "picows": ("picows",)}
+         "granian-asgi": ("granian",), "picows": ("picows",), "gateway": ("ray",)}
 
 # ------------------------------------------------------------------------------ the bare servers
 
@@ -188,10 +196,86 @@ async def drive(port: int, server_pid: int, rooms: int, rounds: int, warmup: int
             task.cancel()
         await asyncio.gather(*(ws.close() for room in sockets for ws in room),
                              return_exceptions=True)
+    return figures(frames, seconds, cpu)
+
+
+def figures(frames: int, seconds: float, cpu: float) -> dict:
     return {"frames": frames, "seconds": seconds, "server_cpu": cpu,
             "us_per_frame": 1e6 * cpu / frames if frames else None,
             "per_core_per_s": frames / cpu if cpu else None,
             "frames_per_s": frames / seconds, "server_cores": cpu / seconds}
+
+
+# ---------------------------------------------------------------------------------- our gateway
+
+# Wolves and villagers, the night over at once, a long day: every living seat may chat in "day",
+# which all 18 sockets read (loadtest/capacity.py plays the same).
+PLAY = {"roles": [], "durations": {"wolves": 1, "discussion": 900, "vote": 120},
+        "rules": {"mayor": "none"}}
+# A seat may chat once a second after a burst (actors.RATE_LIMITS): the room's living seats take
+# turns, a round at most every LINE_GAP / living seats.
+LINE_GAP = 1.05
+
+
+def chats(client) -> int:
+    return sum(f.get("kind") == "chat" for f in client.frames)
+
+
+async def drive_gateway(running, rooms: int, rounds: int, warmup: int,
+                        timeout: float = 120.0) -> dict:
+    """The same rounds through the real stack: a chat line per room per round from one living
+    seat, the gateway's `chat` event to all 18 sockets; only those event frames count."""
+    url = running.urls[0]
+    ws_url = url.replace("http", "ws", 1)
+    tables = []
+    for _ in range(rooms):
+        seats = [await create_room(url, "P0")]
+        seats += [await join_room(url, seats[0]["room"], f"P{n}") for n in range(1, SEATS)]
+        tables.append([await connect(ws_url, s["room"], s["token"]) for s in seats])
+    try:
+        for table in tables:
+            assert (await table[0].request({"type": "settings", **PLAY}))["type"] == "ack"
+            assert (await table[0].request({"type": "start"}))["type"] == "ack"
+        for table in tables:
+            await table[0].wait_for(lambda f: f.get("phase") == "day.discussion", timeout)
+        # The host's socket has seen the night's death before the day (another may lag).
+        senders = [[c for c in table if c.seat not in {f.get("seat") for f in table[0].frames
+                                                        if f.get("kind") == "death"}]
+                   for table in tables]
+        gap = LINE_GAP / min(len(s) for s in senders)
+        clients = [c for table in tables for c in table]
+
+        async def play(n: int, start: int) -> None:
+            for i in range(start, start + n):
+                began, text = time.monotonic(), f"line {i}"
+                replies = await asyncio.gather(*(s[i % len(s)].request({"type": "chat", "text": text})
+                                                 for s in senders))
+                assert all(r["type"] == "ack" for r in replies), replies
+                await asyncio.gather(*(c.recv_until(lambda f: f.get("kind") == "chat"
+                                                    and f.get("text") == text, timeout)
+                                       for c in clients))
+                await asyncio.sleep(max(0.0, began + gap - time.monotonic()))
+
+        await play(warmup, 0)
+        before, delivered, started = cpu_seconds(running.components()), sum(map(chats, clients)), \
+            time.monotonic()
+        await play(rounds, warmup)
+        seconds = time.monotonic() - started
+        cost = {c: cores * seconds for c, cores in
+                cores_between(before, cpu_seconds(running.components()), seconds).items()}
+        delivered = sum(map(chats, clients)) - delivered
+    finally:
+        await asyncio.gather(*(c.close() for table in tables for c in table), return_exceptions=True)
+    # Redis is left out: the shared one serves others too.
+    return {"gateway": figures(delivered, seconds, cost["gateway"]),
+            "gateway + game hosts + Ray": figures(delivered, seconds,
+                                                  sum(cost.get(c, 0.0) for c in SERVER))}
+
+
+def measure_gateway(rooms: int, rounds: int, warmup: int) -> list[dict]:
+    with real_stack(1) as running:
+        measured = asyncio.run(drive_gateway(running, rooms, rounds, warmup))
+    return [{"server": name, **row} for name, row in measured.items()]
 
 
 def measure(server: str, rooms: int, rounds: int, warmup: int) -> dict:
@@ -216,7 +300,10 @@ def run(servers: list[str], rooms: int, rounds: int, warmup: int) -> dict:
             report["skipped"][server] = f"not importable: {', '.join(absent)}"
             print(f"skipping {server}: {report['skipped'][server]}", file=sys.stderr)
             continue
-        report["rows"].append(measure(server, rooms, rounds, warmup))
+        if server == "gateway":
+            report["rows"] += measure_gateway(rooms, rounds, warmup)
+        else:
+            report["rows"].append(measure(server, rooms, rounds, warmup))
     return report
 
 
@@ -249,6 +336,7 @@ def main(argv=None) -> int:
         serve_picows(args.serve_picows)
         return 0
     raise_fd_limit()
+    tear_down_on_signals()
     servers = args.servers.split(",")
     if unknown := set(servers) - set(SERVERS):
         ap.error(f"unknown servers: {', '.join(sorted(unknown))} (known: {', '.join(SERVERS)})")
