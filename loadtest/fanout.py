@@ -188,19 +188,22 @@ async def drive(port: int, server_pid: int, rooms: int, rounds: int, warmup: int
         await play(warmup, 0)  # connections settled, the servers' caches warm
         procs = family(server_pid)
         cpu, frames, started = total_cpu_seconds(procs), counter.frames, time.monotonic()
+        client = time.process_time()
         await play(rounds, warmup)
-        cpu = total_cpu_seconds(procs) - cpu
+        cpu, client = total_cpu_seconds(procs) - cpu, time.process_time() - client
         seconds, frames = time.monotonic() - started, counter.frames - frames
     finally:
         for task in readers:
             task.cancel()
         await asyncio.gather(*(ws.close() for room in sockets for ws in room),
                              return_exceptions=True)
-    return figures(frames, seconds, cpu)
+    return figures(frames, seconds, cpu, client)
 
 
-def figures(frames: int, seconds: float, cpu: float) -> dict:
+def figures(frames: int, seconds: float, cpu: float, client: float) -> dict:
+    """`client`: CPU seconds of this process, to tell a client-bound rate."""
     return {"frames": frames, "seconds": seconds, "server_cpu": cpu,
+            "client_cores": client / seconds,
             "us_per_frame": 1e6 * cpu / frames if frames else None,
             "per_core_per_s": frames / cpu if cpu else None,
             "frames_per_s": frames / seconds, "server_cores": cpu / seconds}
@@ -257,19 +260,20 @@ async def drive_gateway(running, rooms: int, rounds: int, warmup: int,
                 await asyncio.sleep(max(0.0, began + gap - time.monotonic()))
 
         await play(warmup, 0)
-        before, delivered, started = cpu_seconds(running.components()), sum(map(chats, clients)), \
-            time.monotonic()
+        before, delivered = cpu_seconds(running.components()), sum(map(chats, clients))
+        started, client = time.monotonic(), time.process_time()
         await play(rounds, warmup)
         seconds = time.monotonic() - started
         cost = {c: cores * seconds for c, cores in
                 cores_between(before, cpu_seconds(running.components()), seconds).items()}
         delivered = sum(map(chats, clients)) - delivered
+        client = time.process_time() - client
     finally:
         await asyncio.gather(*(c.close() for table in tables for c in table), return_exceptions=True)
     # Redis is left out: the shared one serves others too.
-    return {"gateway": figures(delivered, seconds, cost["gateway"]),
+    return {"gateway": figures(delivered, seconds, cost["gateway"], client),
             "gateway + game hosts + Ray": figures(delivered, seconds,
-                                                  sum(cost.get(c, 0.0) for c in SERVER))}
+                                                  sum(cost.get(c, 0.0) for c in SERVER), client)}
 
 
 def measure_gateway(rooms: int, rounds: int, warmup: int) -> list[dict]:
@@ -312,15 +316,15 @@ def render(report: dict) -> str:
              f"on the same machine; {report['rooms']} rooms x {SEATS} sockets, "
              f"{report['rounds']} rounds", "",
              "| server | frames delivered | deliveries/s | server cores | µs server CPU / frame "
-             "| deliveries/s per server core |", "|---|---|---|---|---|---|"]
+             "| deliveries/s per server core | client cores |", "|---|---|---|---|---|---|---|"]
     def num(value, spec: str) -> str:  # None: no CPU tick fell in a window that short
         return "n/a" if value is None else format(value, spec)
 
     for r in report["rows"]:
         lines.append(f"| {r['server']} | {r['frames']} | {r['frames_per_s']:,.0f} | "
                      f"{r['server_cores']:.2f} | {num(r['us_per_frame'], '.1f')} | "
-                     f"{num(r['per_core_per_s'], ',.0f')} |")
-    lines += [f"| {s} | skipped: {why} | | | | |" for s, why in report["skipped"].items()]
+                     f"{num(r['per_core_per_s'], ',.0f')} | {r['client_cores']:.2f} |")
+    lines += [f"| {s} | skipped: {why} | | | | | |" for s, why in report["skipped"].items()]
     return "\n".join(lines)
 
 
