@@ -1,5 +1,5 @@
 """Issue 36, part 1: the limit of room fan-out on this machine, in one run. Server CPU per
-delivered frame and deliveries per second per server core, 18-socket rooms, for bare servers.
+delivered frame and deliveries per second per server core, 18-socket rooms: bare servers and ours.
 
     .venv/bin/python -m loadtest.fanout --rooms 20 --rounds 300
 
@@ -10,9 +10,10 @@ next round starts when every frame of this one has arrived. Server CPU is the us
 seconds of the server's process tree (granian's workers included) over the measured rounds.
 
 Servers: a minimal ASGI app (`app` below: rooms in an in-process dict, no JSON, no checks) under
-uvicorn with `--ws websockets` and `--ws wsproto`, the same app under granian (`--interface asgi`),
-and a minimal picows server (`python -m loadtest.fanout --serve-picows PORT`). A server whose
-package is not importable is skipped with a note.
+uvicorn with `--ws websockets` and `--ws wsproto`, the same app under granian (`--interface asgi`)
+and its twin on granian's own interface (`rsgi_app`, `--interface rsgi`), and a minimal picows
+server (`python -m loadtest.fanout --serve-picows PORT`). A server whose package is not importable
+is skipped with a note.
 
 Our gateway: the real stack (loadtest.stack.real_stack: one `werewolf serve` gateway, a private
 Ray head, the shared Redis under a random prefix), 18 seats per room in a started game's day; a
@@ -39,10 +40,12 @@ from loadtest.measure import SERVER, cores_between, cpu_seconds, family, total_c
 from loadtest.stack import ROOT, raise_fd_limit, real_stack, tear_down_on_signals
 
 SEATS = 18
-SERVERS = ("uvicorn-websockets", "uvicorn-wsproto", "granian-asgi", "picows", "gateway")
+SERVERS = ("uvicorn-websockets", "uvicorn-wsproto", "granian-asgi", "granian-rsgi", "picows",
+           "gateway")
 # The package each server needs, beside the app itself.
 NEEDS = {"uvicorn-websockets": ("uvicorn", "websockets"), "uvicorn-wsproto": ("uvicorn", "wsproto"),
-         "granian-asgi": ("granian",), "picows": ("picows",), "gateway": ("ray",)}
+         "granian-asgi": ("granian",), "granian-rsgi": ("granian",), "picows": ("picows",),
+         "gateway": ("ray",)}
 
 # ------------------------------------------------------------------------------ the bare servers
 
@@ -71,6 +74,23 @@ async def app(scope, receive, send) -> None:
                 await peer(frame)
     finally:
         peers.discard(send)
+
+
+async def rsgi_app(scope, protocol) -> None:
+    """The same room server on granian's own interface (RSGI)."""
+    if scope.proto != "ws":
+        protocol.response_empty(404, [])
+        return
+    transport = await protocol.accept()
+    peers = ROOMS.setdefault(scope.path.rsplit("/", 1)[-1], set())
+    peers.add(transport)
+    try:
+        while (message := await transport.receive()).kind == 2:  # a text frame
+            for peer in list(peers):
+                await peer.send_str(message.data)
+    finally:
+        peers.discard(transport)
+        protocol.close(1000)
 
 
 def serve_picows(port: int) -> None:
@@ -115,10 +135,11 @@ def _run(coro) -> None:
 
 def server_command(server: str, port: int) -> list[str]:
     bin_dir = Path(sys.executable).parent
-    if server == "granian-asgi":
-        return [str(bin_dir / "granian"), "--interface", "asgi", "--host", "127.0.0.1",
+    if server.startswith("granian-"):
+        interface = server.split("-", 1)[1]
+        return [str(bin_dir / "granian"), "--interface", interface, "--host", "127.0.0.1",
                 "--port", str(port), "--workers", "1", "--log-level", "warning",
-                "loadtest.fanout:app"]
+                f"loadtest.fanout:{'app' if interface == 'asgi' else 'rsgi_app'}"]
     if server == "picows":
         return [sys.executable, "-m", "loadtest.fanout", "--serve-picows", str(port)]
     ws = server.split("-", 1)[1]
