@@ -34,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 
+from websockets.asyncio.client import connect as ws_connect
+
 from devstack.ray_head import free_port
 from devstack.stack import connect, create_room, join_room
 from loadtest.measure import SERVER, cores_between, cpu_seconds, family, total_cpu_seconds
@@ -179,11 +181,10 @@ async def _read(ws, counter: Counter) -> None:
 
 
 async def _connect(url: str):
-    from websockets.asyncio.client import connect
     deadline = time.monotonic() + 30
     while True:  # the server is still starting
         try:
-            return await connect(url, compression=None, max_queue=None)
+            return await ws_connect(url, compression=None, max_queue=None)
         except OSError:
             if time.monotonic() > deadline:
                 raise
@@ -193,11 +194,8 @@ async def _connect(url: str):
 async def drive(port: int, server_pid: int, rooms: int, rounds: int, warmup: int,
                 timeout: float = 60.0) -> dict:
     """Open rooms x 18 sockets, play `warmup` then `rounds` rounds; what the server spent."""
-    first = await _connect(f"ws://127.0.0.1:{port}/ws/0")
-    sockets = [[first]] + [[] for _ in range(rooms - 1)]
-    for r, room in enumerate(sockets):
-        while len(room) < SEATS:
-            room.append(await _connect(f"ws://127.0.0.1:{port}/ws/{r}"))
+    sockets = [[await _connect(f"ws://127.0.0.1:{port}/ws/{r}") for _ in range(SEATS)]
+               for r in range(rooms)]
     counter = Counter()
     readers = [asyncio.create_task(_read(ws, counter)) for room in sockets for ws in room]
     try:
