@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from gateway.routes.rooms import REVIEW_EVENTS
+from gateway.routes.rooms import REVIEW_BYTES
 from loadtest.abuse.common import Target, client, counted, next_address, rss_mb, unknown_code
 
 
@@ -39,7 +39,7 @@ async def run(t: Target) -> list[dict]:
                           f"changes written in its lobby)",
                  "result": f"{answer.status_code}: {len(body['events'])} events, "
                            f"{len(answer.content) / 1000:.0f} KB, truncated {body['truncated']} "
-                           f"(at most {REVIEW_EVENTS:,} events)",
+                           f"(at most {REVIEW_BYTES >> 20} MB of events)",
                  "time": f"{took * 1000:.0f} ms", "rss": f"{rss0:.0f} -> {rss_mb(stack):.0f} MB",
                  "ping": pinger.p99(t1),
                  "facts": {"status": answer.status_code, "events": len(body["events"]),
