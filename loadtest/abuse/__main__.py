@@ -91,7 +91,8 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
                 found = await probe.run(target)
                 found = found if isinstance(found, list) else [found]
                 if load:  # the honest tables over the whole probe, on its first row
-                    found[0] = {**found[0], "honest": load.window(t_probe, time.monotonic())}
+                    found[0] = {**found[0],
+                                "honest": await load.window_after(t_probe, args.honest_window)}
                 for row in found:
                     rows.append({"name": name, **row})
         finally:

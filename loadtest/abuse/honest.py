@@ -9,6 +9,7 @@ suite: the issue's target is each probe's p99 within 2x of the quiet one."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 from devstack.stack import connect
 from loadtest.abuse.common import day_room, next_address
@@ -24,6 +25,8 @@ def add_arguments(parser) -> None:
                         help="honest tables playing while the probes run (0: none)")
     parser.add_argument("--honest-sockets", type=int, default=3,
                         help="connected seats of each honest table (each pings and chats)")
+    parser.add_argument("--honest-window", type=float, default=5,
+                        help="seconds each probe's window lasts at least (its aftermath counts)")
 
 
 class Honest:
@@ -40,6 +43,12 @@ class Honest:
         ws_url = url.replace("http", "ws")
         return cls([await connect(ws_url, seats[0]["room"], seats[s]["token"])
                     for seats, living in rooms for s in living[:sockets]])
+
+    async def window_after(self, since: float, least: float) -> dict:
+        """`window` from `since`, `least` seconds long at least: a probe of a few milliseconds
+        leaves too few pings and chat lines to tell, and what it left behind counts too."""
+        await asyncio.sleep(max(0.0, since + least - time.monotonic()))
+        return self.window(since, time.monotonic())
 
     def window(self, since: float, until: float) -> dict:
         """ms: the pings' and the chat acks' p50 and p99 between `since` and `until`."""
