@@ -300,11 +300,12 @@ class Client:
 
         return await asyncio.wait_for(scan(), timeout)
 
-    async def wait_for(self, predicate, timeout: float = DEFAULT_TIMEOUT) -> dict:
-        """The first frame ever received that satisfies predicate(frame), waiting for it if need
-        be. Unlike recv_until it moves no cursor, so it may run beside a task reading frames."""
+    async def wait_for(self, predicate, timeout: float = DEFAULT_TIMEOUT, since: int = 0) -> dict:
+        """The first frame received (from the `since`th on) that satisfies predicate(frame),
+        waiting for it if need be. Unlike recv_until it moves no cursor, so it may run beside a
+        task reading frames."""
         async def scan() -> dict:
-            checked = 0
+            checked = since
             async with self._arrived:
                 while True:
                     for frame in self.frames[checked:]:
@@ -320,9 +321,11 @@ class Client:
     async def request(self, frame: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
         """Send a frame with a fresh id (unless it has one); return the ack or error answering it."""
         frame = {**frame, "id": frame.get("id", f"r{next(_ids)}")}
+        sent_at = len(self.frames)  # its answer comes after: a long-lived socket's frames not read again
         await self.send(frame)
         return await self.wait_for(
-            lambda f: f.get("type") in ("ack", "error") and f.get("id") == frame["id"], timeout)
+            lambda f: f.get("type") in ("ack", "error") and f.get("id") == frame["id"], timeout,
+            sent_at)
 
     async def wait_closed(self, timeout: float = DEFAULT_TIMEOUT) -> int | None:
         await asyncio.wait_for(asyncio.shield(self._reader), timeout)

@@ -157,28 +157,34 @@ def percentile(values, q: float) -> float | None:
 
 class Pinger:
     """Seats of a quiet room (devstack.stack clients), each pinging every `every` seconds; the
-    acks' latencies, kept by when they were sent."""
+    acks' latencies, kept by when they were sent. With `frame`, they send that command instead
+    (e.g. a chat line: its ack is the room's answer, not the gateway's)."""
 
-    def __init__(self, sockets, every: float = 0.6) -> None:
+    def __init__(self, sockets, every: float = 0.6, frame: dict | None = None) -> None:
         self.sockets, self.every = sockets, every
+        self.frame = frame or {"type": "ping"}
         self.samples: list[tuple[float, float]] = []  # (sent at, seconds to the ack)
         self._tasks = [asyncio.create_task(self._run(s)) for s in sockets]
 
     async def _run(self, sock) -> None:
         while True:
             started = time.monotonic()
-            reply = await sock.request({"type": "ping"}, timeout=120)
+            reply = await sock.request(self.frame, timeout=120)
             if reply["type"] == "ack":
                 self.samples.append((started, time.monotonic() - started))
             await asyncio.sleep(max(0.0, self.every - (time.monotonic() - started)))
 
     def p99(self, since: float, until: float | None = None) -> str:
         """The p99 of the pings sent between `since` and `until` (now), as a table shows it."""
-        until = until or time.monotonic()
-        values = [s for t, s in self.samples if since <= t <= until]
+        values = self.latencies(since, until)
         if not values:
             return "-"
         return f"{percentile(values, 99) * 1000:.0f} ms (n={len(values)})"
+
+    def latencies(self, since: float, until: float | None = None) -> list[float]:
+        """Seconds to the ack of every ping sent between `since` and `until` (now)."""
+        until = until or time.monotonic()
+        return [s for t, s in self.samples if since <= t <= until]
 
     async def stop(self) -> None:
         for task in self._tasks:

@@ -11,6 +11,11 @@ a metrics token, and believes X-Forwarded-For from 127.0.0.1 (FORWARDED_ALLOW_IP
 name their clients with it, and the proxy probe's HAProxy is that peer. `--json PATH` also writes
 every row with its raw figures (`facts`), which tests/loadtest/test_abuse.py checks.
 
+With `--honest N` the probes run against an honest load (`honest.py`: N tables in their day,
+their seats pinging and chatting): a second table gives those seats' ping and chat-ack p50 / p99
+over the idle window and over each probe's run, and each one's p99 against the idle one (issue
+34's target: within 2x). Each row's `honest` holds those figures in the JSON.
+
 A probe is a module of this package, listed in `probes.PROBES` (the order they run in); its
 docstring says what it does. It has `async def run(target: common.Target) -> dict | list[dict]`
 (a row, or rows, of the table: probe, result, time, cpu, rss, ping, healthz; `facts` for the

@@ -18,6 +18,7 @@ from actors.client import RoomClient
 from actors.config import Config
 from devstack.stack import connect
 from gateway.routes.rooms import REVIEW_BYTES
+from loadtest.abuse import honest
 from loadtest.abuse.common import (DURATIONS, GAMES_PER_ACTOR, METRICS_TOKEN, PING_SOCKETS, Shared,
                                    Target, rss_mb, table)
 from loadtest.abuse.probes import PROBES
@@ -69,12 +70,16 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
         sockets = [await connect(url.replace("http", "ws"), s["room"], s["token"])
                    for s in quiet]
         pinger = Pinger(sockets)
+        load = await honest.Honest.start(url, rc, args.honest, args.honest_sockets) \
+            if args.honest else None
         shared = Shared(url, rc, args.lobby_max_age, args.review_events)
         target = Target(args, stack, url, port, rc, pinger, config, shared)
         t_idle = time.monotonic()
         await asyncio.sleep(args.idle)
         rows = [{"name": "idle", "probe": "idle", "result": "-", "time": f"{args.idle:g} s",
                  "rss": f"{rss_mb(stack):.0f} MB", "ping": pinger.p99(t_idle)}]
+        if load:
+            rows[0]["honest"] = load.window(t_idle, time.monotonic())
         try:
             for name, probe in chosen.items():
                 if not getattr(probe, "ALONE", False):  # after the probes that measure alone
@@ -82,11 +87,18 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
                         shared.finished()  # its lobby ages while the probes run
                     if "day" in shared_used:
                         shared.day()
+                t_probe = time.monotonic()
                 found = await probe.run(target)
-                for row in found if isinstance(found, list) else [found]:
+                found = found if isinstance(found, list) else [found]
+                if load:  # the honest tables over the whole probe, on its first row
+                    found[0] = {**found[0],
+                                "honest": await load.window_after(t_probe, args.honest_window)}
+                for row in found:
                     rows.append({"name": name, **row})
         finally:
             await shared.close()
+            if load:
+                await load.stop()
             await pinger.stop()
             for s in sockets:
                 await s.close()
@@ -114,6 +126,7 @@ def parser() -> argparse.ArgumentParser:
                     help="presence changes written into the finished table's lobby (past "
                          f"{REVIEW_BYTES >> 20} MB of events, its review is truncated)")
     ap.add_argument("--json", type=Path, help="also write the rows, with their raw figures")
+    honest.add_arguments(ap)
     for probe in PROBES.values():
         if hasattr(probe, "add_arguments"):
             probe.add_arguments(ap)
@@ -134,6 +147,10 @@ def main(argv=None) -> int:
     print("|" + "---|" * len(COLUMNS))
     for row in rows:
         print("| " + " | ".join(str(row.get(k, "-")) for k in COLUMNS) + " |", flush=True)
+    if args.honest:
+        print(f"\nThe {args.honest} honest tables ({args.honest_sockets} seats of each pinging "
+              "and chatting), quiet and during each probe:\n")
+        print("\n".join(honest.table(rows)), flush=True)
     return 0
 
 

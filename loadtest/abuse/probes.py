@@ -1,9 +1,9 @@
 """The abuse suite's table: every probe module, in the order they run (`--only` keeps the order).
 Adding a probe is adding its module (loadtest/abuse/__init__.py says what it holds) and its line
 here."""
-from loadtest.abuse import (again, flood, forbidden, headers, headers500, lobbies, names, oracle,
-                            origin, proxy, readers, review)
+from loadtest.abuse import (again, flood, flooders, forbidden, headers, headers500, lobbies, names,
+                            oracle, origin, proxy, readers, review)
 
 PROBES = {module.__name__.rsplit(".", 1)[1]: module for module in (
     headers, readers, oracle, origin, forbidden, proxy, lobbies, names, review, again, flood,
-    headers500)}
+    flooders, headers500)}

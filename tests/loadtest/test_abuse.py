@@ -133,3 +133,21 @@ def test_behind_haproxy_the_limits_are_per_client(rows):
     assert (proxy["a_forged"], proxy["a_join"]) == (429, 429)
     assert (proxy["b_room"], proxy["b_join"]) == (200, 200)
     assert proxy["metrics_via_proxy"] == 404
+
+
+def test_the_honest_tables_are_measured_quiet_and_during_each_probe(tmp_path):
+    """`--honest`: the honest tables' pings and chat acks, in the idle window and over the probe,
+    and their table printed (figures only, no threshold: the machine is shared)."""
+    out = tmp_path / "honest.json"
+    run = subprocess.run([sys.executable, "-m", "loadtest.abuse", "--only", "origin", "--idle", "2",
+                          "--honest", "2", "--honest-sockets", "2", "--honest-window", "3",
+                          "--json", str(out)],
+                         cwd=ROOT, check=True, timeout=600, capture_output=True, text=True)
+    windows = {row["name"]: row["honest"] for row in json.loads(out.read_text())
+               if "honest" in row}
+    assert list(windows) == ["idle", "origin"]
+    for window in windows.values():
+        assert window["pings"] > 0 and window["acks"] > 0
+        assert 0 < window["ping_p50"] <= window["ping_p99"]
+        assert 0 < window["ack_p50"] <= window["ack_p99"]
+    assert "| origin |" in run.stdout.split("honest tables")[1]

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the scripts share (stack and stages also have a command of their own: a stack kept up for
 # Locust's web UI, one reading of the stage metrics).
 LIBRARY = {"loadtest.core", "loadtest.wire", "loadtest.measure", "loadtest.stack",
-           "loadtest.runner", "loadtest.stages"}
+           "loadtest.runner", "loadtest.stages", "loadtest.flooding"}
 NOT_SCRIPTS = LIBRARY | {"loadtest", "loadtest.locustfile"}
 
 
@@ -73,7 +73,7 @@ def test_every_script_has_a_main_taking_its_arguments():
 def test_every_abuse_probe_is_a_module_of_the_table_with_a_run():
     probes = PROBES
     on_disk = {p.stem for p in (ROOT / "loadtest" / "abuse").glob("*.py")} - {
-        "__init__", "__main__", "common", "probes"}
+        "__init__", "__main__", "common", "probes", "honest"}
     assert set(probes) == on_disk
     for name, probe in probes.items():
         assert inspect.iscoroutinefunction(probe.run), name

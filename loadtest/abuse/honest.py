@@ -1,0 +1,88 @@
+"""The honest load the probes run against (`--honest N`, issue 34): N tables in their first day's
+discussion (18 seats each, as `common.day_room` makes them, each table from an address of its
+own), `--honest-sockets` living seats of each connected, each seat pinging every PING_EVERY s and
+saying a chat line every CHAT_EVERY s. A ping's ack is the gateway's answer (its event loop's
+latency); a chat line's ack is the room's (the gateway, the room's host and its write).
+
+Their p50 / p99 over the quiet window and over each probe's run make the second table of the
+suite: the issue's target is each probe's p99 within 2x of the quiet one."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+from devstack.stack import connect
+from loadtest.abuse.common import day_room, next_address
+from loadtest.measure import Pinger, percentile
+
+PING_EVERY = 0.6  # within the gateway's ping limit (2 a second)
+CHAT_EVERY = 2.0  # within the room's chat limit (1 line a second)
+COLUMNS = ["probe", "seconds", "ping p50 / p99", "ack p50 / p99", "p99 / quiet (ping, ack)"]
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--honest", type=int, default=0,
+                        help="honest tables playing while the probes run (0: none)")
+    parser.add_argument("--honest-sockets", type=int, default=3,
+                        help="connected seats of each honest table (each pings and chats)")
+    parser.add_argument("--honest-window", type=float, default=5,
+                        help="seconds each probe's window lasts at least (its aftermath counts)")
+
+
+class Honest:
+    """The honest tables' sockets, their pings and their chat lines."""
+
+    def __init__(self, sockets: list) -> None:
+        self.sockets = sockets
+        self.pings = Pinger(sockets, PING_EVERY)
+        self.chat = Pinger(sockets, CHAT_EVERY, {"type": "chat", "text": "honest"})
+
+    @classmethod
+    async def start(cls, url: str, rc, tables: int, sockets: int) -> Honest:
+        rooms = await asyncio.gather(*(day_room(url, rc, next_address()) for _ in range(tables)))
+        ws_url = url.replace("http", "ws")
+        return cls([await connect(ws_url, seats[0]["room"], seats[s]["token"])
+                    for seats, living in rooms for s in living[:sockets]])
+
+    async def window_after(self, since: float, least: float) -> dict:
+        """`window` from `since`, `least` seconds long at least: a probe of a few milliseconds
+        leaves too few pings and chat lines to tell, and what it left behind counts too."""
+        await asyncio.sleep(max(0.0, since + least - time.monotonic()))
+        return self.window(since, time.monotonic())
+
+    def window(self, since: float, until: float) -> dict:
+        """ms: the pings' and the chat acks' p50 and p99 between `since` and `until`."""
+        pings, acks = self.pings.latencies(since, until), self.chat.latencies(since, until)
+
+        def ms(values: list[float], q: float) -> float | None:
+            return None if not values else percentile(values, q) * 1000
+        return {"seconds": until - since, "pings": len(pings), "acks": len(acks),
+                "ping_p50": ms(pings, 50), "ping_p99": ms(pings, 99),
+                "ack_p50": ms(acks, 50), "ack_p99": ms(acks, 99)}
+
+    async def stop(self) -> None:
+        await self.pings.stop()
+        await self.chat.stop()
+        for s in self.sockets:
+            await s.close()
+
+
+def table(rows: list[dict]) -> list[str]:
+    """The markdown lines of the honest tables' figures: the quiet window first, then each probe
+    (`rows`: the suite's rows; those with an `honest` window)."""
+    windows = [(row["name"], row["honest"]) for row in rows if "honest" in row]
+    quiet = windows[0][1]
+
+    def pair(w: dict, key: str) -> str:
+        p50, p99 = w[f"{key}_p50"], w[f"{key}_p99"]
+        return "-" if p99 is None else f"{p50:.0f} / {p99:.0f} ms"
+
+    def ratio(w: dict, key: str) -> str:
+        if w[f"{key}_p99"] is None or not quiet[f"{key}_p99"]:
+            return "-"
+        return f"{w[f'{key}_p99'] / quiet[f'{key}_p99']:.2f}"
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for name, w in windows:
+        lines.append(f"| {name} | {w['seconds']:.1f} | {pair(w, 'ping')} (n={w['pings']}) | "
+                     f"{pair(w, 'ack')} (n={w['acks']}) | {ratio(w, 'ping')}, {ratio(w, 'ack')} |")
+    return lines
