@@ -4,7 +4,8 @@ From the deal through the first day's vote: without reduced motion, night falls 
 palette's transition) and the card turns over at the deal, day breaks, the night's death is
 marked on its seat and the votes' arrows are drawn; under `prefers-reduced-motion: reduce` none of
 it runs. The sounds (your turn, the dawn, a vote) are synthesized: heard once the page has had a
-tap, on by default, and silent on the page that muted them, a choice that outlives a reload.
+tap, off until the player turns them on (a choice that outlives a reload), and silent on the
+page that left them off.
 """
 from __future__ import annotations
 
@@ -55,15 +56,14 @@ async def test_night_day_cards_deaths_and_votes_move_unless_reduced_and_sound_un
         async def ready(players):
             for p in players:
                 page = p.page
-                assert await page.get_attribute("#sound", "aria-pressed") == "true"  # on by default
-                if p.name == MUTED:
+                assert await page.get_attribute("#sound", "aria-pressed") == "false"  # off at first
+                if p.name != MUTED:  # turned on (a tap: audio may start), a choice remembered
                     await page.click("#sound")
-                    assert await page.get_attribute("#sound", "aria-pressed") == "false"
+                    assert await page.get_attribute("#sound", "aria-pressed") == "true"
                     await page.reload()
                     await page.wait_for_selector("#screen-lobby:not([hidden])")
-                    # remembered
-                    assert await page.get_attribute("#sound", "aria-pressed") == "false"
-                    await page.click("#lobby-title")  # a tap: audio may start, and stays muted
+                    assert await page.get_attribute("#sound", "aria-pressed") == "true"
+                await page.click("#lobby-title")  # a tap: audio may start (muted: stays silent)
                 if p.name in REDUCED:
                     await page.emulate_media(reduced_motion="reduce")
                 await page.evaluate(RECORD)
