@@ -14,6 +14,7 @@ from devstack.checks import (
     assert_spectator_sees_public_only, stored_log, validators)
 from devstack.players import Bot, connect_all, is_phase, seat_table, start, watch
 from devstack.stack import HTTP_TIMEOUT, Stack, connect
+from tests.helpers import until
 
 pytestmark = pytest.mark.e2e
 
@@ -176,8 +177,12 @@ async def test_the_host_of_a_finished_game_plays_again_with_the_same_table(gatew
         await asyncio.gather(*(Bot(c, random.Random(i)).play() for i, c in enumerate(clients)))
         for c in clients:
             await c.close()
-        old = (await http.get(f"/api/rooms/{room}")).json()
-        assert old["status"] == "finished" and old["next"] is None
+        # The room's facts are written after the game_over its sockets got: read until they say so.
+        async def facts() -> dict | None:
+            read = (await http.get(f"/api/rooms/{room}")).json()
+            return read if read["status"] == "finished" else None
+        old = await until(facts, 60, "the room's facts say finished")
+        assert old["next"] is None
 
         for token, status, code in [(seats[1]["token"], 403, "not_host"),
                                     ("nope", 401, "not_authenticated")]:
