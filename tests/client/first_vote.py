@@ -4,9 +4,8 @@ host's page has left the vote (or the game has ended on it)."""
 from __future__ import annotations
 
 import asyncio
-import json
 
-from tests.client.table import GAME_MS, THE_END, Player, play_all, shown
+from tests.client.table import GAME_MS, THE_END, Player, play_all, record_events, shown
 
 VOTED = "body[data-phase='day.vote']"
 LEFT_THE_VOTE = "body[data-checked]"
@@ -15,15 +14,7 @@ LEFT_THE_VOTE = "body[data-checked]"
 async def watch_events(player: Player) -> list[dict]:
     """The events this page receives from now on: its page reloaded (in the lobby) on a socket
     watched from its opening."""
-    events: list[dict] = []
-
-    def received(payload: str | bytes) -> None:
-        frame = json.loads(payload)
-        if frame.get("type") == "event":
-            events.append(frame)
-            player.news.set()
-
-    player.page.on("websocket", lambda ws: ws.on("framereceived", received))
+    events = record_events(player)
     await player.page.reload()
     await player.page.wait_for_selector("#screen-lobby:not([hidden])")
     return events

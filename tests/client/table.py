@@ -439,3 +439,17 @@ async def press_play_now(player: Player, url: str, preset: str = "seed_000",
     await page.click("#form-quick button[type=submit]")
     await page.wait_for_selector("#screen-lobby:not([hidden])")
     return (await page.input_value("#share-link")).rsplit("/", 1)[1], pressed
+
+
+def record_events(player: Player) -> list[dict]:
+    """The events the page's sockets receive, in order (`player.news` is set after each)."""
+    events: list[dict] = []
+
+    def received(payload: str | bytes) -> None:
+        frame = json.loads(payload)
+        if frame.get("type") == "event":
+            events.append(frame)
+            player.news.set()
+
+    player.page.on("websocket", lambda ws: ws.on("framereceived", received))
+    return events

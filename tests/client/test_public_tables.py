@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from devstack.stack import durations
-from tests.client.table import (DOCS, PHONE, chromium, isolated, new_player, play_all, say, shown,
-                                 until)
+from tests.client.table import (DOCS, PHONE, chromium, isolated, new_player, play_all,
+                                record_events, say, shown, until)
 from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -48,20 +48,6 @@ def record_presses(player) -> list[dict]:
     player.page.on("request", lambda r: bodies.append(json.loads(r.post_data))
                    if r.url.endswith("/api/quickplay") and r.method == "POST" else None)
     return bodies
-
-
-def record_events(player) -> list[dict]:
-    """The events the page's sockets receive, in order (`player.news` is set after each)."""
-    events: list[dict] = []
-
-    def received(payload: str | bytes) -> None:
-        frame = json.loads(payload)
-        if frame.get("type") == "event":
-            events.append(frame)
-            player.news.set()
-
-    player.page.on("websocket", lambda ws: ws.on("framereceived", received))
-    return events
 
 
 async def quick_play(player, url: str, preset: str, language: str | None = None) -> str:
