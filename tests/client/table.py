@@ -262,13 +262,13 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
             raise AssertionError(f"{p.name}'s game never showed a card: {screen}, errors "
                                  f"{p.errors}, refused {p.refused[-3:]}, "
                                  f"replies {list(p.replies.values())[-3:]}") from None
-        p.seat = int(await p.page.get_attribute("#players li.me", "data-seat"))
+        p.seat = int(await p.page.get_attribute("#players li.me", "data-seat") or "")
         p.role = await p.page.get_attribute("#card", "data-role")
     return room, players
 
 
 def wolves_of(players: list[Player]) -> set[int]:
-    return {p.seat for p in players if p.role == "werewolf"}
+    return {p.seat for p in players if p.role == "werewolf" and p.seat is not None}
 
 
 async def choices(page: Page, key: str) -> list[int]:
@@ -395,7 +395,7 @@ async def play(player: Player, wolves: set[int], *, until: str = THE_END, on_pro
         prompt = page.locator(OPEN_PROMPT).first
         key = await prompt.get_attribute("data-key")
         action = await prompt.get_attribute("data-action")
-        if key is None:  # re-rendered between the two reads
+        if key is None or action is None:  # re-rendered between the two reads
             continue
         if on_prompt:
             await on_prompt(player, action)
