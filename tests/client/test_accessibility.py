@@ -329,8 +329,9 @@ async def test_every_screen_passes_axe_core_in_english_and_arabic(stack):
             "phone names", "phone cover", "phone seat"}
     for lang, seen in audit.seen.items():
         assert want <= seen, (lang, sorted(want - seen))
-    # Which language's seats the deal wakes, or the night kills, is the deal's (the Seer may be
-    # Kim's).
-    woken = {"prompt wolves.point"} | (
-        {"prompt seer.inspect"} if "seer" in {p.role for p in players} else set())
+    # Which language's seats the deal wakes, or the night kills, is the deal's (the Seer, or the
+    # only wolf, may be Kim's).
+    dealt = {p.role for p in players}
+    woken = {f"prompt {action}" for role, action in (("werewolf", "wolves.point"),
+                                                     ("seer", "seer.inspect")) if role in dealt}
     assert woken <= set.union(*audit.seen.values())
