@@ -101,16 +101,13 @@ async def chromium():
             await browser.close()
 
 
-async def new_player(browser: Browser, name: str, *, locale: str = "en-US", viewport=LAPTOP,
-                     guide: bool = True) -> Player:
-    """`guide` False: a browser that played before, without the first game's guide."""
+async def new_player(
+        browser: Browser, name: str, *, locale: str = "en-US", viewport=LAPTOP) -> Player:
     # Each player from an address of its own, as people are (a table bars a voted-out player's
     # address): told apart by X-Forwarded-For, which the gateway believes from 127.0.0.1 (only a
     # header value: no traffic leaves loopback).
     context = await browser.new_context(locale=locale, viewport=viewport,
                                         extra_http_headers={"X-Forwarded-For": next(_addresses)})
-    if not guide:
-        await context.add_init_script("try { localStorage.setItem('ww:guide', 'off') } catch {}")
     page = await context.new_page()
     page.set_default_timeout(WAIT_MS)
     player = Player(name=name, context=context, page=page)
@@ -181,14 +178,13 @@ SHOWS_SETTINGS = f"""([durations, roles]) => {{
 async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dict]],
                      durations: dict[str, int], *, roles: list[str] | None = None,
                      replicas: dict[int, str] | None = None, before_start=None,
-                     preset: str | None = None, after_join=None,
-                     guide: bool = True) -> tuple[str, list[Player]]:
+                     preset: str | None = None, after_join=None) -> tuple[str, list[Player]]:
     """The first spec creates the room through the home page; the others join from the share link,
     or from the same link on another gateway replica (`replicas`: player index -> base URL).
     `after_join(room)` may seat more (bots over the protocol) once the pages sit, and returns how
     many. The host sets the durations (and the special roles, if given) in the lobby; every page
     must show them before the host starts. `before_start(players)` may look at the lobby."""
-    players = [await new_player(browser, name, locale=locale, viewport=viewport, guide=guide)
+    players = [await new_player(browser, name, locale=locale, viewport=viewport)
                for name, locale, viewport in specs]
     host = players[0]
     await host.page.goto(url + "/")
@@ -266,13 +262,13 @@ async def seat_table(browser: Browser, url: str, specs: list[tuple[str, str, dic
             raise AssertionError(f"{p.name}'s game never showed a card: {screen}, errors "
                                  f"{p.errors}, refused {p.refused[-3:]}, "
                                  f"replies {list(p.replies.values())[-3:]}") from None
-        p.seat = int(await p.page.get_attribute("#players li.me", "data-seat"))
+        p.seat = int(await p.page.get_attribute("#players li.me", "data-seat") or "")
         p.role = await p.page.get_attribute("#card", "data-role")
     return room, players
 
 
 def wolves_of(players: list[Player]) -> set[int]:
-    return {p.seat for p in players if p.role == "werewolf"}
+    return {p.seat for p in players if p.role == "werewolf" and p.seat is not None}
 
 
 async def choices(page: Page, key: str) -> list[int]:
@@ -399,7 +395,7 @@ async def play(player: Player, wolves: set[int], *, until: str = THE_END, on_pro
         prompt = page.locator(OPEN_PROMPT).first
         key = await prompt.get_attribute("data-key")
         action = await prompt.get_attribute("data-action")
-        if key is None:  # re-rendered between the two reads
+        if key is None or action is None:  # re-rendered between the two reads
             continue
         if on_prompt:
             await on_prompt(player, action)

@@ -3,8 +3,9 @@ axe-core with no serious or critical violation, in English and in Arabic: home, 
 lobby and the host's settings, the table by night and by day, each prompt, the chat, the dawn, the
 end, the review, a spectator's pages and one phone passed around. One seat plays the whole game by
 the keyboard and the accessibility tree alone: Playwright's role and name locators, Tab and Enter,
-no CSS selector and no mouse; each control it reaches shows its focus, and the page tells it the
-phase and its turn through live regions.
+no CSS selector and no mouse; it picks players on the table's seats and with its move's buttons;
+each control it reaches shows its focus, and the page tells it the phase and its turn through live
+regions.
 
 One game for all of it (the suite's time): six seats, three in each language, the keyboard's
 seventh, a spectator in each language, then one phone in each language up to its first player's
@@ -117,10 +118,13 @@ async def keyboard_says(kim: Player, said: list[str]) -> None:
         said.append(line)
 
 
-async def keyboard_move(kim: Player, me, wolves: set[int], seats: dict[str, int]) -> None:
+async def keyboard_move(kim: Player, me, wolves: set[int], seats: dict[str, int],
+                        picks: list[str]) -> None:
     """Kim's next move as a reader finds it: the open move (a group under "Your move" with a button
-    and not yet "Sent"), its title, the players named by its buttons; picked with Space, sent
-    with Enter. Returns once the move is sent or its phase is over."""
+    and not yet "Sent"), its title, the players named by its buttons; picked with Space, in turn
+    on the table's seat (a button named as the seat is read: "Omar, alive, ...") and with the
+    move's own button, each shown pressed in both; sent with Enter. `picks` says where each pick
+    was made. Returns once the move is sent or its phase is over."""
     page = kim.page
     moves = page.get_by_role("region", name=EN["act.title"])
     title = await open_moves(page).first.get_by_role("heading").inner_text()
@@ -141,9 +145,17 @@ async def keyboard_move(kim: Player, me, wolves: set[int], seats: dict[str, int]
             named = [name for name, seat in sorted(seats.items(), key=lambda item: item[1])
                      if await this.get_by_role("button", name=name).count()]
             options = [seats[name] for name in named]
+            ring = page.get_by_role("list", name=EN["players.title"], exact=True)
             for seat in pick(action, options, me, wolves, 1):
                 name = next(n for n, s in seats.items() if s == seat)
-                await press(page, this.get_by_role("button", name=name), "Space")
+                seat_named = rf"^{re.escape(name)}, "
+                where = "table" if len(picks) % 2 == 0 else "move"
+                await press(page, ring.get_by_role("button", name=re.compile(seat_named))
+                            if where == "table" else this.get_by_role("button", name=name), "Space")
+                picks.append(where)
+                await ring.get_by_role("button", name=re.compile(seat_named), pressed=True
+                                       ).wait_for()
+                await this.get_by_role("button", name=name, pressed=True).wait_for()
             await press(page, this.get_by_role("button", name=EN["act.confirm"], exact=True))
         await open_moves(page).filter(has=page.get_by_role("heading", name=title, exact=True)
                                       ).wait_for(state="hidden", timeout=GAME_MS)
@@ -165,6 +177,7 @@ async def keyboard_plays(kim: Player, wolves: set[int], seats: dict[str, int]) -
     me = SimpleNamespace(role=role)
     end = page.get_by_role("heading", name=EN["end.title"], exact=True)
     said: list[str] = []
+    picks: list[str] = []
     # Every seat on the table named for a reader: "Omar, alive, ..." (votes against it by day).
     ring = page.get_by_role("list", name=EN["players.title"], exact=True)
     for name in seats:
@@ -173,9 +186,10 @@ async def keyboard_plays(kim: Player, wolves: set[int], seats: dict[str, int]) -
     while True:
         await end.or_(open_moves(page)).first.wait_for(timeout=GAME_MS)
         if await end.is_visible():
+            assert "table" in picks, picks  # a seat on the table pressed by the keyboard
             return
         await keyboard_says(kim, said)
-        await keyboard_move(kim, me, wolves, seats)
+        await keyboard_move(kim, me, wolves, seats, picks)
 
 
 async def keyboard_role(page) -> str:
@@ -315,8 +329,9 @@ async def test_every_screen_passes_axe_core_in_english_and_arabic(stack):
             "phone names", "phone cover", "phone seat"}
     for lang, seen in audit.seen.items():
         assert want <= seen, (lang, sorted(want - seen))
-    # Which language's seats the deal wakes, or the night kills, is the deal's (the Seer may be
-    # Kim's).
-    woken = {"prompt wolves.point"} | (
-        {"prompt seer.inspect"} if "seer" in {p.role for p in players} else set())
+    # Which language's seats the deal wakes, or the night kills, is the deal's (the Seer, or the
+    # only wolf, may be Kim's).
+    dealt = {p.role for p in players}
+    woken = {f"prompt {action}" for role, action in (("werewolf", "wolves.point"),
+                                                     ("seer", "seer.inspect")) if role in dealt}
     assert woken <= set.union(*audit.seen.values())

@@ -98,10 +98,12 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName, pick = nul
       el("span", { class: "seatname", text: s.name }),
       marks.length ? el("span", { class: "marks" }, marks) : null,
       votes ? el("span", { class: "votes", text: String(votes) }) : null,
-      // For a pointer: a keyboard and a screen reader have the prompt's own buttons, kept in step.
-      choosable ? el("button", { type: "button", class: "seat-pick", tabindex: "-1", "aria-hidden": "true",
-        "aria-pressed": picked ? "true" : "false", "data-seat": s.seat, title: s.name,
-        onclick: () => pick.choose(s.seat) }) : null);
+      // The seat as the prompt's choice, for a pointer and a keyboard alike (the prompt's own
+      // buttons kept in step), named as the seat is read; its data-fk keeps the focus on it
+      // when the table is drawn again (a vote lands, the tally moves).
+      choosable ? el("button", { type: "button", class: "seat-pick", "aria-label": label,
+        "aria-pressed": picked ? "true" : "false", "data-seat": s.seat, "data-fk": `seat:${s.seat}`,
+        title: s.name, onclick: () => pick.choose(s.seat) }) : null);
   });
 
   const centre = el("div", { class: "centre", "aria-hidden": "true" },

@@ -309,9 +309,11 @@ export function bind() {
     e.preventDefault();
     write($("#chat-input").value.trim());
   });
-  // The log on screen, in a page on screen: what it shows is read.
-  new IntersectionObserver(([entry]) => {
-    logInView = entry.isIntersecting;
+  // The log on screen, in a page on screen: what it shows is read. A late callback (a busy page)
+  // gets several records in time order: the last says where the log is now (the first may say
+  // "gone" of a log back in view, whose mentions then stay unseen).
+  new IntersectionObserver((entries) => {
+    logInView = entries.at(-1).isIntersecting;
     scheduleRender();
   }).observe($("#chat-log"));
   document.addEventListener("visibilitychange", scheduleRender);
