@@ -110,10 +110,17 @@ class Table:
 
     def seconds(self, step) -> int:
         """A phase's time: its duration; on one phone a night step's is the phone's round, one
-        turn for each living player (capped), whatever the step and the deal."""
-        if self.phone() and step.night_order is not None:
-            return min(sum(self.s.alive) * self.s.memo["turn"], PHONE_STEP_CAP)
-        return self.s.settings["durations"][step.duration]
+        turn for each living player on the phone (capped), whatever the step and the deal; with
+        seats online too, the longer of the round and the step's duration (RULES.md, "One phone
+        + online"): public facts only, so the step's length tells the online seats nothing of
+        the phone's pace."""
+        duration = self.s.settings["durations"][step.duration]
+        if not self.phone() or step.night_order is None:
+            return duration
+        online = self.s.memo.get("online", ())
+        called = sum(alive for seat, alive in enumerate(self.s.alive) if seat not in online)
+        calls = min(called * self.s.memo["turn"], PHONE_STEP_CAP)
+        return max(calls, duration) if online else calls
 
     def act(self, seat: int, action: str, targets: list) -> None:
         """Apply an answer to the phase's step, or to the role acting inside it."""
@@ -129,7 +136,7 @@ class Table:
         """With hidden cards every night step lasts its full time, answered or not: a role's
         ending early would tell the table its holder lives (O1, like D9), the pack's how many
         wolves still point (D16). On one phone every night step lasts until the phone has called
-        every player (`engine.round_done`) or its time is up."""
+        every player (`engine.round_done`) or its time is up; with seats online too, its time."""
         return STEPS[self.s.phase].night_order is not None and (
             self.phone() or concealed(self.s))
 
