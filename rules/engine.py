@@ -200,6 +200,7 @@ def dawn_shown(state: GameState, now: int, day: int):
     t = Table(state, now)
     t.s.deadline = now + t.s.memo.pop("dawn_clock") * 1000
     t.emit("clock", None, phase=t.s.phase, deadline=t.s.deadline)
+    t.run()  # a majority that asked to vote before the dawn (online seats) starts it now
     return t.s, t.events
 
 

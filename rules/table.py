@@ -136,8 +136,10 @@ class Table:
         """With hidden cards every night step lasts its full time, answered or not: a role's
         ending early would tell the table its holder lives (O1, like D9), the pack's how many
         wolves still point (D16). On one phone every night step lasts until the phone has called
-        every player (`engine.round_done`) or its time is up; with seats online too, its time."""
-        return STEPS[self.s.phase].night_order is not None and (
+        every player (`engine.round_done`) or its time is up; with seats online too, its time.
+        And the day's first phase waits for the phone's dawn (`engine.dawn_shown`): the online
+        seats cannot start the vote before the phone's players have seen who died."""
+        return "dawn_clock" in self.s.memo or STEPS[self.s.phase].night_order is not None and (
             self.phone() or concealed(self.s))
 
     def finish(self) -> None:

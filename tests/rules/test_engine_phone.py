@@ -164,3 +164,15 @@ def test_the_seats_online_are_some_of_a_table_with_a_phone():
     for phone, online in ((False, [1]), (True, list(range(6))), (True, [6])):
         with pytest.raises(BadFrame):
             start_game(SIX, SEED_004, 1, T0, phone=phone, online=online)
+
+
+def test_the_online_seats_cannot_start_the_vote_before_the_phone_shows_the_dawn():
+    state, _ = start_game(SIX, SEED_004, 1, T0, phone=True, online=ONLINE)
+    state, now, _ = hybrid_night(state, T0)
+    assert state.phase == "day.discussion" and state.deadline is None
+    for seat in ONLINE + [0]:  # a majority of the six living asks
+        state, _ = act(state, seat, "vote.request", [], now)
+    assert state.phase == "day.discussion"  # the phone's players have not seen the dawn
+    state, events = dawn_shown(state, now + 5000, state.day)
+    kinds = [e["kind"] for e in events]
+    assert kinds[0] == "clock" and "phase" in kinds and state.phase == "day.vote", kinds
