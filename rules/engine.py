@@ -164,11 +164,15 @@ def say(state: GameState, seat: int, text: str, now: int, channel: str | None = 
 
 
 def advance(state: GameState, now: int):
-    """Fire the current deadline if it is due; phases the timeout ends chain on at once."""
+    """Fire the current deadline if it is due; phases the timeout ends chain on at once. The
+    deadline of a day waiting for the phone's dawn (seats online) starts its clock instead."""
     if state.phase == "over" or state.deadline is None or state.deadline > now:
         return state, []
     t = Table(state, now)
-    t.finish()
+    if "dawn_clock" in t.s.memo:
+        t.start_clock()
+    else:
+        t.finish()
     t.run()
     return t.s, t.events
 
@@ -198,8 +202,7 @@ def dawn_shown(state: GameState, now: int, day: int):
     if "dawn_clock" not in state.memo or state.day != day:
         raise NotYourTurn(f"dawn_shown: no clock waits for the dawn of day {day!r}")
     t = Table(state, now)
-    t.s.deadline = now + t.s.memo.pop("dawn_clock") * 1000
-    t.emit("clock", None, phase=t.s.phase, deadline=t.s.deadline)
+    t.start_clock()
     t.run()  # a majority that asked to vote before the dawn (online seats) starts it now
     return t.s, t.events
 

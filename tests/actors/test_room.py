@@ -791,8 +791,9 @@ async def test_a_table_with_seats_on_one_phone_and_online_waits_for_both(store, 
     while (phase := room.data.game.phase).startswith("night."):
         clock.advance(rules.next_deadline(room.data.game) - clock.now())
         await store.wait_for(lambda: room.data.game.phase != phase)
-    assert room.data.game.deadline is None  # the day waits for the phone's dawn
+    # the day waits for the phone's dawn (at most the phone's round), then its clock runs
     assert (await room.command(2, {"type": "dawn_shown", "id": 6, "day": 1}))["type"] == "ack"
+    assert frames(store)[-1]["kind"] == "clock"
 
 
 async def test_round_done_and_dawn_shown_are_refused_at_a_table_played_online(store, clock):

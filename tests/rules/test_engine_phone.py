@@ -41,7 +41,6 @@ def night(state, now):
 
 def day(state, now):
     """The phone shows the dawn, the clock runs out, everybody abstains: the next night."""
-    assert state.deadline is None  # the day waits for the phone's dawn
     state, events = dawn_shown(state, now, state.day)
     assert events == [{"kind": "clock", "to": None, "phase": "day.discussion",
                        "deadline": now + SEED_004.durations["discussion"] * 1000}]
@@ -58,6 +57,7 @@ def test_the_nights_have_the_same_rounds_of_the_same_turns_whatever_the_deal():
         state, _ = start_game(EIGHT, SEED_004, seed, T0, phone=True)
         deals.add(tuple(state.roles))
         state, now, first = night(state, T0)
+        assert state.deadline is None  # the day waits for the phone's dawn
         state, now = day(state, now)
         state, now, second = night(state, now)
         nights.add((tuple(first), tuple(second)))
@@ -128,13 +128,20 @@ def hybrid_night(state, now):
     return state, now, steps
 
 
+def hybrid_day(state, now):
+    """The day waits for the phone's dawn, at most the phone's round (3 seats' turns); the phone
+    shows it, the clock runs out, everybody abstains: the next night."""
+    assert state.deadline == now + 3 * PHONE_TURN * 1000  # the wait's end, not the discussion's
+    return day(state, now)
+
+
 def test_with_seats_online_the_night_steps_last_the_same_whatever_the_deal():
     nights, deals = set(), set()
     for seed in range(40):
         state, _ = start_game(SIX, SEED_004, seed, T0, phone=True, online=ONLINE)
         deals.add(tuple(state.roles))
         state, now, first = hybrid_night(state, T0)
-        state, now = day(state, now)  # the day waits for the phone's dawn as on one phone
+        state, now = hybrid_day(state, now)
         state, now, second = hybrid_night(state, now)
         nights.add((tuple(first), tuple(second)))
     assert len(deals) > 10
@@ -169,10 +176,23 @@ def test_the_seats_online_are_some_of_a_table_with_a_phone():
 def test_the_online_seats_cannot_start_the_vote_before_the_phone_shows_the_dawn():
     state, _ = start_game(SIX, SEED_004, 1, T0, phone=True, online=ONLINE)
     state, now, _ = hybrid_night(state, T0)
-    assert state.phase == "day.discussion" and state.deadline is None
+    assert state.phase == "day.discussion"
     for seat in ONLINE + [0]:  # a majority of the six living asks
         state, _ = act(state, seat, "vote.request", [], now)
     assert state.phase == "day.discussion"  # the phone's players have not seen the dawn
     state, events = dawn_shown(state, now + 5000, state.day)
     kinds = [e["kind"] for e in events]
     assert kinds[0] == "clock" and "phase" in kinds and state.phase == "day.vote", kinds
+
+
+def test_with_seats_online_the_day_waits_for_the_phone_s_dawn_at_most_its_round():
+    state, _ = start_game(SIX, SEED_004, 1, T0, phone=True, online=ONLINE)
+    state, now, _ = hybrid_night(state, T0)
+    assert advance(state, state.deadline - 1)[0] == state
+    now = state.deadline  # the phone never showed it (gone, or reloaded)
+    state, events = advance(state, now)
+    assert state.phase == "day.discussion" and events == [
+        {"kind": "clock", "to": None, "phase": "day.discussion",
+         "deadline": now + SEED_004.durations["discussion"] * 1000}]
+    with pytest.raises(NotYourTurn):  # its dawn comes too late: the clock runs already
+        dawn_shown(state, now + 1, state.day)
