@@ -142,8 +142,9 @@ def _start(data: RoomData, now: int, seat: int, frame: dict) -> Change:
 def _table(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming) -> Change:
     """The host of a private table makes it public (listed, in `language`) or private again (link
     only), and says whether it is played on one phone passed around (`phone`, kept when not
-    given); a public table has no host: the strangers seated there must not find themselves at a
-    private table with a host."""
+    given) and which seats are on it (`phone_seats`; not given: those already, or every human
+    seat), the others online; a public table has no host: the strangers seated there must not
+    find themselves at a private table with a host."""
     _lobby_host(data, seat, "open or close the table")
     if data.public:
         raise Refused("not_host", "a public table has no host: it stays public, in its language")
@@ -156,12 +157,25 @@ def _table(data: RoomData, now: int, seat: int, frame: dict, timing: LobbyTiming
         raise Refused("bad_frame", "a table played on one phone is private")
     if public and data.settings.preset is None:
         raise Refused("not_your_turn", "a public table plays a preset: pick one first")
+    players = _phone_seats(data, phone, frame.get("phone_seats"))
     changed = replace(data, public=public, language=language if public else data.language,
-                      starts_at=None, phone=phone)
+                      starts_at=None, phone=phone, players=players)
     event = {"kind": "table", "to": None, "public": public, "language": changed.language,
-             "phone": phone}
+             "phone": phone, "phone_seats": [s for s, p in enumerate(players) if p.phone]}
     change = Change(changed, [event])
     return _public_lobby(change, now, timing) if public else change
+
+
+def _phone_seats(data: RoomData, phone: bool, seats) -> tuple[Player, ...]:
+    """The players, each marked as played on the table's phone or not (`_table`)."""
+    humans = {s for s, p in enumerate(data.players) if not p.bot}
+    if seats is None:
+        marked = {s for s, p in enumerate(data.players) if p.phone}
+        seats = (marked or humans) if phone else set()
+    elif not isinstance(seats, list) or any(type(s) is not int for s in seats) \
+            or not phone or not seats or not set(seats) <= humans:
+        raise Refused("bad_frame", "phone_seats needs phone true and some of the human seats")
+    return tuple(replace(p, phone=s in seats) for s, p in enumerate(data.players))
 
 
 def _add_bot(data: RoomData, now: int, seat: int, frame: dict) -> Change:
@@ -195,7 +209,11 @@ def _fill_and_deal(data: RoomData, now: int) -> Change:
 
 
 def _deal(data: RoomData, now: int) -> Change:
+    # a phone table's seats that are not on it play online (a lobby kept from before: none)
+    online = [s for s, p in enumerate(data.players) if not p.phone] \
+        if any(p.phone for p in data.players) else []
     game, events = rules.start_game(names=[p.name for p in data.players], settings=data.settings,
-                                    seed=secrets.randbits(63), now=now, phone=data.phone)
+                                    seed=secrets.randbits(63), now=now, phone=data.phone,
+                                    online=online)
     # the table is heard from at the deal (day 1 may be quiet: `endings.game_closes`)
     return Change(replace(_with_game(data, game), played_at=now, played_day=game.day - 1), events)

@@ -56,6 +56,9 @@ class Player:
     bot: bool = False
     seated_at: int | None = None  # when it sat down (ms; None: before this was kept, long ago)
     address: str = ""  # its address's mark (`actors.client.address_mark`; "": none known)
+    # Played on the table's shared phone (`RoomData.phone`); the others are online, each on its
+    # own device (RULES.md, "One phone + online").
+    phone: bool = False
 
     @property
     def away(self) -> bool:
@@ -64,7 +67,8 @@ class Player:
     def to_json(self) -> dict:
         """Only what differs from the defaults: the snapshot is written after every command."""
         out = {"name": self.name, "token_hash": self.token_hash, "gateways": self.gateways}
-        for name in ("absent_since", "missed", "removers", "bot", "seated_at", "address"):
+        for name in ("absent_since", "missed", "removers", "bot", "seated_at", "address",
+                     "phone"):
             if value := getattr(self, name):
                 out[name] = value
         return out
@@ -74,7 +78,7 @@ class Player:
         return cls(d["name"], d["token_hash"], tuple(d["gateways"]), d.get("absent_since"),
                    d.get("missed", 0), tuple(d.get("removers", ())),
                    d.get("bot", False),  # a snapshot stored before bots: every seat a human
-                   d.get("seated_at"), d.get("address", ""))
+                   d.get("seated_at"), d.get("address", ""), d.get("phone", False))
 
     @property
     def connected(self) -> bool:
@@ -111,7 +115,8 @@ class RoomData:
     barred: tuple[str, ...] = ()
     voted_out: int = 0
     # Played on one phone passed around (its host says so: `table`): the phone paces the nights
-    # and starts the day's clock (RULES.md, "One phone"). Always private.
+    # and starts the day's clock (RULES.md, "One phone"). Always private. Its seats are those
+    # marked `Player.phone`; any other plays online ("One phone + online").
     phone: bool = False
 
     def listing(self) -> Listing | None:
@@ -186,7 +191,7 @@ class RoomData:
             "status": self.status,
             "host": 0,
             "players": [{"seat": seat, "name": p.name, "connected": p.connected, "away": p.away,
-                         "bot": p.bot} for seat, p in enumerate(self.players)],
+                         "bot": p.bot, "phone": p.phone} for seat, p in enumerate(self.players)],
             "settings": self.settings.to_json(),
             "roles_in_play": roles_in_play(len(self.players), self.settings),
             "spectators": sum(self.watchers.values()),
@@ -252,8 +257,10 @@ ROOM_EVENTS = {kind.kind: kind for kind in (
     EventKind("spectators", ("count",), EVERYONE, "how many watch",
               types={"count": {"type": "integer", "minimum": 0}}),
     EventKind("settings", ("settings", "roles_in_play"), EVERYONE, "the host changed the settings"),
-    EventKind("table", ("public", "language", "phone"), EVERYONE,
-              "the table went public or private, or is played on one phone (`phone`)"),
+    EventKind("table", ("public", "language", "phone", "phone_seats"), EVERYONE,
+              "the table went public or private, or is played on one phone (`phone`): the seats "
+              "on it `phone_seats`, the others online",
+              types={"phone_seats": {"type": "array", "items": {"type": "integer", "minimum": 0}}}),
     EventKind("countdown", ("starts_at",), EVERYONE,
               "a public table starts by itself at starts_at (null: the countdown stopped)"),
     EventKind("removed", ("seat", "name", "reason", "moved", "roles_in_play", "remove_votes"),

@@ -119,12 +119,16 @@ class Table(Command):
            "only the durations.")
     messages = {"public": "table needs public true or false",
                 "language": f"language must be one of {list(LANGUAGES)}",
-                "phone": "phone must be true or false"}
+                "phone": "phone must be true or false",
+                "phone_seats": "phone_seats must be a list of seats"}
     type: Literal["table"]
     public: StrictBool
     language: Literal[LANGUAGES] | None = None
     phone: StrictBool | None = Field(None, description="played on one phone passed around (private "
                                      "only; RULES.md \"One phone\"); absent: unchanged")
+    phone_seats: list[Seat] | None = Field(
+        None, max_length=20, description="with `phone`, the seats played on the phone, the others "
+        "online (RULES.md \"One phone + online\"); absent: those already, or every human seat")
 
 
 class Leave(Command):
@@ -158,8 +162,9 @@ class Remove(Command):
 
 
 class RoundDone(Command):
-    doc = ("Client, a table on one phone only: the phone has called every living player for the "
-           "night step `phase` of `day`, which ends now (RULES.md \"One phone\").")
+    doc = ("Client, a table on one phone only (no seat online): the phone has called every "
+           "living player for the night step `phase` of `day`, which ends now (RULES.md \"One "
+           "phone\").")
     messages = {"phase": "round_done needs the night step's phase",
                 "day": "round_done needs the day"}
     type: Literal["round_done"]
@@ -168,8 +173,8 @@ class RoundDone(Command):
 
 
 class DawnShown(Command):
-    doc = ("Client, a table on one phone only: the phone shows the dawn of `day`; the day's first "
-           "phase starts its clock now (a `clock` event).")
+    doc = ("Client, a table with one phone (and seats online or not): the phone shows the dawn "
+           "of `day`; the day's first phase starts its clock now (a `clock` event).")
     messages = {"day": "dawn_shown needs the day"}
     type: Literal["dawn_shown"]
     day: Annotated[StrictInt, Field(ge=1)]
@@ -226,6 +231,8 @@ class Player(BaseModel):
                        "living seat holds) in a row pass")
     bot: bool = Field(False, description="a bot plays the seat now (a bot's seat, or a running "
                       "game's seat whose player left or turned away)")
+    phone: bool = Field(False, description="played on the table's one phone (`phone`); false at "
+                        "such a table: online (RULES.md \"One phone + online\")")
 
 
 class SettingsView(BaseModel):

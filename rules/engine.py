@@ -1,6 +1,7 @@
 """The public API: every function returns (new_state, events) or raises, never mutating input."""
 
 import random
+from collections.abc import Sequence
 from dataclasses import replace
 
 from rules.errors import BadFrame, IllegalTarget, NotYourTurn, RoomClosed
@@ -17,9 +18,10 @@ MAX_CHAT = 500
 
 
 def start_game(names: list, settings: Settings, seed: int, now: int, deal: list | None = None,
-               phone: bool = False):
+               phone: bool = False, online: Sequence[int] = ()):
     """Deal the cards from `seed` and open the first night; `phone`: the table is played on one
-    phone passed around, whose round of turns paces the nights (RULES.md, "One phone").
+    phone passed around, whose round of turns paces the nights (RULES.md, "One phone"), but for
+    the seats `online`, each on its own device (RULES.md, "One phone + online").
 
     `deal` sets the cards in seat order instead of shuffling (a set-up position, like a chess
     FEN, for tests); it must hold exactly the cards of the table's deal, then the cards a role
@@ -33,6 +35,9 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
         raise BadFrame("start: names must be strings")
     if type(seed) is not int or type(now) is not int:
         raise BadFrame("start: seed and now must be integers")
+    online = sorted(set(online))
+    if online and (not phone or not set(online) < set(range(len(names)))):
+        raise BadFrame("start: the seats online are some of a table with a phone, not all")
     in_play = deal_for(len(names), settings)
     deck = [role for role, count in in_play.items() for _ in range(count)]
     rules = settings.rules
@@ -59,7 +64,8 @@ def start_game(names: list, settings: Settings, seed: int, now: int, deal: list 
         alive=[True] * len(names), phase="start", day=1, deadline=None, mayor=None, prompts=[],
         memo={"vote": {"elected": False, "votes": {}, "requests": []}, "in_play": specials,
               **{role: {"aside": aside} for role in extra},
-              **({"turn": PHONE_TURN} if phone else {})},
+              **({"turn": PHONE_TURN} if phone else {}),
+              **({"online": online} if online else {})},
         pending=[], resume=None, chat=[], outcome=None)
     t = Table(state, now)
     t.emit("game_started", None, seats=[{"seat": i, "name": n} for i, n in enumerate(names)],
@@ -158,21 +164,26 @@ def say(state: GameState, seat: int, text: str, now: int, channel: str | None = 
 
 
 def advance(state: GameState, now: int):
-    """Fire the current deadline if it is due; phases the timeout ends chain on at once."""
+    """Fire the current deadline if it is due; phases the timeout ends chain on at once. The
+    deadline of a day waiting for the phone's dawn (seats online) starts its clock instead."""
     if state.phase == "over" or state.deadline is None or state.deadline > now:
         return state, []
     t = Table(state, now)
-    t.finish()
+    if "dawn_clock" in t.s.memo:
+        t.start_clock()
+    else:
+        t.finish()
     t.run()
     return t.s, t.events
 
 
 def round_done(state: GameState, now: int, phase: str, day: int):
     """One phone: the phone has called every living player for night step `phase` of `day`,
-    which ends now as if its time were up. Refused (NotYourTurn) at any other table, and when
+    which ends now as if its time were up. Refused (NotYourTurn) at any other table (with seats
+    online too, a step lasts its time: its end must not tell them the phone's pace), and when
     that step is not the current one (its time ran out first)."""
-    if "turn" not in state.memo:
-        raise NotYourTurn("round_done: this table is not played on one phone")
+    if "turn" not in state.memo or "online" in state.memo:
+        raise NotYourTurn("round_done: this table is not played on one phone alone")
     if state.phase != phase or state.day != day or not is_night(phase):
         raise NotYourTurn(f"round_done: night step {phase!r} of day {day!r} is not the current "
                           f"one ({state.phase} of day {state.day})")
@@ -191,8 +202,8 @@ def dawn_shown(state: GameState, now: int, day: int):
     if "dawn_clock" not in state.memo or state.day != day:
         raise NotYourTurn(f"dawn_shown: no clock waits for the dawn of day {day!r}")
     t = Table(state, now)
-    t.s.deadline = now + t.s.memo.pop("dawn_clock") * 1000
-    t.emit("clock", None, phase=t.s.phase, deadline=t.s.deadline)
+    t.start_clock()
+    t.run()  # a majority that asked to vote before the dawn (online seats) starts it now
     return t.s, t.events
 
 

@@ -77,8 +77,8 @@ FLOW = (
     EventKind("role", ("role",), "the seat", "your card (again if it changes: the Thief's swap)"),
     EventKind("phase", ("phase", "day", "deadline"), EVERYONE, "a new phase and when it ends"),
     EventKind("clock", ("phase", "deadline"), EVERYONE,
-              "one phone: the phase waiting for the phone's dawn (deadline null) starts its "
-              "clock, ending at `deadline`"),
+              "one phone: the phase waiting for the phone's dawn (deadline null; with seats "
+              "online, the wait's end) starts its clock, ending at `deadline`"),
     EventKind("prompt", ("action", "choices", "min", "max", "deadline"), "the seat",
               "a choice to make: `min` 0 means passing is allowed",
               types={"action": {"type": "string"}, "choices": _SEATS,

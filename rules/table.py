@@ -86,14 +86,16 @@ class Table:
     def enter(self, phase: str, stand_in: bool = False, at_dawn: bool = False) -> None:
         """Open a phase; a `stand_in` night step opens no prompt: its holder is dead or missing
         and only its time runs (O1). On one phone the day's first phase (`at_dawn`) waits for
-        the phone to show the dawn before its clock runs (`engine.dawn_shown`)."""
+        the phone to show the dawn before its clock runs (`engine.dawn_shown`); with seats online
+        too, at most the phone's round (its deadline meanwhile: `engine.advance` then starts
+        the clock), so a phone gone or reloaded does not hold them for ever."""
         s = self.s
         step = STEPS[phase]
         s.phase = phase
         seconds = self.seconds(step) if step.timed(self) else None
         s.memo.pop("dawn_clock", None)
         if at_dawn and seconds is not None and self.phone():
-            s.memo["dawn_clock"], seconds = seconds, None
+            s.memo["dawn_clock"], seconds = seconds, self.phone_round() if self.online() else None
         s.deadline = None if seconds is None else self.now + seconds * 1000
         s.memo.pop("stand_in", None)
         self.emit("phase", None, phase=phase, day=s.day, deadline=s.deadline)
@@ -108,12 +110,31 @@ class Table:
         """The table is played on one phone passed around."""
         return "turn" in self.s.memo
 
+    def online(self) -> bool:
+        """Some seats of a table with a phone play online, each on its own device."""
+        return "online" in self.s.memo
+
+    def phone_round(self) -> int:
+        """The phone's round: a turn for each living seat on the phone, capped."""
+        online = self.s.memo.get("online", ())
+        called = sum(alive for seat, alive in enumerate(self.s.alive) if seat not in online)
+        return min(called * self.s.memo["turn"], PHONE_STEP_CAP)
+
+    def start_clock(self) -> None:
+        """The day's first phase, waiting for the phone's dawn, starts its clock now."""
+        self.s.deadline = self.now + self.s.memo.pop("dawn_clock") * 1000
+        self.emit("clock", None, phase=self.s.phase, deadline=self.s.deadline)
+
     def seconds(self, step) -> int:
         """A phase's time: its duration; on one phone a night step's is the phone's round, one
-        turn for each living player (capped), whatever the step and the deal."""
-        if self.phone() and step.night_order is not None:
-            return min(sum(self.s.alive) * self.s.memo["turn"], PHONE_STEP_CAP)
-        return self.s.settings["durations"][step.duration]
+        turn for each living player on the phone (capped), whatever the step and the deal; with
+        seats online too, the longer of the round and the step's duration (RULES.md, "One phone
+        + online"): public facts only, so the step's length tells the online seats nothing of
+        the phone's pace."""
+        duration = self.s.settings["durations"][step.duration]
+        if not self.phone() or step.night_order is None:
+            return duration
+        return max(self.phone_round(), duration) if self.online() else self.phone_round()
 
     def act(self, seat: int, action: str, targets: list) -> None:
         """Apply an answer to the phase's step, or to the role acting inside it."""
@@ -129,7 +150,11 @@ class Table:
         """With hidden cards every night step lasts its full time, answered or not: a role's
         ending early would tell the table its holder lives (O1, like D9), the pack's how many
         wolves still point (D16). On one phone every night step lasts until the phone has called
-        every player (`engine.round_done`) or its time is up."""
+        every player (`engine.round_done`) or its time is up; with seats online too, its time.
+        With seats online the day's first phase also waits for the phone's dawn (or its wait's
+        end): the online seats cannot start the vote before the phone's players saw who died."""
+        if "dawn_clock" in self.s.memo and self.online():
+            return True
         return STEPS[self.s.phase].night_order is not None and (
             self.phone() or concealed(self.s))
 

@@ -736,7 +736,8 @@ async def test_a_table_on_one_phone_is_paced_by_its_round_and_its_dawn(store, cl
     ack = await room.command(0, {"type": "table", "id": 2, "public": False, "phone": True})
     assert ack["type"] == "ack" and room.data.lobby()["phone"] is True
     assert frames(store)[-1] == {"type": "event", "seq": room.data.seq, "kind": "table",
-                                 "public": False, "language": None, "phone": True}
+                                 "public": False, "language": None, "phone": True,
+                                 "phone_seats": [0, 1, 2, 3, 4, 5]}
     await room.command(0, {"type": "start", "id": 3})
     game = room.data.game
     assert room.data.view(0)["turn"] == rules.view(game, 0)["turn"] > 0
@@ -755,6 +756,44 @@ async def test_a_table_on_one_phone_is_paced_by_its_round_and_its_dawn(store, cl
     assert (await room.command(2, {"type": "dawn_shown", "id": 7, "day": 1}))["type"] == "ack"
     assert room.data.game.deadline is not None and frames(store)[-1]["kind"] == "clock"
     assert RoomData.from_stored(await store.load(CODE)).phone is True
+
+
+async def test_a_table_with_seats_on_one_phone_and_online_waits_for_both(store, clock):
+    """Issue 35 part 3: the host says which seats are on the phone (the others, and a joiner
+    after, online); at the deal the seats online are the game's; a night step lasts its time
+    (round_done refused), the day waits for the phone's dawn."""
+    room = await Room.create(CODE, settings=rules.Settings.from_json({"preset": "seed_004"}),
+                             host="h1", store=store, clock=clock)
+    await seat(room, 5)
+    for bad in ([], [0, 9], "0"):
+        refused = await room.command(0, {"type": "table", "id": str(bad), "public": False,
+                                         "phone": True, "phone_seats": bad})
+        assert refused["code"] == "bad_frame" and not room.data.phone, bad
+    refused = await room.command(0, {"type": "table", "id": 1, "public": False,
+                                     "phone_seats": [0, 2]})  # not a phone table
+    assert refused["code"] == "bad_frame"
+    ack = await room.command(0, {"type": "table", "id": 2, "public": False, "phone": True,
+                                 "phone_seats": [0, 2, 4]})
+    assert ack["type"] == "ack"
+    assert frames(store)[-1]["phone_seats"] == [0, 2, 4]
+    assert [p["phone"] for p in room.data.lobby()["players"]] == [True, False, True, False, True]
+    await seat(room, 6)  # a joiner is online
+    clock.advance(5000)  # the host's `table` commands are rate limited
+    again = await room.command(0, {"type": "table", "id": 3, "public": False, "phone": True})
+    assert again["type"] == "ack" and frames(store)[-1]["phone_seats"] == [0, 2, 4]
+    assert RoomData.from_stored(await store.load(CODE)) == room.data
+    await room.command(0, {"type": "start", "id": 4})
+    game = room.data.game
+    assert game.memo["online"] == [1, 3, 5] and game.deadline is not None
+    refused = await room.command(0, {"type": "round_done", "id": 5, "phase": game.phase,
+                                     "day": 1})
+    assert refused["code"] == "not_your_turn" and room.data.game == game
+    while (phase := room.data.game.phase).startswith("night."):
+        clock.advance(rules.next_deadline(room.data.game) - clock.now())
+        await store.wait_for(lambda: room.data.game.phase != phase)
+    # the day waits for the phone's dawn (at most the phone's round), then its clock runs
+    assert (await room.command(2, {"type": "dawn_shown", "id": 6, "day": 1}))["type"] == "ack"
+    assert frames(store)[-1]["kind"] == "clock"
 
 
 async def test_round_done_and_dawn_shown_are_refused_at_a_table_played_online(store, clock):

@@ -115,7 +115,7 @@ async function route() {
   }
   Object.assign(app, { room, drafts: {}, composerChannel: null });
   if (passing) {
-    app.pass = pass.newPhone(passScreen.freshPass === room);
+    app.pass = pass.newPhone(passScreen.freshPass === room, seats.map((s) => s.seat));
     app.links = seats.map((s) => seatLink(room, s.token, () => {
       dropLinks();
       pass.forgetSeats(room);
@@ -239,7 +239,10 @@ function bindForms() {
   tableScreen.bind();
   endScreen.bind();
   chatScreen.bind();
-  passScreen.bind();
+  passScreen.bind(() => {
+    dropLinks();
+    route();
+  });
   $("#lang").addEventListener("change", async (e) => {
     await setLanguage(e.target.value, { persist: true });
     app.qrFor = null;

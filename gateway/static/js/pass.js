@@ -39,6 +39,17 @@ export function saveSeats(room, seats) {
 
 export function forgetSeats(room) {
   localStorage.removeItem(storeKey(room));
+  localStorage.removeItem(`${storeKey(room)}:online`);
+}
+
+// A table whose host went from its online lobby to this phone (screens/pass.js addPhoneSeat):
+// its link stays on the phone's lobby, for the players online.
+export function markOnline(room) {
+  localStorage.setItem(`${storeKey(room)}:online`, "1");
+}
+
+export function invitesOnline(room) {
+  return localStorage.getItem(`${storeKey(room)}:online`) === "1";
 }
 
 // Night prompts the seat has neither answered nor put down ("done" without acting).
@@ -59,13 +70,23 @@ function openPrompts(link) {
 // seen; `idle`: the holder said so on a turn with nothing to do; `answered`: how many prompts the
 // holder had answered when it took the phone; `dealing`: the game started, its first phase not yet;
 // `turnEnds`: when the holder's night turn is up (ms), its own time counted from the tap;
-// `marking`: the lobby is being marked as played on one phone (screens/pass.js).
-export function newPhone(fresh) {
+// `marking`: the seats the lobby is being marked as played on this phone with (screens/pass.js);
+// `seats`: the seats this phone holds; a table may have others, online, each on its own device
+// (RULES.md "One phone + online"): the phone never calls them.
+export function newPhone(fresh, seats) {
   return { calling: null, holder: null, fresh, rounds: [], steps: new Set(), idle: false, answered: 0, dealing: false,
-    turnEnds: null, marking: false };
+    turnEnds: null, marking: null, seats: [...seats].sort((a, b) => a - b) };
 }
 
-const livingSeats = (view) => (view.seats || []).filter((s) => s.alive).map((s) => s.seat).sort((a, b) => a - b);
+// The living seats on this phone, in seat order: those its rounds call.
+const livingSeats = (phone, view) => (view.seats || []).filter((s) => s.alive && phone.seats.includes(s.seat))
+  .map((s) => s.seat).sort((a, b) => a - b);
+
+// Some seats of the table play online: a night step then lasts its time whatever the phone does
+// (no `round_done`), so that they learn nothing of its pace.
+export function withOnline(phone, view) {
+  return (view?.seats || view?.players || []).some((s) => !phone.seats.includes(s.seat));
+}
 
 // One seat's live event (the first seat's: its stream is the table's), its view updated.
 export function noteEvent(phone, view, ev) {
@@ -82,7 +103,7 @@ export function noteStep(phone, view, seq) {
   const key = `${view.day}:${view.phase}`;
   if (phone.steps.has(key)) return;
   phone.steps.add(key);
-  phone.rounds.push({ night: true, seats: livingSeats(view), at: 0, phase: view.phase, day: view.day,
+  phone.rounds.push({ night: true, seats: livingSeats(phone, view), at: 0, phase: view.phase, day: view.day,
     deadline: view.deadline, waiting: view.waiting ?? null, seq });
 }
 
@@ -109,7 +130,7 @@ export function turnView(link, round) {
 export function noteNews(phone, links) {
   const view = links[0].view;
   if (phone.rounds.length || phone.dealing || view?.status !== "running" || isNight(view.phase)) return;
-  const living = livingSeats(view);
+  const living = livingSeats(phone, view);
   if (links.some((l) => l.news > 0 && living.includes(l.seat))) phone.rounds.push({ night: false, seats: living, at: 0 });
 }
 
@@ -139,9 +160,11 @@ export function shownDeadline(phone, view) {
   return view.deadline == null ? phone.turnEnds : Math.min(phone.turnEnds, view.deadline);
 }
 
-// The night round this last turn ended, if it did: the server's step may end now.
-export function roundDone(phone, round) {
-  return round?.night && round.at >= round.seats.length ? { phase: round.phase, day: round.day } : null;
+// The night round this last turn ended, if it did: the server's step may end now (on one phone
+// alone: with seats online the step lasts its time).
+export function roundDone(phone, round, view) {
+  return round?.night && round.at >= round.seats.length && !withOnline(phone, view)
+    ? { phase: round.phase, day: round.day } : null;
 }
 
 // Rounds of the night still to go round (or going): the dawn waits for them.

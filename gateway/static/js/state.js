@@ -31,7 +31,7 @@ export function applyEvent(view, ev, mySeat) {
     case "joined": {
       // A seat already listed: a human took a bot's seat (its number stays, its player changes).
       const taken = view.players.findIndex((p) => p.seat === ev.seat);
-      const joiner = { seat: ev.seat, name: ev.name, connected: !ev.bot, away: false, bot: !!ev.bot };
+      const joiner = { seat: ev.seat, name: ev.name, connected: !ev.bot, away: false, bot: !!ev.bot, phone: false };
       if (taken < 0) view.players.push(joiner);
       else view.players[taken] = joiner;
       view.roles_in_play = ev.roles_in_play; // the deal grows with the table
@@ -58,6 +58,8 @@ export function applyEvent(view, ev, mySeat) {
       view.public = ev.public;
       view.language = ev.language;
       view.phone = ev.phone;
+      // the seats on the phone, the others online (RULES.md "One phone + online")
+      for (const player of view.players) player.phone = (ev.phone_seats || []).includes(player.seat);
       if (!ev.public) view.starts_at = null;
       break;
     case "countdown":

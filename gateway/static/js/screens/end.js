@@ -44,6 +44,7 @@ export function follow(next) {
   if (app.pass) {
     // the same seats and tokens; what each has seen counts the old room's events
     pass.saveSeats(next, pass.loadSeats(app.room).map(({ seen, ...seat }) => seat));
+    if (pass.invitesOnline(app.room)) pass.markOnline(next); // the players online come along
     location.hash = `#/p/${next}`;
     return;
   }

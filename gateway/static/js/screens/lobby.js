@@ -7,6 +7,7 @@ import { LOBBY_NEWS } from "../events.js";
 import { renderLobbyTable } from "../lobbytable.js";
 import * as mod from "../moderation.js";
 import { botMark, lobbyBots, removeBotButton } from "../bots.js";
+import * as pass from "../pass.js";
 import qrcode from "../../vendor/qrcode.mjs";
 import { $, app, render, send, showScreen, nameOf, roleName, isHost, feedText, connDot, roleChips, shownRules, ruleValue,
   durationLabel, toolsContext, wolvesDealt, shownDurations } from "../app.js";
@@ -25,9 +26,15 @@ export function renderLobby(v) {
   showScreen("screen-lobby");
   document.body.dataset.phase = "lobby";
   $("#lobby-title").textContent = t("lobby.title", { room: v.room });
-  // One phone passed around: nobody to share the link with; the players and rules are for the table.
-  $("#lobby-share").hidden = !!app.pass;
+  // One phone passed around: nobody to share the link with (but the players online of a table
+  // with seats on one phone); the players and rules are for the table.
+  const online = !!app.pass && (pass.withOnline(app.pass, v) || pass.invitesOnline(v.room));
+  $("#lobby-share").hidden = !!app.pass && !online;
+  const mixed = v.phone && v.players.some((p) => !p.phone);
   $("#lobby-phone").hidden = !v.phone;
+  $("#lobby-phone").textContent = v.phone ? t(mixed ? "pass.lobby.hybrid" : "pass.lobby.phone") : "";
+  // The host seats players who share this phone (RULES.md "One phone + online").
+  $("#phone-seats").hidden = !isHost(v) || v.public || app.watching;
   const link = shareLink(v.room);
   $("#share-link").value = link;
   if (app.qrFor !== `${link}|${language()}`) {
@@ -49,6 +56,7 @@ export function renderLobby(v) {
       p.bot ? null : connDot(p.connected),
       el("span", { class: "name", text: p.name }),
       p.bot ? botMark() : null,
+      mixed && p.phone ? el("span", { class: "badge", "data-phone": "1", text: t("lobby.on_phone") }) : null,
       removeBotButton(p, bots),
       p.seat === v.host ? el("span", { class: "badge", text: t("lobby.host") }) : null,
       p.seat === app.here.seat && !app.pass ? el("span", { class: "muted", text: `(${t("lobby.you")})` }) : null,

@@ -6,7 +6,7 @@ import { api, errorText } from "../http.js";
 import { toast } from "../toast.js";
 import { promptKey } from "../state.js";
 import * as pass from "../pass.js";
-import { $, app, render, send, showScreen, nameOf } from "../app.js";
+import { $, app, render, send, showScreen, nameOf, isHost } from "../app.js";
 import { renderLobby, sendSettings } from "./lobby.js";
 import { renderGame } from "./table.js";
 import { renderEnd } from "./end.js";
@@ -44,11 +44,15 @@ export function renderPass() {
       p.fresh = false;
       if (v.settings?.preset !== "seed_004") sendSettings({ preset: "seed_004" });
     }
-    // The server learns that this table is on one phone (it then follows the phone's pace),
-    // at every lobby of it: the next game's too.
-    if (!v.phone && !p.marking) {
-      p.marking = true;
-      send({ type: "table", public: false, phone: true }, {}, links[0]).catch(() => (p.marking = false));
+    // The server learns that this table is on one phone, and which seats are on it (it then
+    // follows the phone's pace; any other seat plays online), at every lobby of it: the next
+    // game's too, and again when a seat is added here.
+    const mine = p.seats.join();
+    const marked = v.players.filter((pl) => pl.phone).map((pl) => pl.seat).join();
+    if (isHost(v) && (!v.phone || marked !== mine) && p.marking !== mine) {
+      p.marking = mine;
+      send({ type: "table", public: false, phone: true, phone_seats: p.seats }, {}, links[0])
+        .catch(() => (p.marking = null));
     }
     return;
   }
@@ -182,7 +186,41 @@ export function labelPassNames() {
   $("#pass-count").textContent = t("pass.count", { n: rows.length, max: pass.MAX_PLAYERS });
 }
 
-export function bind() {
+// The host seats a player who shares this phone (RULES.md "One phone + online"): the seat is
+// joined like any, and this page holds it; a page that held only its own seat online becomes
+// the phone's (its host's seat on the phone too), and keeps the link for the others.
+async function addPhoneSeat(name, reseat) {
+  const room = app.room;
+  const seat = await api("POST", `/api/rooms/${room}/join`, { name });
+  const host = app.links[0];
+  const seats = pass.loadSeats(room) ?? [{ seat: host.seat, token: host.token,
+    name: host.view.players.find((p) => p.seat === host.seat).name }];
+  pass.saveSeats(room, [...seats, { seat: seat.seat, name, token: seat.token }]);
+  if (app.pass) {
+    reseat(); // the same page, one socket more
+  } else {
+    pass.markOnline(room);
+    location.hash = `#/p/${room}`;
+  }
+}
+
+// `reseat()`: the page opens its seats' sockets again (main.js).
+export function bind(reseat) {
+  $("#phone-seats").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const input = e.currentTarget.querySelector("input");
+    const name = input.value.trim();
+    const button = e.submitter;
+    button.disabled = true;
+    try {
+      await addPhoneSeat(name, reseat);
+      input.value = "";
+    } catch (err) {
+      toast(t("pass.refused", { name, why: errorText(err) }));
+    } finally {
+      button.disabled = false;
+    }
+  });
   $("#pass-open").addEventListener("click", () => (location.hash = "#/pass"));
   $("#pass-add").addEventListener("click", () => {
     addPassName();
@@ -231,7 +269,7 @@ export function bind() {
     if (!p?.holder) return;
     const round = pass.currentRound(p);
     pass.putDown(app.room, p.holder, p);
-    const done = pass.roundDone(p, round);
+    const done = pass.roundDone(p, round, app.links[0].view);
     // the step may be over already (its time ran out first): that answer changes nothing
     if (done) send({ type: "round_done", ...done }, { explain: quietLate }, app.links[0]).catch(() => {});
     p.holder = null;
