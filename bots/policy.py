@@ -86,14 +86,16 @@ def _vote(mind: Mind, choices: list[int], tally: dict[int, int]) -> int:
         lost = [s for s in wagons[:1] if s in mind.pack and _public(mind, s) >= SURE]
         if lost and mind.me not in lost and mind.rng.random() < 0.7:
             return lost[0]  # a partner the village will lynch anyway: the bus buys trust
-        # a village whose votes scatter (its wagon under a third of the table): the pack's votes
-        # on it decide the vote (every_card_b/14, 150 games: a random village's wins 21% against
-        # 29%); else a villager of each wolf's own lot: a block on the village's wagon, or on the
-        # most suspected, shows once the card is shown, and the village reads every wolf on it
-        # (every_card_b/14, 150 games: the pack 35% against 25%; seed_000 even)
+        # a village of 10 or more whose votes scatter (its wagon under a third of the table):
+        # the pack's votes on it decide the vote (every_card_b/14, 150 games: a random village's
+        # wins 21% against 29%; at 000/8, 300 games, the pack's own -4 points: a small table
+        # reads it); else a villager of each wolf's own lot: a block on the village's wagon, or
+        # on the most suspected, shows once the card is shown, and the village reads every wolf
+        # on it (every_card_b/14, 150 games: the pack 35% against 25%; seed_000 even)
         rest = _others(mind, choices)
         top = [s for s in wagons if s in rest][:1]
-        if top and tally[top[0]] * 3 < len(mind.living()) and mind.rng.random() < 0.6:
+        if top and len(mind.names) >= 10 and tally[top[0]] * 3 < len(mind.living()) \
+                and mind.rng.random() < 0.6:
             return top[0]
         return mind.rng.choice(rest)
     found = [s for s in mind.found_wolves() if s in choices]
