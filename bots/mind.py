@@ -146,6 +146,8 @@ class Mind:
             self.exiles[self.day] = True
         if e["role"] is not None:
             self._shown(seat, e["role"])
+        if e["cause"] == "psycho" and seat in self.pack and self.pointed is not None:
+            self._shown(self.pointed, "psycho")  # our victim lives, our wolf died: the Psycho
         if e["cause"] in ("wolves", "night") and seat not in self.pack:
             # the pack's victims are not wolves: their claims were likely true
             self.suspicion[seat] = -KNOWN

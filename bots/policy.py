@@ -45,9 +45,11 @@ def _counter_target(mind: Mind) -> int | None:
 
 
 def _others(mind: Mind, choices: list[int]) -> list[int]:
-    """The choices that are not the seat's own side (for the pack: not wolves)."""
+    """The choices that are not the seat's own side (for the pack: not wolves, nor the Psycho
+    whose attack killed one of them)."""
     if mind.wolf_side():
-        rest = [c for c in choices if c not in mind.pack and c != mind.me]
+        rest = [c for c in choices if c not in mind.pack and c != mind.me
+                and mind.cards.get(c) != "psycho"]
     else:
         rest = [c for c in choices if c not in mind.friends and c != mind.me]
     return rest or list(choices)
@@ -60,28 +62,42 @@ def _public(mind: Mind, seat: int) -> float:
 
 def _victim(mind: Mind, choices: list[int]) -> int:
     """The pack's victim: the claimants first, then whom the village trusts (the suspected are
-    worth more alive, as the village's next mistake); never a claimed Hunter."""
+    worth more alive, as the village's next mistake) and, to a charmed wolf, the seats that may
+    be the Piper; never a claimed Hunter. Spared: a Seer claimant who vouched for one of us (the
+    Traitor, by his cover), and the rival of our living fake Seer (her death, her card shown,
+    proves him a liar, and the Witch poisons him: every_card_b/14)."""
     def worth(seat: int) -> float:
         claimed = mind.claimed.get(seat)
+        if any(t in mind.pack and not wolf for t, wolf in mind.said_wolf.get(seat, ())):
+            return -8.0
+        if claimed in ("seer", "medium") and any(
+                mind.claimed.get(w) == claimed for w in mind.pack if mind.alive[w]):
+            return -5.0 + mind.rng.random()
         bonus = {"seer": 6.0, "medium": 4.0, "witch": 3.0, "guard": 3.0, "hunter": -3.0}
         hunts = 2.0 * len(mind.accused.get(seat, set()) & mind.pack)  # it names us: silence it
-        return bonus.get(claimed or "", 0.0) + hunts \
+        return bonus.get(claimed or "", 0.0) + hunts + mind.piper_threat(seat) \
             - max(-2.0, min(2.0, _public(mind, seat))) + mind.rng.random()
     return max(_others(mind, choices), key=worth)
 
 
 def _vote(mind: Mind, choices: list[int], tally: dict[int, int]) -> int:
     if mind.wolf_side():
-        rest = _others(mind, choices)
         wagons = sorted((s for s in tally if s in choices), key=lambda s: -tally[s])
         lost = [s for s in wagons[:1] if s in mind.pack and _public(mind, s) >= SURE]
         if lost and mind.me not in lost and mind.rng.random() < 0.7:
             return lost[0]  # a partner the village will lynch anyway: the bus buys trust
-        wagons = [s for s in wagons if s in rest]
-        if wagons and mind.rng.random() < 0.6:
-            return wagons[0]  # the village's wagon on a villager (each wolf by his own lot)
-        return max(rest, key=lambda s: _public(mind, s) + mind.rng.random() * 1.5
-                   - 4.0 * mind.trust(s))
+        # a village of 10 or more whose votes scatter (its wagon under a third of the table):
+        # the pack's votes on it decide the vote (every_card_b/14, 150 games: a random village's
+        # wins 21% against 29%; at 000/8, 300 games, the pack's own -4 points: a small table
+        # reads it); else a villager of each wolf's own lot: a block on the village's wagon, or
+        # on the most suspected, shows once the card is shown, and the village reads every wolf
+        # on it (every_card_b/14, 150 games: the pack 35% against 25%; seed_000 even)
+        rest = _others(mind, choices)
+        top = [s for s in wagons if s in rest][:1]
+        if top and len(mind.names) >= 10 and tally[top[0]] * 3 < len(mind.living()) \
+                and mind.rng.random() < 0.6:
+            return top[0]
+        return mind.rng.choice(rest)
     found = [s for s in mind.found_wolves() if s in choices]
     if found:
         return found[0]
@@ -225,8 +241,11 @@ def _piper_charm(mind, p):
 
 
 def _white_devour(mind, p):
-    rest = [c for c in p["choices"] if c != mind.me]
-    return [mind.rng.choice(rest)] if rest and mind.rng.random() < 0.5 else None
+    """Only a wolf the village already suspects (it would lynch him anyway): a pack thinned at
+    random loses to the village before he can win alone (every_card_a/18, 150 games: the pack
+    36% against 30%, his own wins as many)."""
+    exposed = [c for c in p["choices"] if c != mind.me and _public(mind, c) >= SURE]
+    return [max(exposed, key=lambda c: _public(mind, c))] if exposed else None
 
 
 def _infect(mind, p):
@@ -334,11 +353,15 @@ def lines(mind: Mind, fake: str | None) -> list[tuple[Claim, bool]]:
     if countered is not None:
         said.append((Claim("wolf", seat=countered, role="seer"), False))
     elif fake:
+        # a clean reading, never a wolf named: a villager named a wolf is lynched, his card
+        # shown, and the fake proven a liar (the Witch poisons him: every_card_b/14, the pack
+        # 23% against 16%); the Traitor vouches for a wolf he knows, and the pack spares him
+        covered = [s for s in living if s in mind.pack and s != mind.me]
         villagers = [s for s in living if s not in mind.pack and s != mind.me]
-        if villagers:
-            target = max(villagers, key=lambda s: _public(mind, s) - 3 * mind.trust(s)
-                         + mind.rng.random())
-            said.append((Claim("wolf", seat=target, role=fake), False))
+        pool = covered if mind.role == "traitor" and covered else villagers
+        if pool:
+            target = min(pool, key=lambda s: _public(mind, s) + mind.rng.random())
+            said.append((Claim("innocent", seat=target, role=fake), False))
     if mind.wolf_side():
         # talk as a villager would: name a seat only when the table already suspects it (a
         # wolf who accuses on no evidence stands out: loadtest.botplay, +10 points at 6 and 8 seats)
