@@ -574,12 +574,14 @@ class Session:
                                          "too many pings, slow down"))
                     await self._hold(self._pings.wait())
                 continue
-            bucket = self._bucket(kind, received)
-            if bucket is not None and not bucket.take(received / 1000):
+            # The socket's copy of the limit runs on the monotonic clock, as its hold does (the
+            # room's stamps are whole milliseconds, and would refuse a frame read on time).
+            bucket = self._bucket(kind)
+            if bucket is not None and not bucket.take():
                 self.metrics.refused_here.labels(kind).inc()
                 self._refusal(_error(command["id"], "rate_limited",
                                      f"too many {kind} commands, slow down"))
-                await self._hold(bucket.wait(received / 1000))
+                await self._hold(bucket.wait())
                 continue
             await self._in_flight.acquire()
             task = asyncio.create_task(self._command(command, received))
@@ -592,9 +594,11 @@ class Session:
 
     async def _hold(self, seconds: float) -> None:
         """Leave the socket unread for `seconds` (at most MAX_HOLD_SECONDS)."""
-        await asyncio.sleep(min(seconds, MAX_HOLD_SECONDS))
+        # A millisecond more: uvloop's timers round to whole milliseconds, and one that fired
+        # early would find the token not yet back, and refuse (and hold) once more.
+        await asyncio.sleep(min(seconds + 0.001, MAX_HOLD_SECONDS))
 
-    def _bucket(self, kind: str, received: int) -> TokenBucket | None:
+    def _bucket(self, kind: str) -> TokenBucket | None:
         """This socket's copy of the room's rate limit (LOCAL_BURST_FACTOR); None for kinds the
         room does not limit, or does not know: they go to the room to be answered there."""
         bucket = self._limits.get(kind)
@@ -602,7 +606,7 @@ class Session:
             if kind not in RATE_LIMITS:
                 return None
             burst, rate = RATE_LIMITS[kind]
-            bucket = self._limits[kind] = TokenBucket(rate, burst * LOCAL_BURST_FACTOR, received / 1000)
+            bucket = self._limits[kind] = TokenBucket(rate, burst * LOCAL_BURST_FACTOR)
         return bucket
 
     async def _command(self, command: dict, received: int) -> None:
@@ -620,16 +624,16 @@ class Session:
         if reply["type"] == "ack":
             self._refused_in_a_row = 0
         elif reply.get("code") == "rate_limited":
-            self._spend(command["type"], received)
+            self._spend(command["type"])
         self._reply(reply)
 
-    def _spend(self, kind: str, received: int) -> None:
+    def _spend(self, kind: str) -> None:
         """The room refused a command past its limit: this socket's copy of it is spent as well
         (the room's burst is half the copy's), so that the next ones of that kind are refused
         here, the socket left unread, rather than carried to the room to be refused there."""
         bucket = self._limits.get(kind)
         if bucket is not None:
-            while bucket.take(received / 1000):
+            while bucket.take():
                 pass
 
 
@@ -639,7 +643,7 @@ class WatchSession(Session):
     counted in the room's lobby facts (`spectators`). The `settings` event that forbids
     spectators closes it (1008 `spectators_forbidden`), once it has had that event."""
 
-    def _bucket(self, kind: str, received: int) -> TokenBucket | None:
+    def _bucket(self, kind: str) -> TokenBucket | None:
         return None  # refused below whatever the rate: nothing goes to the room
 
     async def _command(self, command: dict, received: int) -> None:
