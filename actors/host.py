@@ -7,11 +7,11 @@ restartable (`max_restarts=-1`). On every (re)start it loads the rooms listed in
 A room it does not hold yet but the directory says it owns is loaded on first use.
 
 Commands, joins, presence changes, welcomes and lobby reads reach a host through its Redis inbox
-(a shard channel: `RedisStore.inbox`), not as Ray calls: a Ray call costs ~0.7 ms of the caller's CPU (docs/architecture.md), and at a
-human pace nearly every call would carry a single request. The host takes whatever its inbox
-holds, answers each request as soon as it is done (never waiting for its neighbours), and
-publishes the replies to each gateway's reply channel, the replies completed in one turn of the
-loop in one message. A command from a gateway that listens to the room (its request says so) is
+(a shard channel: `RedisStore.inbox`), not as Ray calls: a Ray call costs ~0.7 ms of the caller's
+CPU (docs/architecture.md), and at a human pace nearly every call would carry a single request.
+The host reads its inbox's messages as they come, answers each request as soon as it is done
+(never waiting for its neighbours), and publishes the replies to each gateway's reply channel,
+the replies completed in one turn of the loop in one message. A command from a gateway that listens to the room (its request says so) is
 answered in the message that carries the write's events instead, when the write has events: one
 SPUBLISH fewer per command, and one message fewer for the gateway to read. The request and its
 reply, both ends, are `actors.inbox`'s.
