@@ -166,17 +166,20 @@ def finished() -> tuple[dict, dict]:
                                        ("wolves", 1, "now Di", 5.0))]
     roles = {"0": "seer", "1": "werewolf", "2": "cupid", "3": "villager"}
     story = [{"night": 1, "seat": 3, "what": "guard.protect", "targets": [0]}]
-    over = {"kind": "game_over", "winners": [0, 3], "reason": "village_wins", "alive": [0, 3],
-            "roles": roles, "causes": {"2": "wolves"}, "chat": chat, "story": story}
-    log = [({"kind": "phase", "phase": "night.cupid", "day": 1, "deadline": None}, None),
-           ({"kind": "lovers", "lovers": [0, 3]}, [0, 2, 3]),
-           ({"kind": "seer_result", "seat": 1, "role": "werewolf"}, [0]),
-           ({"kind": "death", "seat": 2, "cause": "night", "role": None}, None),
-           ({"kind": "phase", "phase": "day.vote", "day": 1, "deadline": None}, None),
-           (over, None)]
-    review = {"room": ROOM, "players": PLAYERS, "settings": {}, "next": None, "truncated": False,
-              "events": [{"to": to, "event": {**ev, "seq": i}}
-                         for i, (ev, to) in enumerate(log, start=1)]}
+    over: dict[str, object] = {
+        "kind": "game_over", "winners": [0, 3], "reason": "village_wins", "alive": [0, 3],
+        "roles": roles, "causes": {"2": "wolves"}, "chat": chat, "story": story}
+    log: list[tuple[dict[str, object], list[int] | None]] = [
+        ({"kind": "phase", "phase": "night.cupid", "day": 1, "deadline": None}, None),
+        ({"kind": "lovers", "lovers": [0, 3]}, [0, 2, 3]),
+        ({"kind": "seer_result", "seat": 1, "role": "werewolf"}, [0]),
+        ({"kind": "death", "seat": 2, "cause": "night", "role": None}, None),
+        ({"kind": "phase", "phase": "day.vote", "day": 1, "deadline": None}, None),
+        (over, None)]
+    review: dict[str, object] = {
+        "room": ROOM, "players": PLAYERS, "settings": {}, "next": None, "truncated": False,
+        "events": [{"to": to, "event": {**ev, "seq": i}}
+                   for i, (ev, to) in enumerate(log, start=1)]}
     seats = [{"seat": p["seat"], "name": p["name"], "alive": p["seat"] in (0, 3), "mayor": False,
               "role": roles[str(p["seat"])]} for p in PLAYERS]
     view = {**running("over", []), "status": "finished", "seats": seats,
