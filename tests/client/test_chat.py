@@ -232,10 +232,12 @@ async def test_speakers_channels_mentions_reactions_and_why_the_composer_is_clos
                 assert line["badge"].endswith(cat[f"chat.badge.{line['channel']}"]), (p.name, line)
                 assert line["who"] == name_of[line["seat"]], (p.name, line)
                 assert line["hue"] and line["hue"] == line["tableHue"], (p.name, line)
-        for p, who in ((wolf, "named"), (writer, "writer"), (victim, "dead")):
+        # The README's pictures, each at one width whichever seat the deal gave that part.
+        for p, who, size in ((wolf, "named", PHONE), (writer, "writer", LAPTOP_720),
+                             (victim, "dead", PHONE)):
+            await p.page.set_viewport_size(size)
             await p.page.locator("#chat-card").scroll_into_view_if_needed()
-            await p.page.screenshot(
-                path=str(SHOTS / f"chat-{who}-{p.page.viewport_size['width']}-{lang}.png"))
+            await p.page.screenshot(path=str(SHOTS / f"chat-{who}-{size['width']}-{lang}.png"))
         for p in everyone:
             assert not p.errors, (p.name, p.errors)
 

@@ -3,8 +3,9 @@ Chromium against the static files alone: the rules' declaration is the gateway's
 socket is played by the test (static.FakeRoom). The home page's range of players, sound off until
 asked for, the join page of a started game, the dawn's line, the mayor named only where there is
 one, the Witch's poison said once, "Ask to vote" pressed too late, the feed's seating in one
-line, and the end screen's chat (its badges legible, its lines in time order) and secrets (what
-the review shows: readings, links, the true causes)."""
+line, the end screen's chat (its badges legible, its lines in time order) and secrets (what
+the review shows: readings, links, the true causes), and the chat's reaction emoji drawn in
+colour, not as empty boxes."""
 from __future__ import annotations
 
 import copy
@@ -165,17 +166,20 @@ def finished() -> tuple[dict, dict]:
                                        ("wolves", 1, "now Di", 5.0))]
     roles = {"0": "seer", "1": "werewolf", "2": "cupid", "3": "villager"}
     story = [{"night": 1, "seat": 3, "what": "guard.protect", "targets": [0]}]
-    over = {"kind": "game_over", "winners": [0, 3], "reason": "village_wins", "alive": [0, 3],
-            "roles": roles, "causes": {"2": "wolves"}, "chat": chat, "story": story}
-    log = [({"kind": "phase", "phase": "night.cupid", "day": 1, "deadline": None}, None),
-           ({"kind": "lovers", "lovers": [0, 3]}, [0, 2, 3]),
-           ({"kind": "seer_result", "seat": 1, "role": "werewolf"}, [0]),
-           ({"kind": "death", "seat": 2, "cause": "night", "role": None}, None),
-           ({"kind": "phase", "phase": "day.vote", "day": 1, "deadline": None}, None),
-           (over, None)]
-    review = {"room": ROOM, "players": PLAYERS, "settings": {}, "next": None, "truncated": False,
-              "events": [{"to": to, "event": {**ev, "seq": i}}
-                         for i, (ev, to) in enumerate(log, start=1)]}
+    over: dict[str, object] = {
+        "kind": "game_over", "winners": [0, 3], "reason": "village_wins", "alive": [0, 3],
+        "roles": roles, "causes": {"2": "wolves"}, "chat": chat, "story": story}
+    log: list[tuple[dict[str, object], list[int] | None]] = [
+        ({"kind": "phase", "phase": "night.cupid", "day": 1, "deadline": None}, None),
+        ({"kind": "lovers", "lovers": [0, 3]}, [0, 2, 3]),
+        ({"kind": "seer_result", "seat": 1, "role": "werewolf"}, [0]),
+        ({"kind": "death", "seat": 2, "cause": "night", "role": None}, None),
+        ({"kind": "phase", "phase": "day.vote", "day": 1, "deadline": None}, None),
+        (over, None)]
+    review: dict[str, object] = {
+        "room": ROOM, "players": PLAYERS, "settings": {}, "next": None, "truncated": False,
+        "events": [{"to": to, "event": {**ev, "seq": i}}
+                   for i, (ev, to) in enumerate(log, start=1)]}
     seats = [{"seat": p["seat"], "name": p["name"], "alive": p["seat"] in (0, 3), "mayor": False,
               "role": roles[str(p["seat"])]} for p in PLAYERS]
     view = {**running("over", []), "status": "finished", "seats": seats,
@@ -228,4 +232,51 @@ async def test_the_end_tells_the_review_s_secrets_and_its_chat_in_time_order(sta
             ["story", night + EN["story.guard.protect"].format(name=NAMES[3], target=NAMES[0])],
             ["death", night + EN["event.death"].format(
                 name=NAMES[2], cause=EN["cause.wolves"], role=EN["role.cupid"])]]
+        assert not player.errors, player.errors
+
+
+# The text of `el` drawn as the page draws it (its font stack, at a size to count pixels), in
+# black on a clear canvas: the pixels a colour emoji font paints in colour. A font without the
+# glyph paints its empty box, a monochrome one its outline: black and grey alone, 0.
+COLOURED = """(el) => {
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = 64;
+    const ctx = canvas.getContext("2d", { willReadFrequently: true });
+    ctx.font = `48px ${getComputedStyle(el).fontFamily}`;
+    ctx.fillStyle = "#000";
+    ctx.textBaseline = "top";
+    ctx.fillText(el.textContent.trim(), 4, 4);
+    const px = ctx.getImageData(0, 0, 64, 64).data;
+    let coloured = 0;
+    for (let i = 0; i < px.length; i += 4) {
+        const [r, g, b, a] = px.subarray(i, i + 4);
+        if (a > 128 && Math.max(r, g, b) - Math.min(r, g, b) > 64) coloured++;
+    }
+    return coloured;
+}"""
+
+
+@pytest.mark.timeout(300)
+async def test_the_reactions_are_drawn_in_colour_on_their_buttons_and_in_the_log(static_site):
+    """Each reaction the composer offers, and each sent as a line of the log, shows its emoji
+    (scripts/bootstrap installs the colour emoji font; phones ship their own)."""
+    room = FakeRoom(running("day.discussion", [], channels=["day"]))
+    async with chromium() as browser:
+        player = await a_page(browser, room)
+        page = player.page
+        await sit(player, static_site)
+        buttons = page.locator("#chat-reactions button.react:not(.phrase)")
+        await buttons.first.wait_for()
+        emoji = await buttons.all_text_contents()
+        assert emoji
+        for ts, text in enumerate(emoji, start=1):
+            room.push({"kind": "chat", "channel": "day", "seat": 1, "name": NAMES[1],
+                       "text": text, "ts": float(ts)})
+        lines = page.locator("#chat-log .line.emoji .text")
+        await page.wait_for_function(
+            "(n) => document.querySelectorAll('#chat-log .line.emoji').length === n",
+            arg=len(emoji))
+        assert await lines.all_text_contents() == emoji
+        for shown in (*await buttons.all(), *await lines.all()):
+            assert await shown.evaluate(COLOURED) > 100, await shown.text_content()
         assert not player.errors, player.errors
