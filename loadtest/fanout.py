@@ -7,7 +7,10 @@ Each server runs in a subprocess of its own on 127.0.0.1 (a free port). The clie
 process (one asyncio loop, `websockets` client): R rooms x 18 sockets; a round is one message per
 room, sent by one of its sockets in turn, that the server sends to all 18 sockets of the room; the
 next round starts when every frame of this one has arrived. Server CPU is the user + system
-seconds of the server's process tree (granian's workers included) over the measured rounds.
+seconds of the server's process tree (granian's workers included) over the measured rounds; the
+second figure takes out what the server spends idle (IDLE_SECONDS with every socket open and
+nothing sent, before the measure: keepalive pings, timers, Ray's threads), which a slow round
+rate on a busy box spreads over fewer frames.
 
 Servers: a minimal ASGI app (`app` below: rooms in an in-process dict, no JSON, no checks) under
 uvicorn with `--ws websockets` and `--ws wsproto`, the same app under granian (`--interface asgi`)
@@ -42,6 +45,7 @@ from loadtest.measure import SERVER, cores_between, cpu_seconds, family, total_c
 from loadtest.stack import ROOT, raise_fd_limit, real_stack, tear_down_on_signals
 
 SEATS = 18
+IDLE_SECONDS = 5.0
 SERVERS = ("uvicorn-websockets", "uvicorn-wsproto", "granian-asgi", "granian-rsgi", "picows",
            "gateway")
 # The package each server needs, beside the app itself.
@@ -192,7 +196,7 @@ async def _connect(url: str):
 
 
 async def drive(port: int, server_pid: int, rooms: int, rounds: int, warmup: int,
-                timeout: float = 60.0) -> dict:
+                idle_seconds: float = IDLE_SECONDS, timeout: float = 60.0) -> dict:
     """Open rooms x 18 sockets, play `warmup` then `rounds` rounds; what the server spent."""
     sockets = [[await _connect(f"ws://127.0.0.1:{port}/ws/{r}") for _ in range(SEATS)]
                for r in range(rooms)]
@@ -206,6 +210,7 @@ async def drive(port: int, server_pid: int, rooms: int, rounds: int, warmup: int
 
         await play(warmup, 0)  # connections settled, the servers' caches warm
         procs = family(server_pid)
+        idle = await idle_cores(lambda: {"server": total_cpu_seconds(procs)}, idle_seconds)
         cpu, frames, started = total_cpu_seconds(procs), counter.frames, time.monotonic()
         client = time.process_time()
         await play(rounds, warmup)
@@ -216,14 +221,28 @@ async def drive(port: int, server_pid: int, rooms: int, rounds: int, warmup: int
             task.cancel()
         await asyncio.gather(*(ws.close() for room in sockets for ws in room),
                              return_exceptions=True)
-    return figures(frames, seconds, cpu, client)
+    return figures(frames, seconds, cpu, client, idle["server"])
 
 
-def figures(frames: int, seconds: float, cpu: float, client: float) -> dict:
-    """`client`: CPU seconds of this process, to tell a client-bound rate."""
+async def idle_cores(spent, seconds: float) -> dict:
+    """name -> cores spent over `seconds` of nothing sent; `spent()`: name -> CPU seconds so far.
+    No seconds: taken as none."""
+    before, started = spent(), time.monotonic()
+    if seconds <= 0:
+        return dict.fromkeys(before, 0.0)
+    await asyncio.sleep(seconds)
+    after, seconds = spent(), time.monotonic() - started
+    return {name: (after[name] - before[name]) / seconds for name in before}
+
+
+def figures(frames: int, seconds: float, cpu: float, client: float, idle: float) -> dict:
+    """`client`: CPU seconds of this process, to tell a client-bound rate; `idle`: the server's
+    cores with nothing sent."""
+    busy = max(0.0, cpu - idle * seconds)
     return {"frames": frames, "seconds": seconds, "server_cpu": cpu,
-            "client_cores": client / seconds,
+            "client_cores": client / seconds, "idle_cores": idle,
             "us_per_frame": 1e6 * cpu / frames if frames else None,
+            "us_per_frame_busy": 1e6 * busy / frames if frames else None,
             "per_core_per_s": frames / cpu if cpu else None,
             "frames_per_s": frames / seconds, "server_cores": cpu / seconds}
 
@@ -244,7 +263,7 @@ def chats(client) -> int:
 
 
 async def drive_gateway(running, rooms: int, rounds: int, warmup: int,
-                        timeout: float = 120.0) -> dict:
+                        idle_seconds: float = IDLE_SECONDS, timeout: float = 120.0) -> dict:
     """The same rounds through the real stack: a chat line per room per round from one living
     seat, the gateway's `chat` event to all 18 sockets; only those event frames count."""
     url = running.urls[0]
@@ -279,6 +298,12 @@ async def drive_gateway(running, rooms: int, rounds: int, warmup: int,
                 await asyncio.sleep(max(0.0, began + gap - time.monotonic()))
 
         await play(warmup, 0)
+
+        def spent() -> dict:
+            cpu = {c: sum(t.values()) for c, t in cpu_seconds(running.components()).items()}
+            return {"gateway": cpu["gateway"], "server": sum(cpu.get(c, 0.0) for c in SERVER)}
+
+        idle = await idle_cores(spent, idle_seconds)
         before, delivered = cpu_seconds(running.components()), sum(map(chats, clients))
         started, client = time.monotonic(), time.process_time()
         await play(rounds, warmup)
@@ -290,31 +315,34 @@ async def drive_gateway(running, rooms: int, rounds: int, warmup: int,
     finally:
         await asyncio.gather(*(c.close() for table in tables for c in table), return_exceptions=True)
     # Redis is left out: the shared one serves others too.
-    return {"gateway": figures(delivered, seconds, cost["gateway"], client),
+    return {"gateway": figures(delivered, seconds, cost["gateway"], client, idle["gateway"]),
             "gateway + game hosts + Ray": figures(delivered, seconds,
-                                                  sum(cost.get(c, 0.0) for c in SERVER), client)}
+                                                  sum(cost.get(c, 0.0) for c in SERVER), client,
+                                                  idle["server"])}
 
 
-def measure_gateway(rooms: int, rounds: int, warmup: int) -> list[dict]:
+def measure_gateway(rooms: int, rounds: int, warmup: int, idle_seconds: float) -> list[dict]:
     with real_stack(1) as running:
-        measured = asyncio.run(drive_gateway(running, rooms, rounds, warmup))
+        measured = asyncio.run(drive_gateway(running, rooms, rounds, warmup, idle_seconds))
     return [{"server": name, **row} for name, row in measured.items()]
 
 
-def measure(server: str, rooms: int, rounds: int, warmup: int) -> dict:
+def measure(server: str, rooms: int, rounds: int, warmup: int, idle_seconds: float) -> dict:
     port = free_port()
     process = subprocess.Popen(server_command(server, port), cwd=ROOT,
                                env={**os.environ, "PYTHONPATH": str(ROOT)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
                                start_new_session=True)
     try:
-        return {"server": server, **asyncio.run(drive(port, process.pid, rooms, rounds, warmup))}
+        return {"server": server,
+                **asyncio.run(drive(port, process.pid, rooms, rounds, warmup, idle_seconds))}
     finally:  # the whole group: granian's workers outlive their parent otherwise
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
 
 
-def run(servers: list[str], rooms: int, rounds: int, warmup: int) -> dict:
+def run(servers: list[str], rooms: int, rounds: int, warmup: int,
+        idle_seconds: float = IDLE_SECONDS) -> dict:
     """The report: the machine, then a row per server measured and a note per server skipped."""
     report = {"python": sys.version.split()[0], "cores": os.cpu_count(), "rooms": rooms,
               "sockets": rooms * SEATS, "rounds": rounds, "rows": [], "skipped": {}}
@@ -324,9 +352,9 @@ def run(servers: list[str], rooms: int, rounds: int, warmup: int) -> dict:
             print(f"skipping {server}: {report['skipped'][server]}", file=sys.stderr)
             continue
         if server == "gateway":
-            report["rows"] += measure_gateway(rooms, rounds, warmup)
+            report["rows"] += measure_gateway(rooms, rounds, warmup, idle_seconds)
         else:
-            report["rows"].append(measure(server, rooms, rounds, warmup))
+            report["rows"].append(measure(server, rooms, rounds, warmup, idle_seconds))
     return report
 
 
@@ -335,15 +363,17 @@ def render(report: dict) -> str:
              f"on the same machine; {report['rooms']} rooms x {SEATS} sockets, "
              f"{report['rounds']} rounds", "",
              "| server | frames delivered | deliveries/s | server cores | µs server CPU / frame "
-             "| deliveries/s per server core | client cores |", "|---|---|---|---|---|---|---|"]
+             "| idle server cores | µs / frame, idle out | deliveries/s per server core "
+             "| client cores |", "|---|---|---|---|---|---|---|---|---|"]
     def num(value, spec: str) -> str:  # None: no CPU tick fell in a window that short
         return "n/a" if value is None else format(value, spec)
 
     for r in report["rows"]:
         lines.append(f"| {r['server']} | {r['frames']} | {r['frames_per_s']:,.0f} | "
                      f"{r['server_cores']:.2f} | {num(r['us_per_frame'], '.1f')} | "
+                     f"{r['idle_cores']:.3f} | {num(r['us_per_frame_busy'], '.1f')} | "
                      f"{num(r['per_core_per_s'], ',.0f')} | {r['client_cores']:.2f} |")
-    lines += [f"| {s} | skipped: {why} | | | | | |" for s, why in report["skipped"].items()]
+    lines += [f"| {s} | skipped: {why} | | | | | | | |" for s, why in report["skipped"].items()]
     return "\n".join(lines)
 
 
@@ -353,6 +383,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=300, help="measured rounds")
     ap.add_argument("--warmup", type=int, default=20, help="rounds before the measure")
     ap.add_argument("--servers", default=",".join(SERVERS))
+    ap.add_argument("--idle", type=float, default=IDLE_SECONDS,
+                    help="seconds of nothing sent to measure each server's idle cost (0: none)")
     ap.add_argument("--serve-picows", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.serve_picows:
@@ -363,7 +395,7 @@ def main(argv=None) -> int:
     servers = args.servers.split(",")
     if unknown := set(servers) - set(SERVERS):
         ap.error(f"unknown servers: {', '.join(sorted(unknown))} (known: {', '.join(SERVERS)})")
-    print(render(run(servers, args.rooms, args.rounds, args.warmup)))
+    print(render(run(servers, args.rooms, args.rounds, args.warmup, args.idle)))
     return 0
 
 
