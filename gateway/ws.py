@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from time import monotonic
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -576,12 +577,13 @@ class Session:
                 continue
             # The socket's copy of the limit runs on the monotonic clock, as its hold does (the
             # room's stamps are whole milliseconds, and would refuse a frame read on time).
-            bucket = self._bucket(kind)
-            if bucket is not None and not bucket.take():
+            read_at = monotonic()
+            bucket = self._bucket(kind, read_at)
+            if bucket is not None and not bucket.take(read_at):
                 self.metrics.refused_here.labels(kind).inc()
                 self._refusal(_error(command["id"], "rate_limited",
                                      f"too many {kind} commands, slow down"))
-                await self._hold(bucket.wait())
+                await self._hold(bucket.wait(read_at))
                 continue
             await self._in_flight.acquire()
             task = asyncio.create_task(self._command(command, received))
@@ -598,7 +600,7 @@ class Session:
         # early would find the token not yet back, and refuse (and hold) once more.
         await asyncio.sleep(min(seconds + 0.001, MAX_HOLD_SECONDS))
 
-    def _bucket(self, kind: str) -> TokenBucket | None:
+    def _bucket(self, kind: str, now: float) -> TokenBucket | None:
         """This socket's copy of the room's rate limit (LOCAL_BURST_FACTOR); None for kinds the
         room does not limit, or does not know: they go to the room to be answered there."""
         bucket = self._limits.get(kind)
@@ -606,7 +608,7 @@ class Session:
             if kind not in RATE_LIMITS:
                 return None
             burst, rate = RATE_LIMITS[kind]
-            bucket = self._limits[kind] = TokenBucket(rate, burst * LOCAL_BURST_FACTOR)
+            bucket = self._limits[kind] = TokenBucket(rate, burst * LOCAL_BURST_FACTOR, now)
         return bucket
 
     async def _command(self, command: dict, received: int) -> None:
@@ -633,7 +635,8 @@ class Session:
         here, the socket left unread, rather than carried to the room to be refused there."""
         bucket = self._limits.get(kind)
         if bucket is not None:
-            while bucket.take():
+            now = monotonic()
+            while bucket.take(now):
                 pass
 
 
@@ -643,7 +646,7 @@ class WatchSession(Session):
     counted in the room's lobby facts (`spectators`). The `settings` event that forbids
     spectators closes it (1008 `spectators_forbidden`), once it has had that event."""
 
-    def _bucket(self, kind: str) -> TokenBucket | None:
+    def _bucket(self, kind: str, now: float) -> TokenBucket | None:
         return None  # refused below whatever the rate: nothing goes to the room
 
     async def _command(self, command: dict, received: int) -> None:

@@ -465,6 +465,7 @@ def frozen_clock(monkeypatch, holds: list[float], advances: bool) -> None:
     recorded instead of slept, and with `advances` they move the clock on by their length."""
     now = [1_000_000_000]  # ms
     monkeypatch.setattr(ws.time, "time_ns", lambda: now[0] * 1_000_000)
+    monkeypatch.setattr(ws, "monotonic", lambda: now[0] / 1000)
 
     async def hold(session, seconds: float) -> None:
         holds.append(seconds)
