@@ -403,10 +403,12 @@ async def play(player: Player, wolves: set[int], *, until: str = THE_END, on_pro
 
 
 async def play_all(players: list[Player], *, until: str = THE_END, on_prompt=None,
-                   wolves: set[int] | None = None) -> None:
-    """Every page plays until `until`; `wolves`: the pack, if not all of it sits in `players`."""
+                   wolves: set[int] | None = None, move=None) -> None:
+    """Every page plays until `until`; `wolves`: the pack, if not all of it sits in `players`;
+    `move`: as `play`'s."""
     wolves = wolves_of(players) if wolves is None else wolves
-    await asyncio.gather(*(play(p, wolves, until=until, on_prompt=on_prompt) for p in players))
+    await asyncio.gather(*(play(p, wolves, until=until, on_prompt=on_prompt, move=move)
+                           for p in players))
 
 
 # Where a seat may talk, from the rules: the living by day, the pack while it hunts.

@@ -19,8 +19,8 @@ import pytest
 
 from bots.claims import Claim, Reader, render
 from devstack.stack import HTTP_TIMEOUT, durations
-from tests.client.table import (DOCS, GAME_MS, PHONE, THE_END, Player, chromium, new_player,
-                                play, play_all, press_play_now, without_isolates)
+from tests.client.table import (DOCS, GAME_MS, PHONE, THE_END, Player, answer, chromium,
+                                new_player, play, play_all, press_play_now, without_isolates)
 from tests.client.static import catalogue
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -195,7 +195,15 @@ async def test_three_friends_add_five_bots_one_leaves_and_comes_back_and_they_pl
             await page.locator("#chat-card").screenshot(path=str(SHOTS / "quick-claims.png"))
             await option.click()
 
-        await play_all([host, *friends], on_prompt=quick_claim)
+        friend_seats = {p.seat for p in (host, *friends)}
+
+        async def shoot_a_bot(player: Player, key: str, action: str, wolves: set[int]) -> None:
+            """A friend who is the Hunter shoots a bot: with the dealt lovers two friends and
+            the pack's victim one of them, a shot friend left none alive by day (CI, once)."""
+            await answer(player, key, action,
+                         wolves | friend_seats if action == "hunter.shoot" else wolves)
+
+        await play_all([host, *friends], on_prompt=quick_claim, move=shoot_a_bot)
         assert claimed, "no friend was alive by day"
         speaker, line = claimed[0]
         names = await host.page.eval_on_selector_all(
