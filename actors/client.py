@@ -2,9 +2,9 @@
 
 Reads that only need Redis (tokens, the event log, events as they are published) never call an
 actor. Everything else goes to the room's host: a room's creation as a Ray call, every other
-request (commands, joins, presence, welcomes, lobby reads) through the host's Redis inbox (a shard
-channel); both are retried while the host restarts, and the room recognises a retried frame by
-seat, id and content, and a retried join by its token hash.
+request (commands, joins, presence, welcomes, lobby reads) through the host's Redis inbox; both
+are retried while the host restarts, and the room recognises a retried frame by seat, id and
+content, and a retried join by its token hash.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from ray.exceptions import ActorUnavailableError, RayActorError
 
 from actors import ownership
 from actors.config import Config
-from actors.inbox import RoomUnavailable, settle, write_request, write_requests
+from actors.inbox import RoomUnavailable, settle, write_request
 from actors.placement import PlacementActor
 from actors.names import BadName, clean_name
 from actors.redis_connect import connect
@@ -98,7 +98,6 @@ class RoomClient:
         self._waiting: dict[int, asyncio.Future] = {}  # request number -> its reply
         self._outgoing: dict[str, list[tuple[int, bytes]]] = {}  # host -> requests to push now
         self._pushing = False
-        self._unheard: set[int] = set()  # requests no process of their host was subscribed to
         self._flushes: set[asyncio.Task] = set()
         self._incarnations: dict[str, str] = {}  # host -> its process's incarnation, as last asked
         self._fetching: dict[tuple, asyncio.Task] = {}  # lookups in progress (see _shared)
@@ -573,12 +572,10 @@ class RoomClient:
         return len(self._waiting)
 
     async def _send(self, host: str, request: tuple):
-        """Publish a request on `host`'s inbox channel and wait for its reply on this process's
-        reply channel. Everything queued in one turn of the loop goes out in one pipeline (a
-        message per host). No reply for a while: if nobody was subscribed to hear it (the host
-        restarting, or reconnecting to Redis), if the host's process restarted meanwhile (its
-        incarnation changed) or if it is very late, send it again (the room dedupes what already
-        landed)."""
+        """Put a request in `host`'s Redis inbox and wait for its reply on this process's reply
+        channel. Everything queued in one turn of the loop goes out in one pipeline (an RPUSH per
+        host). No reply for a while: if the host's process restarted meanwhile (its incarnation
+        changed) or it is very late, send it again (the room dedupes what already landed)."""
         incarnation = await self._incarnation(host)
         number = next(self._numbers)
         raw = write_request(self.gateway_id, number, *request)
@@ -597,16 +594,13 @@ class RoomClient:
                 current = await self._shared(("incarnation", host), self._call, host,
                                              "incarnation")  # HostRetired once it is stopped
                 self._incarnations[host] = current
-                if current != incarnation or number in self._unheard or waited >= RESEND_AFTER:
+                if current != incarnation or waited >= RESEND_AFTER:
                     log.info("no reply from %s in %.0f s (%s); sending again", host, waited,
-                             "restarted" if current != incarnation else
-                             "unheard" if number in self._unheard else "late")
+                             "restarted" if current != incarnation else "late")
                     incarnation, waited = current, 0.0
-                    self._unheard.discard(number)
                     self._push(host, number, raw)
         finally:
             self._waiting.pop(number, None)
-            self._unheard.discard(number)
 
     async def _incarnation(self, host: str) -> str:
         incarnation = self._incarnations.get(host)
@@ -633,11 +627,9 @@ class RoomClient:
         try:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for host, items in outgoing.items():
-                    pipe.spublish(self.keys.inbox(host), write_requests([raw for _, raw in items]))
-                heard = await pipe.execute()
-            for items, listeners in zip(outgoing.values(), heard):
-                if not listeners:  # sent again at the next look (`_send`)
-                    self._unheard.update(number for number, _ in items if number in self._waiting)
+                    inbox = self.keys.inbox(host)
+                    pipe.rpush(inbox, *(raw for _, raw in items))
+                await pipe.execute()
         except Exception as e:  # Redis unreachable: these requests fail, their callers retry
             for items in outgoing.values():
                 for number, _ in items:

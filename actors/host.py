@@ -6,12 +6,12 @@ restartable (`max_restarts=-1`). On every (re)start it loads the rooms listed in
 `P:host:{name}:rooms`, each taking a new epoch, and their timers re-arm from the stored deadlines.
 A room it does not hold yet but the directory says it owns is loaded on first use.
 
-Commands, joins, presence changes, welcomes and lobby reads reach a host through its Redis inbox
-(a shard channel: `RedisStore.inbox`), not as Ray calls: a Ray call costs ~0.7 ms of the caller's
-CPU (docs/architecture.md), and at a human pace nearly every call would carry a single request.
-The host reads its inbox's messages as they come, answers each request as soon as it is done
-(never waiting for its neighbours), and publishes the replies to each gateway's reply channel,
-the replies completed in one turn of the loop in one message. A command from a gateway that listens to the room (its request says so) is
+Commands, joins, presence changes, welcomes and lobby reads reach a host through its Redis inbox,
+not as Ray calls: a Ray call costs ~0.7 ms of the caller's CPU (docs/architecture.md), and at a
+human pace nearly every call would carry a single request. The host takes whatever its inbox
+holds, answers each request as soon as it is done (never waiting for its neighbours), and
+publishes the replies to each gateway's reply channel, the replies completed in one turn of the
+loop in one message. A command from a gateway that listens to the room (its request says so) is
 answered in the message that carries the write's events instead, when the write has events: one
 SPUBLISH fewer per command, and one message fewer for the gateway to read. The request and its
 reply, both ends, are `actors.inbox`'s.
@@ -35,8 +35,10 @@ from actors.names import BadName, clean_name
 from actors.room import Room
 from actors.room_data import RoomData, error_frame
 from actors.redis_connect import connect
-from actors.store import Inbox, RedisStore, Store, patiently
+from actors.store import RedisStore, Store, patiently
 from actors.tables import Kind, NoSuchKind
+
+INBOX_WAIT = 1.0  # seconds one inbox read blocks (a Redis blocking pop) before trying again
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +80,7 @@ class RoomHost:
                               self._keep)
 
     async def start(self) -> None:
-        """Take over every room this host owned before a restart (re-arming their timers), then
-        serve the inbox, subscribed first: what arrives while the rooms load waits for it."""
-        inbox = await patiently(lambda: self._store.inbox(self.name), f"inbox of {self.name}")
+        """Take over every room this host owned before a restart (re-arming their timers)."""
         codes = await patiently(lambda: self._store.host_rooms(self.name), f"host {self.name}")
         results = await asyncio.gather(
             *(patiently(functools.partial(self._room, code), f"room {code}") for code in codes),
@@ -93,7 +93,7 @@ class RoomHost:
                                 f"releasing room {code}")
         log.info("host %s started with %d rooms", self.name, len(self.rooms))
         self._sweeper = asyncio.create_task(self._sweep_forever(), name=f"host {self.name} presence")
-        self._inbox = asyncio.create_task(self.serve_inbox(inbox), name=f"host {self.name} inbox")
+        self._inbox = asyncio.create_task(self.serve_inbox(), name=f"host {self.name} inbox")
 
     async def stop(self) -> None:
         """Stop serving: the inbox, the sweeper and the replies in progress (tests; a real host
@@ -103,26 +103,20 @@ class RoomHost:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def serve_inbox(self, inbox: Inbox) -> None:
-        """Forever (closing the inbox when stopped): take the inbox's requests (actors.inbox) in
-        order and answer each one as soon as it is done."""
-        try:
-            await self._serve(inbox)
-        finally:
-            await inbox.close()
-
-    async def _serve(self, inbox: Inbox) -> None:
+    async def serve_inbox(self) -> None:
+        """Forever: take the inbox's requests (actors.inbox) in order and answer each one as
+        soon as it is done."""
         while True:
             try:
-                raws = await inbox.take()
+                raws = await self._store.take_requests(self.name, INBOX_WAIT)
             except asyncio.CancelledError:
                 raise
-            except Exception as e:  # Redis unreachable: redis-py reconnects and subscribes again;
-                # what was sent meanwhile reached nobody, and its gateways send it again
+            except Exception as e:  # Redis unreachable: the requests wait in the inbox
                 log.warning("host %s: inbox read failed (%r); retrying", self.name, e)
                 await asyncio.sleep(0.5)
                 continue
-            self.metrics.inbox_requests.observe(len(raws))
+            if raws:
+                self.metrics.inbox_requests.observe(len(raws))
             for raw in raws:  # tasks start in this order: a room's requests reach it in order
                 try:
                     request = read_request(raw)

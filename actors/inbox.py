@@ -5,10 +5,8 @@ the gateway takes it (`replies_in`, `events_and_replies`, `settle`). Why request
 through Redis and not as Ray calls: docs/architecture.md, "actors/".
 
 On the wire:
-- a request, on the host's inbox channel (`P:host:{H}:inbox`, sharded pub/sub): `[gateway id,
-  request number, kind, code, seat, arg]`; a command's arg is `[frame, received, proof,
-  listening]`; a gateway's requests to one host in one turn of its loop are one message, one
-  request a line (`write_requests`);
+- a request, in the host's inbox (`P:host:{H}:inbox`): `[gateway id, request number, kind, code,
+  seat, arg]`; a command's arg is `[frame, received, proof, listening]`;
 - replies on the gateway's channel (`P:replies:{gateway id}`): `{"host": H, "replies": [[number,
   status, value], ...]}`, those completed in one turn of the host's loop in one message;
 - replies riding a write's events message on the room's channel: `[event, ..., {"replies":
@@ -64,17 +62,6 @@ class Request(NamedTuple):
 
 def write_request(gateway: str, number: int, kind: str, code: str, seat: int | None, arg) -> bytes:
     return orjson.dumps([gateway, number, kind, code, seat, arg])
-
-
-def write_requests(raws: Sequence[bytes]) -> bytes:
-    """A gateway's requests to one host in one turn of its loop, as one inbox message (orjson
-    writes no newline inside a request)."""
-    return b"\n".join(raws)
-
-
-def read_requests(message: bytes) -> list[bytes]:
-    """The requests of an inbox message, in order (each read by `read_request`)."""
-    return message.split(b"\n")
 
 
 def read_request(raw: bytes) -> Request:

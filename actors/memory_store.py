@@ -41,11 +41,19 @@ class MemoryStore:
         return self.inboxes.setdefault(host, asyncio.Queue())
 
     def send_request(self, host: str, raw: bytes) -> None:
-        """What a gateway's SPUBLISH to the host's inbox does."""
+        """What a gateway's RPUSH does."""
         self._inbox(host).put_nowait(raw)
 
-    async def inbox(self, host: str) -> MemoryInbox:
-        return MemoryInbox(self._inbox(host))
+    async def take_requests(self, host: str, wait: float) -> list[bytes]:
+        inbox = self._inbox(host)
+        try:
+            first = await asyncio.wait_for(inbox.get(), wait)
+        except asyncio.TimeoutError:
+            return []
+        rest = []
+        while not inbox.empty():
+            rest.append(inbox.get_nowait())
+        return [first, *rest]
 
     async def publish_stored(self, code: str, after_seq: int) -> None:
         """Nothing to do: a persist here is atomic, so nothing is stored unannounced."""
@@ -124,16 +132,3 @@ class MemoryStore:
         """The event kinds stored for a room, in order."""
         return [orjson.loads(orjson.loads(raw)["frame"])["kind"] for raw in self.logs.get(code, ())]
 
-
-class MemoryInbox:
-    def __init__(self, queue: asyncio.Queue) -> None:
-        self._queue = queue
-
-    async def take(self) -> list[bytes]:
-        taken = [await self._queue.get()]
-        while not self._queue.empty():
-            taken.append(self._queue.get_nowait())
-        return taken
-
-    async def close(self) -> None:
-        """Nothing to close."""

@@ -198,6 +198,9 @@ class Placement:
                                                            args=[self._config.warm_actors, *idle])]
             for name in gone:
                 await self._stop_host(name)
+                # Its inbox, if a late request made one: nobody reads it any more. (Deleted
+                # here, not given a TTL on every push: that was a Redis call per request.)
+                await self._redis.delete(self._keys.inbox(name))
                 log.info("retired host %s", name)
         return gone
 

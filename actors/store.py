@@ -25,13 +25,11 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 import orjson
 
 import redis.asyncio as aioredis
-from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import (ConnectionError as RedisConnectionError, NoScriptError,
                               TimeoutError as RedisTimeoutError)
 
-from actors.inbox import Rider, events_message, read_requests, riders_item
-from actors.pubsub import ClusterPubSub, shard_pubsub
+from actors.inbox import Rider, events_message, riders_item
 from actors.tables import MemoryTableIndex, TableIndex
 
 log = logging.getLogger(__name__)
@@ -39,6 +37,7 @@ T = TypeVar("T")
 
 FINAL = ("finished", "broken")
 
+INBOX_TAKE = 512  # requests a host takes from its inbox at once
 WAIT_TIMEOUT_MS = 1000  # how long a persist waits for its replicas before it counts as failed
 CODE_CLAIM_TTL = 600  # seconds a reserved room code waits for its room's first write
 
@@ -95,13 +94,6 @@ class OutOfSync(Exception):
     """The stored log is not where this writer expected: reload the room before writing again."""
 
 
-class Inbox(Protocol):
-    async def take(self) -> list[bytes]:
-        """The next requests to arrive, in order (waits for them)."""
-
-    async def close(self) -> None: ...
-
-
 class Store(Protocol):
     @property
     def tables(self) -> TableIndex | MemoryTableIndex:
@@ -131,10 +123,8 @@ class Store(Protocol):
         a gateway listening to the room needs no message of its own for them (only with events:
         a write without events publishes nothing)."""
 
-    async def inbox(self, host: str) -> Inbox:
-        """The host's inbox, subscribed when this returns: a request sent after it reaches
-        `Inbox.take`, one sent while no process of the host listens reaches nobody (its sender
-        learns it: `RoomClient._send`)."""
+    async def take_requests(self, host: str, wait: float) -> list[bytes]:
+        """The requests waiting in the host's inbox, in order (waits up to `wait` s for one)."""
 
     async def publish_stored(self, code: str, after_seq: int) -> None:
         """Make sure the stored events after `after_seq` reached the room's channel: a persist
@@ -480,19 +470,18 @@ class RedisStore:
         channel, message = self.keys.room(code), events_message(events, riders)
         await self._writes.submit(channel, lambda pipe: pipe.spublish(channel, message))
 
-    async def inbox(self, host: str) -> RedisInbox:
-        """A shard channel the host subscribes to, not a list it pops: a request costs Redis one
-        call (the gateway's SPUBLISH) and the host no round trip (an RPUSH and a BLMPOP before).
-        A request published while the host's process is down or reconnecting reaches nobody; its
-        gateway, told so by SPUBLISH's count, sends it again (`RoomClient._send`)."""
-        pubsub = shard_pubsub(self.redis)
-        await pubsub.ssubscribe(self.keys.inbox(host))
-        # Live once Redis confirmed it: requests after that wait in the connection until read.
-        confirmed = await pubsub.get_message(timeout=10)
-        if confirmed is None or confirmed["type"] != "ssubscribe":
-            await pubsub.aclose()
-            raise RedisConnectionError(f"inbox of {host}: no subscription ({confirmed!r})")
-        return RedisInbox(pubsub)
+    async def take_requests(self, host: str, wait: float) -> list[bytes]:
+        """What the inbox holds (up to INBOX_TAKE), else what arrives first within `wait`: one
+        BLMPOP either way (an LPOP and then a BLPOP were two calls per request at human pace)."""
+        inbox = self.keys.inbox(host)
+        command = ("BLMPOP", wait, 1, inbox, "LEFT", "COUNT", INBOX_TAKE)
+        if isinstance(self.redis, RedisCluster):
+            # Its keys' place depends on numkeys: unrouted, redis-py asks COMMAND GETKEYS first.
+            taken = await self.redis.execute_command(
+                *command, target_nodes=self.redis.get_node_from_key(inbox))
+        else:
+            taken = await self.redis.execute_command(*command)
+        return [] if taken is None else taken[1]
 
     async def reply(self, gateway: str, message: bytes) -> None:
         channel = self.keys.replies(gateway)
@@ -506,21 +495,6 @@ class RedisStore:
         room = self.keys.room(code)
         await self._writes.submit(room, lambda pipe: pipe.hincrby(room, "confirmed", 0), durable=True)
         await self._publish(code, await self.redis.lrange(self.keys.log(code), after_seq, -1))
-
-
-class RedisInbox:
-    def __init__(self, pubsub: PubSub | ClusterPubSub) -> None:
-        self._pubsub = pubsub
-
-    async def take(self) -> list[bytes]:
-        """One message's requests (`write_requests`: a gateway's for this host in one turn)."""
-        while True:
-            message = await self._pubsub.get_message(timeout=None)
-            if message is not None and message["type"] == "smessage":
-                return read_requests(message["data"])
-
-    async def close(self) -> None:
-        await self._pubsub.aclose()
 
 
 def snapshot_seq(snapshot: bytes) -> int:

@@ -4,8 +4,7 @@
 
 - a Ray async actor call carrying one request (the transport commands used before), and one
   carrying 16 (a batch);
-- a request through a Redis inbox channel with its reply on a pub/sub channel (what `RoomClient`
-  does, with sharded pub/sub),
+- a request through a Redis inbox with its reply on a pub/sub channel (what `RoomClient` does),
   one at a time and 16 at once;
 - a host's write (a PUBLISH) as its own redis-py call, and through `actors.store.Coalescer`
   (the writes issued in one loop turn in one pipeline), 8 at once.
@@ -27,7 +26,6 @@ import orjson
 import ray
 import redis.asyncio as aioredis
 
-from actors.inbox import read_requests
 from actors.store import Coalescer
 from devstack.ray_head import ray_head
 
@@ -39,14 +37,14 @@ class Echo:
 
 
 async def inbox_host(redis: aioredis.Redis, inbox: str, replies: str) -> None:
-    """A host that answers every request of its inbox channel (the shape of
-    RoomHost.serve_inbox)."""
-    pubsub = redis.pubsub()
-    await pubsub.subscribe(inbox)
-    async for message in pubsub.listen():
-        if message["type"] == "message":
-            answers = [[orjson.loads(raw)[1], 0, None] for raw in read_requests(message["data"])]
-            await redis.publish(replies, orjson.dumps({"replies": answers}))
+    """A host that answers every request of its inbox (the shape of RoomHost.serve_inbox)."""
+    while True:
+        first = await redis.blpop([inbox], timeout=1)
+        if first is None:
+            continue
+        raws = [first[1], *(await redis.lpop(inbox, 511) or [])]
+        answers = [[orjson.loads(raw)[1], 0, None] for raw in raws]
+        await redis.publish(replies, orjson.dumps({"replies": answers}))
 
 
 def run_inbox_host(redis_url: str, inbox: str, replies: str) -> None:
@@ -84,13 +82,11 @@ async def measure_all(address: str, requests: int, redis_url: str) -> None:
                                    daemon=True)  # its own process, as the Ray actor is
     host.start()
     reader = asyncio.create_task(read_replies())
-    while (await redis.pubsub_numsub(inbox))[0][1] == 0:  # the host listens
-        await asyncio.sleep(0.05)
 
     async def through_inbox():
         number = next(numbers)
         future = waiting[number] = asyncio.get_running_loop().create_future()
-        await redis.publish(inbox, orjson.dumps(["gw", number, "command", "ROOM", 0, [{}, None]]))
+        await redis.rpush(inbox, orjson.dumps(["gw", number, "command", "ROOM", 0, [{}, None]]))
         return await future
 
     async def ray_call():
@@ -123,6 +119,7 @@ async def measure_all(address: str, requests: int, redis_url: str) -> None:
     await measure("a host's write, coalesced (one pipeline per loop turn)", requests, 8, coalesced)
     host.kill()
     reader.cancel()
+    await redis.delete(inbox)
     await redis.aclose()
 
 

@@ -201,7 +201,6 @@ class Reading:
     calls: int
     usec: int
     bytes_in: int
-    by_command: dict = field(default_factory=dict)  # Redis command -> calls (scripts' own too)
 
 
 @dataclass
@@ -224,8 +223,7 @@ class Meter:
             calls = sum(v["calls"] for v in stats.values())
             usec = sum(v["usec"] for v in stats.values())
             bytes_in = r.info("stats")["total_net_input_bytes"]
-        by_command = {name.removeprefix("cmdstat_"): v["calls"] for name, v in stats.items()}
-        return Reading(time.monotonic(), cpu, calls, usec, bytes_in, by_command)
+        return Reading(time.monotonic(), cpu, calls, usec, bytes_in)
 
     def cost(self, before: Reading, after: Reading, idle: bool = True) -> dict:
         """CPU seconds per component between two readings (a process started meanwhile counts

@@ -79,11 +79,6 @@ def per_command(first: dict, last: dict) -> dict:
     out["commands_per_s"] = round(commands / seconds, 1) if seconds else None
     out["frames_per_command"] = round((last["frames"] - first["frames"]) / commands, 1) if commands else None
     out["redis_calls_per_command"] = round((after.calls - before.calls) / commands, 2) if commands else None
-    # where they go: each Redis command's calls per answered command (the larger first)
-    by_command = {name: (calls - before.by_command.get(name, 0)) / commands
-                  for name, calls in after.by_command.items()} if commands else {}
-    out["redis_calls_by_command"] = {name: round(per, 2) for name, per in sorted(
-        by_command.items(), key=lambda item: -item[1]) if per >= 0.005}
     return out
 
 
@@ -261,8 +256,6 @@ def main(argv=None) -> int:
               f"Redis {cost['redis_us']}); {cost['commands_per_s']} commands/s, "
               f"{cost['frames_per_command']} frames and {cost['redis_calls_per_command']} Redis calls "
               f"per command, {cost['cores']} cores")
-        print("Redis calls per command by command: " + ", ".join(
-            f"{name} {per}" for name, per in cost["redis_calls_by_command"].items()))
     return 0 if errors == 0 and not left else 1
 
 

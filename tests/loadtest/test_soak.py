@@ -11,14 +11,13 @@ from loadtest.measure import Reading, gateway_sums
 from loadtest.soak import COUNTED, per_command
 
 
-def reading(at: float, cpu: dict, commands: float, frames: float, redis_calls: int = 0,
-            by_command: dict | None = None) -> dict:
+def reading(at: float, cpu: dict, commands: float, frames: float, redis_calls: int = 0) -> dict:
     """`cpu`: pid -> (component, seconds), as a Meter reads it per component."""
     by_component: dict = {}
     for pid, (component, seconds) in cpu.items():
         by_component.setdefault(component, {})[pid] = seconds
-    return {"reading": Reading(at, by_component, redis_calls, 0, 0, by_command or {}),
-            "commands": commands, "frames": frames}
+    return {"reading": Reading(at, by_component, redis_calls, 0, 0), "commands": commands,
+            "frames": frames}
 
 
 def test_cpu_per_command_counts_the_processes_that_lived_through_the_window():
@@ -33,14 +32,6 @@ def test_cpu_per_command_counts_the_processes_that_lived_through_the_window():
     assert cost["ray-system_us"] == 0 and cost["server_us"] == 1_750
     assert (cost["commands_per_s"], cost["frames_per_command"], cost["cores"]) == (20.0, 20.0, 0.04)
     assert cost["redis_calls_per_command"] == 12.0
-
-
-def test_redis_calls_per_command_are_told_by_command_the_most_first():
-    first = reading(0.0, {}, commands=100, frames=0, by_command={"evalsha": 50, "rpush": 10})
-    last = reading(10.0, {}, commands=300, frames=0,
-                   by_command={"evalsha": 250, "rpush": 410, "spublish": 200, "hget": 0})
-    assert per_command(first, last)["redis_calls_by_command"] == {
-        "rpush": 2.0, "evalsha": 1.0, "spublish": 1.0}
 
 
 def test_no_command_in_the_window_gives_no_figure():
