@@ -16,6 +16,7 @@ import pytest
 
 from rules import DEFAULT_DURATIONS
 from rules.table import PHONE_TURN
+from tests.client.phone import PUT_DOWN
 from tests.client.table import PHONE, chromium, new_player, pick, unless_closed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -49,14 +50,6 @@ WATCH = """(() => {
             .observe(clock, { childList: true, characterData: true, subtree: true });
     });
 })()"""
-PUT_DOWN = """() => {
-    const idle = document.querySelector("#pass-nothing[aria-pressed='false']");
-    if (idle) { idle.click(); return false; }
-    const done = document.querySelector("#pass-done");
-    if (done.disabled) return false;
-    done.click();
-    return true;
-}"""
 
 
 def left(seconds: int) -> str:
