@@ -12,12 +12,10 @@ from tests.client.table import pick, unless_closed
 
 COVER = "#screen-cover:not([hidden])"
 HOLDER = "#screen-game:not([hidden]) #pass-bar:not([hidden])"
-TABLE_TODO = ("#pass-table:not([hidden]) #pass-vote-now, "
-              "#pass-table:not([hidden]) .prompt:not([data-answered])"
-              ":not([data-action='vote.request'])")
-END = "#screen-end:not([hidden])"
-# asking to vote: the table's button
+# an open prompt (asking to vote is the table's button, not a prompt)
 OPEN = ".prompt:not([data-answered]):not([data-action='vote.request'])"
+TABLE_TODO = f"#pass-table:not([hidden]) #pass-vote-now, #pass-table:not([hidden]) {OPEN}"
+END = "#screen-end:not([hidden])"
 # Resolves with the first of these shown: a list of selectors that Playwright's own wait would
 # settle on its first match in the page's order, shown or not.
 NEXT = f"""() => [{", ".join(repr(sel) for sel in (COVER, HOLDER, TABLE_TODO, END))}]
@@ -108,6 +106,18 @@ async def answer_here(
     await unless_closed(page, selector, move)
 
 
+
+
+async def table_turn(page, answer_voter) -> None:
+    """The table's own screen by day, one step: start the vote if the table is asked to, else the
+    next phone seat with an open prompt answers it (`answer_voter(scope, seat)`)."""
+    if await page.locator("#pass-vote-now").count():
+        await page.click("#pass-vote-now")
+        await page.wait_for_selector("#pass-vote-now", state="detached")
+        return
+    voter = int(await page.locator(f"#pass-prompts .pass-seat:has({OPEN})").first
+                .get_attribute("data-seat"))
+    await answer_voter(f'#pass-prompts .pass-seat[data-seat="{voter}"]', voter)
 
 
 def record_sockets(page) -> list[list[dict]]:

@@ -21,7 +21,8 @@ import pytest
 
 from devstack.checks import stored_log
 from tests.client.phone import (COVER, END, HOLDER, NEXT, OPEN, PRIVATE_FEED, PUT_DOWN, SCREEN,
-                                answer_here, no_trace_of, not_its_own, record_sockets)
+                                answer_here, no_trace_of, not_its_own, record_sockets,
+                                table_turn)
 from rules.table import PHONE_TURN
 from tests.client.table import PHONE, THE_END, answer, chromium, new_player, play, unless_closed
 
@@ -90,16 +91,11 @@ async def play_phone(page, wolves: set[int]) -> dict:
             await page.wait_for_function(PUT_DOWN)
             continue
         # The table's own screen, by day: the phone's seats vote in the open.
-        if await page.locator("#pass-vote-now").count():
-            await page.click("#pass-vote-now")
-            await page.wait_for_selector("#pass-vote-now", state="detached")
-            continue
-        scope = page.locator(f"#pass-prompts .pass-seat:has({OPEN})").first
-        voter = int(await scope.get_attribute("data-seat"))
-        role = next(s["role"] for s in seen.values() if s["seat"] == voter)
-        await answer_here(page, f'#pass-prompts .pass-seat[data-seat="{voter}"]', role, wolves,
-                          voter, voter not in voted)
-        voted.add(voter)
+        async def vote(scope: str, voter: int) -> None:
+            role = next(s["role"] for s in seen.values() if s["seat"] == voter)
+            await answer_here(page, scope, role, wolves, voter, voter not in voted)
+            voted.add(voter)
+        await table_turn(page, vote)
 
 
 @pytest.mark.timeout(600)

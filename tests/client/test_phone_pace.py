@@ -16,19 +16,12 @@ import pytest
 
 from rules import DEFAULT_DURATIONS
 from rules.table import PHONE_TURN
-from tests.client.phone import PUT_DOWN
+from tests.client.phone import COVER, HOLDER, NEXT, OPEN, PUT_DOWN, table_turn
 from tests.client.table import PHONE, chromium, new_player, pick, unless_closed
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 NAMES = ["Layla", "Omar", "Mei", "Linh", "Ana", "Tom", "Sara", "Ivan"]
-COVER = "#screen-cover:not([hidden])"
-HOLDER = "#screen-game:not([hidden]) #pass-bar:not([hidden])"
-OPEN = ".prompt:not([data-answered]):not([data-action='vote.request'])"
-TABLE_TODO = ("#pass-table:not([hidden]) #pass-vote-now, "
-              f"#pass-table:not([hidden]) {OPEN}")
-NEXT = f"""() => [{", ".join(repr(s) for s in (COVER, HOLDER, TABLE_TODO))}]
-    .some((sel) => [...document.querySelectorAll(sel)].some((e) => e.checkVisibility()))"""
 # The page's own record, as it happens: every text the phase bar's clock shows (with the phase,
 # and how many dawns were shown by then), and every dawn shown.
 WATCH = """(() => {
@@ -124,14 +117,8 @@ async def test_eight_players_on_one_phone_each_night_turn_opens_whole_and_the_da
                     await answer(page, "#prompts", cards[seat], wolves, True)
                 await page.wait_for_function(PUT_DOWN)
                 continue
-            if await page.locator("#pass-vote-now").count():
-                await page.click("#pass-vote-now")
-                await page.wait_for_selector("#pass-vote-now", state="detached")
-                continue
-            voter = int(await page.locator(f"#pass-prompts .pass-seat:has({OPEN})").first
-                        .get_attribute("data-seat"))
-            await answer(page, f'#pass-prompts .pass-seat[data-seat="{voter}"]',
-                         cards.get(voter, ""), set(), True)
+            await table_turn(
+                page, lambda scope, voter: answer(page, scope, cards.get(voter, ""), set(), True))
 
         # Every night turn opened with its own time, whole: the cover said it, and the clock the
         # holder saw first was that turn's (the step's end, had it been nearer, would show).

@@ -50,22 +50,31 @@ def day(state, now):
     return state, now
 
 
-def test_the_nights_have_the_same_rounds_of_the_same_turns_whatever_the_deal():
-    nights = set()
-    deals = set()
+def the_same_two_nights_whatever_the_deal(names, night_of, day_of, **table) -> list[tuple]:
+    """Plays the first two nights of 40 deals (`night_of` and `day_of` drive them) and checks
+    they are the same steps whatever the deal; returns those steps."""
+    nights, deals = set(), set()
     for seed in range(40):
-        state, _ = start_game(EIGHT, SEED_004, seed, T0, phone=True)
+        state, _ = start_game(names, SEED_004, seed, T0, phone=True, **table)
         deals.add(tuple(state.roles))
-        state, now, first = night(state, T0)
-        assert state.deadline is None  # the day waits for the phone's dawn
-        state, now = day(state, now)
-        state, now, second = night(state, now)
+        state, now, first = night_of(state, T0)
+        state, now = day_of(state, now)
+        state, now, second = night_of(state, now)
         nights.add((tuple(first), tuple(second)))
     assert len(deals) > 10
     assert len(nights) == 1, nights
     (first, second), = nights
-    assert all(seconds == 8 * PHONE_TURN and turns == 8 for _, seconds, turns in first + second)
     assert len(second) >= 3, second  # the Seer's, the Guard's, the pack's...
+    return [*first, *second]
+
+
+def test_the_nights_have_the_same_rounds_of_the_same_turns_whatever_the_deal():
+    def phone_day(state, now):
+        assert state.deadline is None  # the day waits for the phone's dawn
+        return day(state, now)
+
+    steps = the_same_two_nights_whatever_the_deal(EIGHT, night, phone_day)
+    assert all(seconds == 8 * PHONE_TURN and turns == 8 for _, seconds, turns in steps)
 
 
 def test_a_step_ends_at_its_deadline_if_the_phone_does_not_come_back():
@@ -136,24 +145,13 @@ def hybrid_day(state, now):
 
 
 def test_with_seats_online_the_night_steps_last_the_same_whatever_the_deal():
-    nights, deals = set(), set()
-    for seed in range(40):
-        state, _ = start_game(SIX, SEED_004, seed, T0, phone=True, online=ONLINE)
-        deals.add(tuple(state.roles))
-        state, now, first = hybrid_night(state, T0)
-        state, now = hybrid_day(state, now)
-        state, now, second = hybrid_night(state, now)
-        nights.add((tuple(first), tuple(second)))
-    assert len(deals) > 10
-    assert len(nights) == 1, nights
-    (first, second), = nights
-    assert len(second) >= 3, second  # the Seer's, the Guard's, the pack's...
+    steps = the_same_two_nights_whatever_the_deal(SIX, hybrid_night, hybrid_day, online=ONLINE)
     # Each step: its usual time, or the phone's round (its 3 living seats' turns) if longer.
     durations = SEED_004.durations
-    for phase, seconds in first + second:
+    for phase, seconds in steps:
         usual = durations[phase.removeprefix("night.")]
         assert seconds == max(usual, 3 * PHONE_TURN), (phase, seconds, usual)
-    assert any(seconds == 3 * PHONE_TURN for _, seconds in first + second)
+    assert any(seconds == 3 * PHONE_TURN for _, seconds in steps)
 
 
 def test_the_phone_s_round_counts_its_living_seats_only():
