@@ -5,7 +5,8 @@ and they play a whole game with their narrators on. Each page's speech synthesis
 (each utterance queued, its text and its language) and must say exactly, in order, the script
 the table's public events give: night falls, each night step's card woken and put back to sleep,
 the dawn and its dead, the day's phases, the end. A script made of the events every seat
-receives (`to` null) speaks no secret."""
+receives (`to` null) speaks no secret. One of the two has the night ambience on: it plays from
+each nightfall to that night's dawn (or the end), and at the other it never plays."""
 from __future__ import annotations
 
 import httpx
@@ -39,6 +40,20 @@ speech.cancel = () => {};
 speech.getVoices = () => [];
 if (!window.speechSynthesis) Object.defineProperty(window, 'speechSynthesis', { value: speech });
 """
+# The night ambience, observed: each start and stop of an audio source, with how many utterances
+# were queued by then (the test machine's Chromium has a real AudioContext, with no device).
+OBSERVE_AMBIENCE = """
+window.__ambience = [];
+for (const what of ['start', 'stop']) {
+  const real = AudioBufferSourceNode.prototype[what];
+  AudioBufferSourceNode.prototype[what] = function (...args) {
+    window.__ambience.push({ what, at: window.__spoken.length });
+    return real.apply(this, args);
+  };
+}
+"""
+AMBIENCE_ON = "try { localStorage.setItem('ww:ambience', '1'); } catch {}"
+AMBIENCE_HIDDEN = "() => document.querySelector('#ambience').hidden"
 
 
 def is_night(phase: str) -> bool:
@@ -104,7 +119,9 @@ async def test_the_narrator_speaks_every_phase_of_a_whole_game_and_no_secret(
         players, rooms = [], []
         for name, language in zip(("Layla", "Minh"), languages):
             player = await new_player(browser, name, locale=TABLES[language][0])
-            await player.context.add_init_script(OBSERVE_SPEECH)
+            await player.context.add_init_script(OBSERVE_SPEECH + OBSERVE_AMBIENCE)
+            if name == "Layla":  # the ambience on at one table speaker, off at the other
+                await player.context.add_init_script(AMBIENCE_ON)
             rooms.append((await press_play_now(player, gateway.url, preset=preset))[0])
             players.append(player)
         (room,) = set(rooms)
@@ -126,13 +143,35 @@ async def test_the_narrator_speaks_every_phase_of_a_whole_game_and_no_secret(
         assert any(map(is_night, phases)) and any(p.startswith("day.") for p in phases)
         if preset == "seed_004":  # hidden cards: the dead are named, never their cards
             assert all(ev["role"] is None for ev in public if ev["kind"] == "death")
+        nights = sum(is_night(now) and not is_night(then)
+                     for then, now in zip(["lobby", *phases], phases))
+        dawn_days, phase = [], "lobby"  # the day each dawn opened
+        for ev in public:
+            if ev["kind"] == "phase":
+                if is_night(phase) and not is_night(ev["phase"]):
+                    dawn_days.append(ev["day"])
+                phase = ev["phase"]
         for player, language in zip(players, languages):
             spoken = await player.page.evaluate("() => window.__spoken")
-            assert [line["text"] for line in spoken] == script(public, names,
-                                                               catalogue(language))
+            words = catalogue(language)
+            assert [line["text"] for line in spoken] == script(public, names, words)
             assert {line["lang"] for line in spoken} == {TABLES[language][1]}
+            ambience = await player.page.evaluate("() => window.__ambience")
+            if player is players[1]:
+                assert ambience == []
+            else:  # each night, from its fall (spoken) to its dawn or the end (about to be)
+                assert [a["what"] for a in ambience] == ["start", "stop"] * nights, ambience
+                texts = [line["text"] for line in spoken]
+                ends = [words["narrator.dawn"].format(n=day) for day in dawn_days]
+                ends.append(words["event.game_over"])  # a game that ends at night
+                for night, (start, stop) in enumerate(zip(ambience[::2], ambience[1::2])):
+                    assert texts[start["at"] - 1] == words["narrator.night"]
+                    assert texts[stop["at"]] == ends[night], (night, texts[stop["at"]])
+                assert await player.page.get_attribute("#ambience", "aria-pressed") == "true"
+                assert not await player.page.evaluate(AMBIENCE_HIDDEN)  # (the game's screen)
             # The toggle (shown in the game, above) turns it off and remembers it.
             await player.page.evaluate("() => document.querySelector('#narrator').click()")
             assert await player.page.get_attribute("#narrator", "aria-pressed") == "false"
             assert await player.page.evaluate("() => localStorage.getItem('ww:narrator')") == "0"
+            assert await player.page.evaluate(AMBIENCE_HIDDEN)  # the narrator's night only
             assert not player.errors

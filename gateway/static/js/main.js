@@ -235,6 +235,11 @@ function bindForms() {
     app.narrator.toggle();
     showNarrator();
   });
+  $("#ambience").addEventListener("click", () => {
+    app.sound.unlock(); // a gesture: the ambience may start now, before any other tap made audio
+    app.narrator.toggleAmbience();
+    showNarrator();
+  });
   lobbyScreen.bind();
   tableScreen.bind();
   endScreen.bind();
@@ -402,6 +407,8 @@ function showSound() {
 
 function showNarrator() {
   $("#narrator").setAttribute("aria-pressed", app.narrator.on ? "true" : "false");
+  $("#ambience").setAttribute("aria-pressed", app.narrator.ambienceOn ? "true" : "false");
+  $("#ambience").hidden = $("#ambience-hint").hidden = !app.narrator.on; // the narrator's night
 }
 
 async function boot() {
@@ -421,7 +428,7 @@ async function boot() {
   motion.bind();
   // On a phone passed around the dawn waits for the phone to be down and the night gone round.
   // Shown there, it starts the day's clock (passScreen.dawnShown).
-  app.narrator = new Narrator({ nameOf, roleName });
+  app.narrator = new Narrator({ nameOf, roleName, audio: () => app.sound.audio });
   app.dawn = new Dawn({ nameOf, roleName, held: () => !!app.pass && (!!app.pass.holder || pass.nightLeft(app.pass)),
     shown: (day) => {
       app.narrator.dawnShown(day);
