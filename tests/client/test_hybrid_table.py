@@ -217,5 +217,20 @@ async def test_three_seats_on_one_phone_and_three_online_play_to_the_end_and_lea
         for i in dawns:
             after = next(f for f in frames[i + 1:] if f["kind"] in ("clock", "phase"))
             assert after["kind"] == "clock", (frames[i], after)
+
+        # Play again: the next game's lobby is a hybrid table too, the same seats on the phone,
+        # and the players online follow it there.
+        await page.click("#again")
+        await page.wait_for_function("(old) => location.hash.startsWith('#/p/') "
+                                     "&& !location.hash.endsWith(old)", arg=room)
+        for p in [phone, *(p for p, _ in online)]:
+            await p.page.wait_for_function(
+                """(n) => !document.querySelector('#screen-lobby').hidden
+                    && document.querySelectorAll('#lobby-players li').length === 6
+                    && document.querySelectorAll('#lobby-players [data-phone]').length === n
+                    && document.querySelector('#lobby-phone').textContent.includes('online')""",
+                arg=len(ON_PHONE))
+        following = page.url.rsplit("/", 1)[1]
+        assert following != room and all(following in p.page.url for p, _ in online)
         errors = [(p.name, p.errors) for p in [phone, *(p for p, _ in online)] if p.errors]
         assert errors == []
