@@ -83,8 +83,11 @@ export function renderGame(v, mode = ONLINE) {
   mode.show(v, seatless);
   renderPlayers(v);
   rebuild($("#game-roles"), roleChips(v.roles_in_play));
-  // the rules the table plays, for every seat all game long
-  rebuild($("#game-rules"), shownRules(v).flatMap((r) =>
+  // the house rules the table plays (those off the card's default), for every seat all game long;
+  // a table with none shows no heading over nothing
+  const rules = shownRules(v);
+  $("#game-rules-title").hidden = !rules.length;
+  rebuild($("#game-rules"), rules.flatMap((r) =>
     [el("dt", { "data-key": r.id, text: t(`rule.${r.id}`) }), el("dd", { text: ruleValue(r.id, v.settings.rules[r.id]) })]));
   // Players at one table talk there.
   $("#chat-card").hidden = mode.together;
