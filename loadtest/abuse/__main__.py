@@ -70,8 +70,11 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
         sockets = [await connect(url.replace("http", "ws"), s["room"], s["token"])
                    for s in quiet]
         pinger = Pinger(sockets)
+        progress(f"stack up at {url}; {args.honest} honest tables to seat")
         load = await honest.Honest.start(url, rc, args.honest, args.honest_sockets) \
             if args.honest else None
+        if load:
+            progress(f"{len(load.sockets)} honest sockets connected; {args.idle:g} s idle")
         shared = Shared(url, rc, args.lobby_max_age, args.review_events)
         target = Target(args, stack, url, port, rc, pinger, config, shared)
         t_idle = time.monotonic()
@@ -88,7 +91,9 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
                     if "day" in shared_used:
                         shared.day()
                 t_probe = time.monotonic()
-                found = await probe.run(target)
+                progress(f"{name}: started")
+                found = await bounded(name, probe.run(target), args.probe_timeout, shared)
+                progress(f"{name}: done in {time.monotonic() - t_probe:.1f} s")
                 found = found if isinstance(found, list) else [found]
                 if load:  # the honest tables over the whole probe, on its first row
                     found[0] = {**found[0],
@@ -103,6 +108,28 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
             for s in sockets:
                 await s.close()
     return rows
+
+
+def progress(line: str) -> None:
+    """A line on stderr as the run goes: a run that stalls names what it waits on."""
+    print(f"[abuse {time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+
+
+async def bounded(name: str, run, timeout: float, shared: Shared) -> dict | list[dict]:
+    """The probe's rows, or, past `timeout` seconds, a row saying it timed out (the probe's stack
+    and the shared rooms' tasks printed first, so what it waited on is named) and the next probe
+    runs."""
+    task = asyncio.ensure_future(run)
+    done, _ = await asyncio.wait([task], timeout=timeout)
+    if done:
+        return task.result()
+    progress(f"{name}: TIMED OUT after {timeout:g} s, skipped; where it waited:")
+    for waiting in [task, *shared.pending()]:
+        waiting.print_stack(file=sys.stderr)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return {"probe": name, "result": f"timed out after {timeout:g} s", "time": "-",
+            "facts": {"timed_out": timeout}}
 
 
 def described(name: str, probe) -> str:
@@ -125,6 +152,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--review-events", type=int, default=0,
                     help="presence changes written into the finished table's lobby (past "
                          f"{REVIEW_BYTES >> 20} MB of events, its review is truncated)")
+    ap.add_argument("--probe-timeout", type=float, default=600,
+                    help="seconds a probe may take before it is cancelled and the next one runs")
     ap.add_argument("--json", type=Path, help="also write the rows, with their raw figures")
     honest.add_arguments(ap)
     for probe in PROBES.values():
