@@ -23,7 +23,7 @@ from loadtest.abuse.common import (DURATIONS, GAMES_PER_ACTOR, METRICS_TOKEN, PI
                                    Target, rss_mb, table)
 from loadtest.abuse.probes import PROBES
 from loadtest.measure import Pinger
-from loadtest.stack import LOAD_LIMITS, real_stack, tear_down_on_signals
+from loadtest.stack import LOAD_LIMITS, ray_driver, real_stack, tear_down_on_signals
 
 COLUMNS = ["probe", "result", "time", "cpu", "rss", "ping", "healthz"]
 
@@ -56,6 +56,9 @@ async def run(args) -> list[dict]:
              **{f"WW_DURATION_{k.upper()}": str(v) for k, v in DURATIONS.items()}},
             redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
             ray_address=stack.ray_address, prefix=stack.prefix, games_per_actor=GAMES_PER_ACTOR)
+        # This process's driver, its SIGTERM handler kept (a Ray driver's own ends the process at
+        # once, leaving the stack's head and gateway running): RoomClient finds it initialised.
+        ray_driver(address=stack.ray_address, namespace=config.namespace, log_to_driver=False)
         try:
             return await probes(args, only, stack, url, port, config)
         finally:
@@ -100,14 +103,39 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
                                 "honest": await load.window_after(t_probe, args.honest_window)}
                 for row in found:
                     rows.append({"name": name, **row})
+                if load:
+                    w = found[0]["honest"]
+                    progress(f"{name}: honest ping p99 {w['ping_p99'] or 0:.0f} ms, ack p99 "
+                             f"{w['ack_p99'] or 0:.0f} ms ({w['pings']} pings, {w['acks']} acks)")
+                if args.json:  # as the run goes: a run that ends badly keeps what it measured
+                    args.json.write_text(json.dumps(rows, indent=1, default=str))
+            if load:  # quiet again: how far the box's own noise moves the quiet p99 in this run
+                t_end = time.monotonic()
+                await asyncio.sleep(args.idle)
+                rows.append({"name": "idle, after", "probe": "idle again, after the probes",
+                             "result": "-", "time": f"{args.idle:g} s",
+                             "honest": load.window(t_end, time.monotonic())})
         finally:
-            await shared.close()
+            await ended("the shared rooms", shared.close())
             if load:
-                await load.stop()
-            await pinger.stop()
-            for s in sockets:
-                await s.close()
+                await ended("the honest load", load.stop())
+            await ended("the quiet pings", pinger.stop())
+            await ended("the quiet sockets", asyncio.gather(*(s.close() for s in sockets)))
     return rows
+
+
+async def ended(what: str, stopping, seconds: float = 30) -> None:
+    """Await a step of the teardown for `seconds` at most: one that hangs (a run measured, then
+    stuck here with its rows unprinted) is named, with the stacks of the tasks it waits on, and
+    left behind."""
+    task = asyncio.ensure_future(stopping)
+    done, _ = await asyncio.wait([task], timeout=seconds)
+    if not done:
+        progress(f"teardown: {what} still stopping after {seconds:g} s, left behind; waiting:")
+        stuck = [t for t in asyncio.all_tasks() if t is not task and not t.done()
+                 and t.get_coro().__qualname__ != "probes"]
+        for waiting in stuck[:5]:
+            waiting.print_stack(limit=10, file=sys.stderr)
 
 
 def progress(line: str) -> None:
