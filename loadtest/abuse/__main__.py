@@ -82,8 +82,9 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
         target = Target(args, stack, url, port, rc, pinger, config, shared)
         t_idle = time.monotonic()
         await asyncio.sleep(args.idle)
-        rows = [{"name": "idle", "probe": "idle", "result": "-", "time": f"{args.idle:g} s",
-                 "rss": f"{rss_mb(stack):.0f} MB", "ping": pinger.p99(t_idle)}]
+        rows: list[dict] = [{"name": "idle", "probe": "idle", "result": "-",
+                             "time": f"{args.idle:g} s", "rss": f"{rss_mb(stack):.0f} MB",
+                             "ping": pinger.p99(t_idle)}]
         if load:
             rows[0]["honest"] = load.window(t_idle, time.monotonic())
         try:
@@ -133,7 +134,7 @@ async def ended(what: str, stopping, seconds: float = 30) -> None:
     if not done:
         progress(f"teardown: {what} still stopping after {seconds:g} s, left behind; waiting:")
         stuck = [t for t in asyncio.all_tasks() if t is not task and not t.done()
-                 and t.get_coro().__qualname__ != "probes"]
+                 and getattr(t.get_coro(), "__qualname__", "") != "probes"]
         for waiting in stuck[:5]:
             waiting.print_stack(limit=10, file=sys.stderr)
 
