@@ -133,8 +133,10 @@ async def ended(what: str, stopping, seconds: float = 30) -> None:
     done, _ = await asyncio.wait([task], timeout=seconds)
     if not done:
         progress(f"teardown: {what} still stopping after {seconds:g} s, left behind; waiting:")
+        # Not the sockets' own readers and keepalives (open until the last step): what stops.
         stuck = [t for t in asyncio.all_tasks() if t is not task and not t.done()
-                 and getattr(t.get_coro(), "__qualname__", "") != "probes"]
+                 and getattr(t.get_coro(), "__qualname__", "") not in (
+                     "probes", "Client._read", "Connection.keepalive")]
         for waiting in stuck[:5]:
             waiting.print_stack(limit=10, file=sys.stderr)
 
