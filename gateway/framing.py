@@ -89,10 +89,14 @@ class FramedWebSocketProtocol(WebSocketsSansIOProtocol):
         self._feed()
 
     def _feed(self) -> None:
-        """Parse FEED_BYTES at a time while the app has nothing waiting; keep the rest, reading
-        paused meanwhile."""
+        """Parse FEED_BYTES at a time while the app has nothing waiting, or once the close is sent
+        (the app reads no more; the disconnect uvicorn queued for it stays unread, and only the
+        peer's close answer, which ends the connection, counts: parsed frames are dropped); keep
+        the rest, reading paused meanwhile. Waiting on the queue there left every refused socket
+        open until uvicorn's 10 s close timer: its client saw the close complete 10 s late."""
         unparsed, start = self._unparsed, 0
-        while start < len(unparsed) and self.queue.empty() and not self.transport.is_closing():
+        while start < len(unparsed) and (self.queue.empty() or self.close_sent) \
+                and not self.transport.is_closing():
             super().data_received(unparsed[start:start + FEED_BYTES])
             start += FEED_BYTES
         self._unparsed = unparsed[start:]

@@ -14,7 +14,12 @@ every row with its raw figures (`facts`), which tests/loadtest/test_abuse.py che
 With `--honest N` the probes run against an honest load (`honest.py`: N tables in their day,
 their seats pinging and chatting): a second table gives those seats' ping and chat-ack p50 / p99
 over the idle window and over each probe's run, and each one's p99 against the idle one (issue
-34's target: within 2x). Each row's `honest` holds those figures in the JSON.
+34's target: within 2x), then over a second idle window after the probes (the box's own noise in
+that run). Each row's `honest` holds those figures in the JSON.
+
+Each probe's start and end are logged on stderr as the run goes; a probe still running after
+`--probe-timeout` seconds is cancelled, where it waited printed, its row saying so, and the next
+one runs.
 
 A probe is a module of this package, listed in `probes.PROBES` (the order they run in); its
 docstring says what it does. It has `async def run(target: common.Target) -> dict | list[dict]`

@@ -23,7 +23,7 @@ from loadtest.abuse.common import (DURATIONS, GAMES_PER_ACTOR, METRICS_TOKEN, PI
                                    Target, rss_mb, table)
 from loadtest.abuse.probes import PROBES
 from loadtest.measure import Pinger
-from loadtest.stack import LOAD_LIMITS, real_stack, tear_down_on_signals
+from loadtest.stack import LOAD_LIMITS, ray_driver, real_stack, tear_down_on_signals
 
 COLUMNS = ["probe", "result", "time", "cpu", "rss", "ping", "healthz"]
 
@@ -56,6 +56,9 @@ async def run(args) -> list[dict]:
              **{f"WW_DURATION_{k.upper()}": str(v) for k, v in DURATIONS.items()}},
             redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
             ray_address=stack.ray_address, prefix=stack.prefix, games_per_actor=GAMES_PER_ACTOR)
+        # This process's driver, its SIGTERM handler kept (a Ray driver's own ends the process at
+        # once, leaving the stack's head and gateway running): RoomClient finds it initialised.
+        ray_driver(address=stack.ray_address, namespace=config.namespace, log_to_driver=False)
         try:
             return await probes(args, only, stack, url, port, config)
         finally:
@@ -70,14 +73,18 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
         sockets = [await connect(url.replace("http", "ws"), s["room"], s["token"])
                    for s in quiet]
         pinger = Pinger(sockets)
+        progress(f"stack up at {url}; {args.honest} honest tables to seat")
         load = await honest.Honest.start(url, rc, args.honest, args.honest_sockets) \
             if args.honest else None
+        if load:
+            progress(f"{len(load.sockets)} honest sockets connected; {args.idle:g} s idle")
         shared = Shared(url, rc, args.lobby_max_age, args.review_events)
         target = Target(args, stack, url, port, rc, pinger, config, shared)
         t_idle = time.monotonic()
         await asyncio.sleep(args.idle)
-        rows = [{"name": "idle", "probe": "idle", "result": "-", "time": f"{args.idle:g} s",
-                 "rss": f"{rss_mb(stack):.0f} MB", "ping": pinger.p99(t_idle)}]
+        rows: list[dict] = [{"name": "idle", "probe": "idle", "result": "-",
+                             "time": f"{args.idle:g} s", "rss": f"{rss_mb(stack):.0f} MB",
+                             "ping": pinger.p99(t_idle)}]
         if load:
             rows[0]["honest"] = load.window(t_idle, time.monotonic())
         try:
@@ -88,21 +95,72 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
                     if "day" in shared_used:
                         shared.day()
                 t_probe = time.monotonic()
-                found = await probe.run(target)
+                progress(f"{name}: started")
+                found = await bounded(name, probe.run(target), args.probe_timeout, shared)
+                progress(f"{name}: done in {time.monotonic() - t_probe:.1f} s")
                 found = found if isinstance(found, list) else [found]
                 if load:  # the honest tables over the whole probe, on its first row
                     found[0] = {**found[0],
                                 "honest": await load.window_after(t_probe, args.honest_window)}
                 for row in found:
                     rows.append({"name": name, **row})
+                if load:
+                    w = found[0]["honest"]
+                    progress(f"{name}: honest ping p99 {w['ping_p99'] or 0:.0f} ms, ack p99 "
+                             f"{w['ack_p99'] or 0:.0f} ms ({w['pings']} pings, {w['acks']} acks)")
+                if args.json:  # as the run goes: a run that ends badly keeps what it measured
+                    args.json.write_text(json.dumps(rows, indent=1, default=str))
+            if load:  # quiet again: how far the box's own noise moves the quiet p99 in this run
+                t_end = time.monotonic()
+                await asyncio.sleep(args.idle)
+                rows.append({"name": "idle, after", "probe": "idle again, after the probes",
+                             "result": "-", "time": f"{args.idle:g} s",
+                             "honest": load.window(t_end, time.monotonic())})
         finally:
-            await shared.close()
+            await ended("the shared rooms", shared.close())
             if load:
-                await load.stop()
-            await pinger.stop()
-            for s in sockets:
-                await s.close()
+                await ended("the honest load", load.stop())
+            await ended("the quiet pings", pinger.stop())
+            await ended("the quiet sockets", asyncio.gather(*(s.close() for s in sockets)))
     return rows
+
+
+async def ended(what: str, stopping, seconds: float = 30) -> None:
+    """Await a step of the teardown for `seconds` at most: one that hangs (a run measured, then
+    stuck here with its rows unprinted) is named, with the stacks of the tasks it waits on, and
+    left behind."""
+    task = asyncio.ensure_future(stopping)
+    done, _ = await asyncio.wait([task], timeout=seconds)
+    if not done:
+        progress(f"teardown: {what} still stopping after {seconds:g} s, left behind; waiting:")
+        # Not the sockets' own readers and keepalives (open until the last step): what stops.
+        stuck = [t for t in asyncio.all_tasks() if t is not task and not t.done()
+                 and getattr(t.get_coro(), "__qualname__", "") not in (
+                     "probes", "Client._read", "Connection.keepalive")]
+        for waiting in stuck[:5]:
+            waiting.print_stack(limit=10, file=sys.stderr)
+
+
+def progress(line: str) -> None:
+    """A line on stderr as the run goes: a run that stalls names what it waits on."""
+    print(f"[abuse {time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+
+
+async def bounded(name: str, run, timeout: float, shared: Shared) -> dict | list[dict]:
+    """The probe's rows, or, past `timeout` seconds, a row saying it timed out (the probe's stack
+    and the shared rooms' tasks printed first, so what it waited on is named) and the next probe
+    runs."""
+    task = asyncio.ensure_future(run)
+    done, _ = await asyncio.wait([task], timeout=timeout)
+    if done:
+        return task.result()
+    progress(f"{name}: TIMED OUT after {timeout:g} s, skipped; where it waited:")
+    for waiting in [task, *shared.pending()]:
+        waiting.print_stack(file=sys.stderr)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return {"probe": name, "result": f"timed out after {timeout:g} s", "time": "-",
+            "facts": {"timed_out": timeout}}
 
 
 def described(name: str, probe) -> str:
@@ -125,6 +183,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--review-events", type=int, default=0,
                     help="presence changes written into the finished table's lobby (past "
                          f"{REVIEW_BYTES >> 20} MB of events, its review is truncated)")
+    ap.add_argument("--probe-timeout", type=float, default=600,
+                    help="seconds a probe may take before it is cancelled and the next one runs")
     ap.add_argument("--json", type=Path, help="also write the rows, with their raw figures")
     honest.add_arguments(ap)
     for probe in PROBES.values():

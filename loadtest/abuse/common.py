@@ -155,6 +155,11 @@ class Shared:
         closed = await until_finished(self.url, room, made, self.max_age + 120)
         return {"seats": seats, "room": room, "closed_after": closed, "presence_written": written}
 
+    def pending(self) -> list[asyncio.Future]:
+        """The shared rooms still being made (a probe waiting on one waits on these)."""
+        return [task for task in (self._day, self._finished)
+                if task is not None and not task.done()]
+
     async def close(self) -> None:
         for task in (self._day, self._finished):
             if task is not None and not task.done():

@@ -17,7 +17,8 @@ from loadtest.measure import Pinger, percentile
 
 PING_EVERY = 0.6  # within the gateway's ping limit (2 a second)
 CHAT_EVERY = 2.0  # within the room's chat limit (1 line a second)
-COLUMNS = ["probe", "seconds", "ping p50 / p99", "ack p50 / p99", "p99 / quiet (ping, ack)"]
+COLUMNS = ["probe", "seconds", "ping p50 / p99", "ack p50 / p99",
+           "p99 / quiet before (ping, ack)", "p99 / quiet after (ping, ack)"]
 
 
 def add_arguments(parser) -> None:
@@ -68,21 +69,26 @@ class Honest:
 
 
 def table(rows: list[dict]) -> list[str]:
-    """The markdown lines of the honest tables' figures: the quiet window first, then each probe
-    (`rows`: the suite's rows; those with an `honest` window)."""
+    """The markdown lines of the honest tables' figures: the quiet window first, then each probe,
+    then the quiet window after the probes if there is one (`rows`: the suite's rows; those with
+    an `honest` window). Each p99 against both quiet ones: on a shared machine they differ, and
+    how much tells the noise."""
     windows = [(row["name"], row["honest"]) for row in rows if "honest" in row]
-    quiet = windows[0][1]
+    before = windows[0][1]
+    after = dict(windows).get("idle, after")
 
     def pair(w: dict, key: str) -> str:
         p50, p99 = w[f"{key}_p50"], w[f"{key}_p99"]
         return "-" if p99 is None else f"{p50:.0f} / {p99:.0f} ms"
 
-    def ratio(w: dict, key: str) -> str:
-        if w[f"{key}_p99"] is None or not quiet[f"{key}_p99"]:
+    def ratio(w: dict, quiet: dict | None, key: str) -> str:
+        if quiet is None or w[f"{key}_p99"] is None or not quiet[f"{key}_p99"]:
             return "-"
         return f"{w[f'{key}_p99'] / quiet[f'{key}_p99']:.2f}"
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for name, w in windows:
         lines.append(f"| {name} | {w['seconds']:.1f} | {pair(w, 'ping')} (n={w['pings']}) | "
-                     f"{pair(w, 'ack')} (n={w['acks']}) | {ratio(w, 'ping')}, {ratio(w, 'ack')} |")
+                     f"{pair(w, 'ack')} (n={w['acks']}) | "
+                     f"{ratio(w, before, 'ping')}, {ratio(w, before, 'ack')} | "
+                     f"{ratio(w, after, 'ping')}, {ratio(w, after, 'ack')} |")
     return lines

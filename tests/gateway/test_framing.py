@@ -9,6 +9,7 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from gateway.framing import FRAMED_SEND, WRITES, text_frame
 from gateway.headers import SECURITY_HEADERS
@@ -161,3 +162,41 @@ async def test_a_bad_upgrade_is_answered_400_with_the_security_headers():
     for name, value in SECURITY_HEADERS:
         assert head.count(name + b": " + value.lower()) == 1, name
     assert sum(line.startswith(b"date:") for line in head) == 1
+
+
+REFUSED: list = []  # the refused connection's protocol (WRITES), for its state after the close
+
+
+async def refuse(websocket) -> None:
+    """Accepts, reads the hello and closes 1008, as the gateway refuses a socket."""
+    await websocket.accept()
+    REFUSED.append(websocket.scope["extensions"][WRITES])
+    await websocket.receive_text()
+    await websocket.close(1008, "refused")
+
+
+@pytest.fixture
+async def refusing_server():
+    port = free_port()
+    config = uvicorn.Config(Starlette(routes=[WebSocketRoute("/ws", refuse)]), port=port,
+                            ws="gateway.framing:FramedWebSocketProtocol",
+                            ws_per_message_deflate=False, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve())
+    await until(lambda: server.started, 10, "the server started", every=0.01)
+    yield f"ws://127.0.0.1:{port}/ws"
+    server.should_exit = True
+    await asyncio.wait_for(serving, 10)
+
+
+async def test_the_peers_answer_to_a_refusal_is_read_and_ends_the_connection(refusing_server):
+    """The disconnect uvicorn queues for the app when it closes stays unread (the app has
+    returned): the peer's close answer is parsed all the same, which ends the connection, instead
+    of lying unparsed until a close timer (the client gives up first here: 1 s)."""
+    async with connect(refusing_server, close_timeout=1) as client:
+        await client.send("hello")
+        with pytest.raises(ConnectionClosed):
+            await client.recv()
+    protocol = REFUSED[0]
+    await until(lambda: protocol.disconnected, 10, "the server's side closed", every=0.05)
+    assert protocol.conn.close_rcvd is not None and protocol.conn.close_rcvd.code == 1008
