@@ -380,6 +380,10 @@ async def unless_closed(page: Page, selector: str, move) -> None:
 
 
 OPEN_PROMPT = ".prompt:not([data-answered])"
+PROMPT_KEY_ACTION = f"""() => {{
+    const prompt = document.querySelector('{OPEN_PROMPT}');
+    return [prompt?.getAttribute("data-key") ?? null, prompt?.getAttribute("data-action") ?? null];
+}}"""
 THE_END = "#screen-end:not([hidden])"
 
 
@@ -392,10 +396,10 @@ async def play(player: Player, wolves: set[int], *, until: str = THE_END, on_pro
         await shown(page, f"{until}, {OPEN_PROMPT}")
         if await page.locator(until).count():
             return
-        prompt = page.locator(OPEN_PROMPT).first
-        key = await prompt.get_attribute("data-key")
-        action = await prompt.get_attribute("data-action")
-        if key is None or action is None:  # re-rendered between the two reads
+        # Read at once in the page: a locator would wait for another open prompt if this one
+        # closed meanwhile (its phase over), and time out if none comes (a seat dead since).
+        key, action = await page.evaluate(PROMPT_KEY_ACTION)
+        if key is None or action is None:  # closed or re-rendered since it was shown
             continue
         if on_prompt:
             await on_prompt(player, action)
