@@ -129,6 +129,9 @@ async def narrated_game(browser, http: httpx.AsyncClient, url: str, preset: str,
         await player.page.wait_for_selector(DEALT, timeout=GAME_MS)
         assert await player.page.is_visible("#narrator")
         assert await player.page.get_attribute("#narrator", "aria-pressed") == "true"
+        # a "House rules" heading only over house rules
+        assert await player.page.is_hidden("#game-rules-title") == (
+            await player.page.locator("#game-rules dt").count() == 0)
         player.seat = int(await player.page.get_attribute("#players li.me", "data-seat"))
         player.role = await player.page.get_attribute("#card", "data-role")
     if "en" in languages:
