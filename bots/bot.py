@@ -103,16 +103,16 @@ class Bot:
             think = self.plans.pop(action)[1]
             self.done.add(action)
             prompt = mind.prompts[action]
+            # a line goes before the answer that may end the phase (and the channel with it)
+            if action == "wolves.point" and mind.pointed is None and self.style == "plausible" \
+                    and prompt["choices"]:
+                mind.pointed = policy.pack_proposal(mind, prompt)  # the first: the pack hears it
+                decisions.append(self._line(Claim("attack", seat=mind.pointed), "wolves", think))
             targets = self._choose(prompt)
             if targets is None:
                 continue
-            # a line goes before the answer that may end the phase (and the channel with it)
             if action == "wolves.point" and targets:
                 mind.my_point = targets[0]
-                if mind.pointed is None:  # the first proposal: the pack hears it
-                    mind.pointed = targets[0]
-                    decisions.append(self._line(Claim("attack", seat=targets[0]), "wolves",
-                                                think))
             if action == "vote" and targets and self.style == "plausible":
                 decisions.append(self._line(Claim("vote", seat=targets[0]), "day", think))
             decisions.append(Decision(action=action, targets=tuple(targets), think_ms=think))

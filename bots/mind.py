@@ -55,6 +55,8 @@ class Mind:
         self.prompts: dict[str, dict] = {}  # action -> the open prompt
         self.pointed: int | None = None  # the pack's proposal tonight (the first one made)
         self.my_point: int | None = None
+        self.pointing: dict[int, int] = {}  # wolf -> his point tonight (the pack's channel)
+        self.my_claim: str | None = None  # the card I claimed at the table
         self.thief_cards: list[str] = []
         self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
         self.over = False
@@ -100,6 +102,7 @@ class Mind:
     def _on_phase(self, e):
         if e["phase"].startswith("night.") and not self.phase.startswith("night."):
             self.pointed = self.my_point = None
+            self.pointing = {}
         self.phase, self.day = e["phase"], e["day"]
         self.ballot = {}  # each vote starts empty
 
@@ -117,6 +120,10 @@ class Mind:
     def _on_pointed(self, e):
         if e["seat"] == self.me:
             self.my_point = e["target"]
+        if e["target"] is None:
+            self.pointing.pop(e["seat"], None)
+        else:
+            self.pointing[e["seat"]] = e["target"]
         if self.pointed is None and e["target"] is not None:
             self.pointed = e["target"]
 
@@ -234,6 +241,8 @@ class Mind:
                 self.pointed = claim.seat
             return
         if speaker == self.me:
+            if claim.role is not None and claim.kind in ("role", "wolf", "innocent"):
+                self.my_claim = claim.role
             return
         if claim.role is not None and claim.kind in ("role", "wolf", "innocent"):
             self._claim(speaker, claim.role)

@@ -153,11 +153,34 @@ def _last_to_vote(mind: Mind) -> bool:
     return len([v for v in mind.ballot if v != mind.me]) >= len(mind.living()) - 1
 
 
+def _attacker(mind: Mind) -> int:
+    """The wolf who makes tonight's kill, the same to every wolf (from what the table said):
+    the one the village reads best, a claimant first (a fake is proven a liar once his rival's
+    card is shown). The attack's victim may be the Psycho or the Nekomata, who take the wolf
+    whose point was on them: better the exposed wolf than a hidden one."""
+    def exposure(wolf: int) -> tuple[bool, int, int]:
+        claimed = mind.my_claim if wolf == mind.me else mind.claimed.get(wolf)
+        named = sum(wolf in seats for seats in mind.accused.values()) + sum(
+            target == wolf for votes in mind.votes.values() for target in votes.values())
+        return claimed is not None, named, -wolf
+    return max((w for w in mind.pack | {mind.me} if mind.alive[w]), key=exposure)
+
+
+def pack_proposal(mind: Mind, p: dict) -> int:
+    """The pack's victim tonight: the first proposal made, else mine."""
+    if mind.pointed is not None and mind.pointed in p["choices"]:
+        return mind.pointed
+    return _victim(mind, p["choices"])
+
+
 def _wolves_point(mind, p):
-    pack_choice = mind.pointed
-    if pack_choice is not None and pack_choice in p["choices"]:
-        return [pack_choice] if mind.my_point != pack_choice else None
-    return [_victim(mind, p["choices"])]
+    """Only the attacker points at the pack's victim (the others propose it on the pack's
+    channel), so that the Psycho or the Nekomata takes the wolf the village reads anyway (the
+    step then ends at its deadline)."""
+    if _attacker(mind) != mind.me:
+        return [] if mind.my_point is not None else None
+    victim = pack_proposal(mind, p)
+    return [victim] if mind.my_point != victim else None
 
 
 def _seer_inspect(mind, p):
