@@ -94,16 +94,16 @@ def _vote(mind: Mind, choices: list[int], tally: dict[int, int]) -> int:
         # on it (every_card_b/14, 150 games: the pack 35% against 25%; seed_000 even)
         rest = _others(mind, choices)
         # never a seat the village trusts (a Seer claimant it believes, a seat vouched for): a
-        # vote on it is asked about at once, and read once its card is shown; and of the rest,
-        # the more suspected half, where a villager's vote would go too (500 games, the pack:
-        # seed_000/8 36.0% against 33.4%, every_card_b/14 39.2% against 32.4%)
+        # vote on it is asked about at once, and read once its card is shown
         rest = [s for s in rest if mind.trust(s) < 0.5 and _public(mind, s) > -1.0] or rest
-        if len(rest) > 2:
-            rest = sorted(rest, key=lambda s: -_public(mind, s))[:(len(rest) + 1) // 2]
         top = [s for s in wagons if s in rest][:1]
         if top and len(mind.names) >= 10 and tally[top[0]] * 3 < len(mind.living()) \
                 and mind.rng.random() < 0.6:
             return top[0]
+        # the lot among the more suspected half, where a villager's vote would go too (500
+        # games, the pack: seed_000/8 36.0% against 33.4%, every_card_b/14 39.2% against 32.4%)
+        if len(rest) > 2:
+            rest = sorted(rest, key=lambda s: -_public(mind, s))[:(len(rest) + 1) // 2]
         return mind.rng.choice(rest)
     found = [s for s in mind.found_wolves() if s in choices]
     if found:
