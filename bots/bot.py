@@ -17,6 +17,7 @@ from bots.mind import Mind
 
 STYLES = ("plausible", "random")
 _MAX_LINES_A_DAY = 3
+LATE_MS = 3_000  # a wolf who let the attacker point looks again this long before the deadline
 
 
 @dataclass(frozen=True)
@@ -108,8 +109,14 @@ class Bot:
                     and prompt["choices"]:
                 mind.pointed = policy.pack_proposal(mind, prompt)  # the first: the pack hears it
                 decisions.append(self._line(Claim("attack", seat=mind.pointed), "wolves", think))
+            deadline = prompt.get("deadline")
+            mind.late = deadline is not None and deadline - now <= LATE_MS
             targets = self._choose(prompt)
             if targets is None:
+                if action == "wolves.point" and deadline is not None and not mind.late \
+                        and self.style == "plausible":
+                    self.plans[action] = (deadline - LATE_MS, 0)  # the attacker may not point
+                    self.done.discard(action)
                 continue
             if action == "wolves.point" and targets:
                 mind.my_point = targets[0]

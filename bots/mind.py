@@ -57,6 +57,7 @@ class Mind:
         self.my_point: int | None = None
         self.pointing: dict[int, int] = {}  # wolf -> his point tonight (the pack's channel)
         self.my_claim: str | None = None  # the card I claimed at the table
+        self.late = False  # the prompt being answered closes within `bot.LATE_MS`
         self.thief_cards: list[str] = []
         self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
         self.over = False
@@ -240,9 +241,11 @@ class Mind:
             if claim.kind == "attack" and self.pointed is None:
                 self.pointed = claim.seat
             return
-        if speaker == self.me:
+        if speaker == self.me:  # what the table heard me say, as the others record it
             if claim.role is not None and claim.kind in ("role", "wolf", "innocent"):
                 self.my_claim = claim.role
+            if claim.kind == "wolf" and claim.seat is not None:
+                self.accused.setdefault(speaker, set()).add(claim.seat)
             return
         if claim.role is not None and claim.kind in ("role", "wolf", "innocent"):
             self._claim(speaker, claim.role)

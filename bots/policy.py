@@ -183,8 +183,11 @@ def pack_proposal(mind: Mind, p: dict) -> int:
 def _wolves_point(mind, p):
     """Only the attacker points at the pack's victim (the others propose it on the pack's
     channel), so that the Psycho or the Nekomata takes the wolf the village reads anyway (the
-    step then ends at its deadline)."""
-    if _attacker(mind) != mind.me:
+    step then ends at its deadline). Near the deadline, an attacker who has not pointed (a
+    human away, or of another mind) leaves the pack's point to the others: a night without a
+    kill costs the pack more."""
+    attacker = _attacker(mind)
+    if attacker != mind.me and not (mind.late and mind.pointing.get(attacker) is None):
         return [] if mind.my_point is not None else None
     victim = pack_proposal(mind, p)
     return [victim] if mind.my_point != victim else None
