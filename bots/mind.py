@@ -55,6 +55,9 @@ class Mind:
         self.prompts: dict[str, dict] = {}  # action -> the open prompt
         self.pointed: int | None = None  # the pack's proposal tonight (the first one made)
         self.my_point: int | None = None
+        self.pointing: dict[int, int] = {}  # wolf -> his point tonight (the pack's channel)
+        self.my_claim: str | None = None  # the card I claimed at the table
+        self.late = False  # the prompt being answered closes within `bot.LATE_MS`
         self.thief_cards: list[str] = []
         self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
         self.over = False
@@ -100,6 +103,7 @@ class Mind:
     def _on_phase(self, e):
         if e["phase"].startswith("night.") and not self.phase.startswith("night."):
             self.pointed = self.my_point = None
+            self.pointing = {}
         self.phase, self.day = e["phase"], e["day"]
         self.ballot = {}  # each vote starts empty
 
@@ -117,6 +121,10 @@ class Mind:
     def _on_pointed(self, e):
         if e["seat"] == self.me:
             self.my_point = e["target"]
+        if e["target"] is None:
+            self.pointing.pop(e["seat"], None)
+        else:
+            self.pointing[e["seat"]] = e["target"]
         if self.pointed is None and e["target"] is not None:
             self.pointed = e["target"]
 
@@ -233,7 +241,11 @@ class Mind:
             if claim.kind == "attack" and self.pointed is None:
                 self.pointed = claim.seat
             return
-        if speaker == self.me:
+        if speaker == self.me:  # what the table heard me say, as the others record it
+            if claim.role is not None and claim.kind in ("role", "wolf", "innocent"):
+                self.my_claim = claim.role
+            if claim.kind == "wolf" and claim.seat is not None:
+                self.accused.setdefault(speaker, set()).add(claim.seat)
             return
         if claim.role is not None and claim.kind in ("role", "wolf", "innocent"):
             self._claim(speaker, claim.role)
