@@ -60,6 +60,7 @@ class Mind:
         self.late = False  # the prompt being answered closes within `bot.LATE_MS`
         self.thief_cards: list[str] = []
         self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
+        self.in_play: set[str] | None = None  # the cards the table was told are dealt (None: not told)
         self.over = False
 
     # ------------------------------------------------------------------ frames
@@ -83,6 +84,8 @@ class Mind:
             self._read(result["seat"], result["role"])
         self.thief_cards = list(view.get("thief_cards") or ())
         self.charmed = set(view.get("charmed") or ())
+        if view.get("roles_in_play") is not None:
+            self._on_game_started(view)
         # told at the deal (a bot starting then gets the view, not the deal's events)
         told = set(view.get("lover_pair") or ()) | set(view.get("sisters") or ())
         if view.get("lover") is not None:
@@ -96,6 +99,12 @@ class Mind:
         handler = getattr(self, "_on_" + event["kind"], None)
         if handler is not None:
             handler(event)
+
+    def _on_game_started(self, e):
+        self.in_play = {card for card, count in e["roles_in_play"].items() if count}
+
+    def may_be_in_play(self, *cards: str) -> bool:
+        return self.in_play is None or any(card in self.in_play for card in cards)
 
     def _on_role(self, e):
         self.role = e["role"]

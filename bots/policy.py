@@ -160,6 +160,9 @@ def _last_to_vote(mind: Mind) -> bool:
     return len([v for v in mind.ballot if v != mind.me]) >= len(mind.living()) - 1
 
 
+POINT_TAKERS = ("psycho", "nekomata")  # cards that take a wolf whose point was on them
+
+
 def _attacker(mind: Mind) -> int:
     """The wolf who makes tonight's kill, the same to every wolf (from what the table said):
     the one the village reads best, a claimant first (a fake is proven a liar once his rival's
@@ -181,12 +184,13 @@ def pack_proposal(mind: Mind, p: dict) -> int:
 
 
 def _wolves_point(mind, p):
-    """Only the attacker points at the pack's victim (the others propose it on the pack's
-    channel), so that the Psycho or the Nekomata takes the wolf the village reads anyway (the
-    step then ends at its deadline). Near the deadline, an attacker who has not pointed (a
-    human away, or of another mind) leaves the pack's point to the others: a night without a
-    kill costs the pack more."""
-    attacker = _attacker(mind)
+    """Where the Psycho or the Nekomata may be dealt, only the attacker points at the pack's
+    victim (the others propose it on the pack's channel), so that the card takes the wolf the
+    village reads anyway (the step then ends at its deadline); elsewhere every wolf points, and
+    the step ends once they agree. Near the deadline, an attacker who has not pointed (a human
+    away, or of another mind) leaves the pack's point to the others: a night without a kill
+    costs the pack more."""
+    attacker = _attacker(mind) if mind.may_be_in_play(*POINT_TAKERS) else mind.me
     if attacker != mind.me and not (mind.late and mind.pointing.get(attacker) is None):
         return [] if mind.my_point is not None else None
     victim = pack_proposal(mind, p)
