@@ -17,6 +17,7 @@ from bots.mind import Mind
 
 STYLES = ("plausible", "random")
 _MAX_LINES_A_DAY = 3
+LATE_MS = 3_000  # a wolf who let the attacker point looks again this long before the deadline
 
 
 @dataclass(frozen=True)
@@ -103,16 +104,22 @@ class Bot:
             think = self.plans.pop(action)[1]
             self.done.add(action)
             prompt = mind.prompts[action]
+            # a line goes before the answer that may end the phase (and the channel with it)
+            if action == "wolves.point" and mind.pointed is None and self.style == "plausible" \
+                    and prompt["choices"]:
+                mind.pointed = policy.pack_proposal(mind, prompt)  # the first: the pack hears it
+                decisions.append(self._line(Claim("attack", seat=mind.pointed), "wolves", think))
+            deadline = prompt.get("deadline")
+            mind.late = deadline is not None and deadline - now <= LATE_MS
             targets = self._choose(prompt)
             if targets is None:
+                if action == "wolves.point" and deadline is not None and not mind.late \
+                        and self.style == "plausible":
+                    self.plans[action] = (deadline - LATE_MS, 0)  # the attacker may not point
+                    self.done.discard(action)
                 continue
-            # a line goes before the answer that may end the phase (and the channel with it)
             if action == "wolves.point" and targets:
                 mind.my_point = targets[0]
-                if mind.pointed is None:  # the first proposal: the pack hears it
-                    mind.pointed = targets[0]
-                    decisions.append(self._line(Claim("attack", seat=targets[0]), "wolves",
-                                                think))
             if action == "vote" and targets and self.style == "plausible":
                 decisions.append(self._line(Claim("vote", seat=targets[0]), "day", think))
             decisions.append(Decision(action=action, targets=tuple(targets), think_ms=think))

@@ -55,8 +55,12 @@ class Mind:
         self.prompts: dict[str, dict] = {}  # action -> the open prompt
         self.pointed: int | None = None  # the pack's proposal tonight (the first one made)
         self.my_point: int | None = None
+        self.pointing: dict[int, int] = {}  # wolf -> his point tonight (the pack's channel)
+        self.my_claim: str | None = None  # the card I claimed at the table
+        self.late = False  # the prompt being answered closes within `bot.LATE_MS`
         self.thief_cards: list[str] = []
         self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
+        self.in_play: set[str] | None = None  # the cards the table was told are dealt (None: not told)
         self.over = False
 
     # ------------------------------------------------------------------ frames
@@ -80,6 +84,8 @@ class Mind:
             self._read(result["seat"], result["role"])
         self.thief_cards = list(view.get("thief_cards") or ())
         self.charmed = set(view.get("charmed") or ())
+        if view.get("roles_in_play") is not None:
+            self._on_game_started(view)
         # told at the deal (a bot starting then gets the view, not the deal's events)
         told = set(view.get("lover_pair") or ()) | set(view.get("sisters") or ())
         if view.get("lover") is not None:
@@ -94,12 +100,19 @@ class Mind:
         if handler is not None:
             handler(event)
 
+    def _on_game_started(self, e):
+        self.in_play = {card for card, count in e["roles_in_play"].items() if count}
+
+    def may_be_in_play(self, *cards: str) -> bool:
+        return self.in_play is None or any(card in self.in_play for card in cards)
+
     def _on_role(self, e):
         self.role = e["role"]
 
     def _on_phase(self, e):
         if e["phase"].startswith("night.") and not self.phase.startswith("night."):
             self.pointed = self.my_point = None
+            self.pointing = {}
         self.phase, self.day = e["phase"], e["day"]
         self.ballot = {}  # each vote starts empty
 
@@ -117,6 +130,10 @@ class Mind:
     def _on_pointed(self, e):
         if e["seat"] == self.me:
             self.my_point = e["target"]
+        if e["target"] is None:
+            self.pointing.pop(e["seat"], None)
+        else:
+            self.pointing[e["seat"]] = e["target"]
         if self.pointed is None and e["target"] is not None:
             self.pointed = e["target"]
 
@@ -233,7 +250,11 @@ class Mind:
             if claim.kind == "attack" and self.pointed is None:
                 self.pointed = claim.seat
             return
-        if speaker == self.me:
+        if speaker == self.me:  # what the table heard me say, as the others record it
+            if claim.role is not None and claim.kind in ("role", "wolf", "innocent"):
+                self.my_claim = claim.role
+            if claim.kind == "wolf" and claim.seat is not None:
+                self.accused.setdefault(speaker, set()).add(claim.seat)
             return
         if claim.role is not None and claim.kind in ("role", "wolf", "innocent"):
             self._claim(speaker, claim.role)

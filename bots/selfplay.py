@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from bots.bot import Bot, Decision
 from bots.mind import PACK_SIDE, WOLF_CARDS
-from rules import (GameState, RulesError, Settings, act, advance, next_deadline, outcome, say,
-                   start_game, view)
+from rules import (GameState, RulesError, Settings, act, advance, next_deadline, outcome,
+                   roles_in_play, say, start_game, view)
 
 START = 1_700_000_000_000
 NAMES = ("Layla", "Omar", "Zoe", "Minh", "Wei", "Sara", "Karim", "Lan", "Hana", "Yusuf", "Mai",
@@ -59,8 +59,10 @@ def play(settings: Settings, players: int, seed: int, style: Callable[[str], str
     bots = [Bot(s, seed if bot_seed is None else bot_seed, language, style(card))
             for s, card in enumerate(state.roles)]
     game = Game(state, bots, list(state.roles))
+    # what a room's view adds to the seat's: the deal the table was told (actors/room_data.py)
+    told = {"roles_in_play": roles_in_play(len(state.roles), settings)}
     for bot in bots:
-        frame = view(state, bot.seat)
+        frame = {**view(state, bot.seat), **told}
         if trace:
             trace(bot.seat, "view", frame)
         bot.see(frame)

@@ -75,10 +75,14 @@ def test_the_same_frames_with_other_hidden_cards_give_the_same_decisions(table, 
     swapped = replace(state, roles=roles)
     _, traces_a = traced(settings, players, seed, started=state)
     _, traces_b = traced(settings, players, seed, started=swapped)
+    pack_compared = 0
     for seat in range(players):
         compared = common_decisions(traces_a[seat], traces_b[seat])
         if state.roles[seat] in WOLF_CARDS:
-            assert compared > 0  # its first night's pointing was compared
+            pack_compared += compared
+    # its first night was compared: the proposal and the attacker's point (its other wolves
+    # may say and do nothing that night)
+    assert pack_compared > 0
 
 
 def seer_days(trace: list):
@@ -108,10 +112,12 @@ def test_the_seer_names_the_wolf_she_found_as_the_seer():
     for seed in range(20):
         game, traces = traced(SEED_000, 12, seed)
         seer = game.dealt.index("seer")
-        for day, (found, alive, claims) in seer_days(traces[seer]).items():
+        said: list = []  # a reading is said once a game: that day or before
+        for day, (found, alive, claims) in sorted(seer_days(traces[seer]).items()):
+            said += claims
             if found and alive:
                 checked += 1
-                assert any(Claim("wolf", seat=w, role="seer") in claims for w in found), \
+                assert any(Claim("wolf", seat=w, role="seer") in said for w in found), \
                     (seed, day, found, claims)
     assert checked > 0
 
