@@ -20,13 +20,24 @@ async def start_games(gateway, rooms: int, players: int):
         games = [asyncio.create_task(play_through_failover(bot, room, seat["token"],
                                                            gateway.ws_url))
                  for bot, seat in zip(bots, seats)]
-        tables.append((room, clients, games))
+        tables.append((room, clients, games, bots))
     return tables
 
 
 async def finish_and_check(tables, redis_url: str, prefix: str) -> None:
-    for room, _clients, games in tables:
-        journeys = await asyncio.wait_for(asyncio.gather(*games), 240)
+    for room, _clients, games, bots in tables:
+        try:
+            journeys = await asyncio.wait_for(asyncio.gather(*games), 240)
+        except TimeoutError:
+            # Seen once in CI (load ~24), not since in a loop: say whether the room stalled (its
+            # log stopped) or its frames stopped reaching the sockets.
+            log = await stored_log(redis_url, prefix, room)
+            last = orjson.loads(log[-1]["frame"]) if log else None
+            seats = [(bot.client.seat, bot.client.last_seq,
+                      bot.client.frames[-1] if bot.client.frames else None) for bot in bots]
+            raise AssertionError(f"room {room} not over in 240 s: its log has {len(log)} events, "
+                                 f"the last {last}; each seat's socket (seat, last seq, last "
+                                 f"frame): {seats}") from None
         log = await stored_log(redis_url, prefix, room)
         assert orjson.loads(log[-1]["frame"])["kind"] == "game_over"
         used = [c for journey in journeys for c in journey]
