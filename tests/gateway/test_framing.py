@@ -2,6 +2,7 @@
 once reach the client as the message, at every length of the frame header, and a connection that
 compresses is not offered it."""
 import asyncio
+from contextlib import asynccontextmanager
 import socket
 
 import pytest
@@ -29,19 +30,25 @@ async def speak(websocket) -> None:
     await websocket.receive_text()  # the client's goodbye, then the close
 
 
-@pytest.fixture
-async def server(request):
+@asynccontextmanager
+async def framed_server(endpoint, deflate: bool):
+    """A uvicorn serving `endpoint` at /ws through the gateway's framed protocol; its URL."""
     port = free_port()
-    config = uvicorn.Config(Starlette(routes=[WebSocketRoute("/ws", speak)]), port=port,
+    config = uvicorn.Config(Starlette(routes=[WebSocketRoute("/ws", endpoint)]), port=port,
                             ws="gateway.framing:FramedWebSocketProtocol",
-                            ws_per_message_deflate=request.param, log_level="warning",
-                            lifespan="off")
+                            ws_per_message_deflate=deflate, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
     await until(lambda: server.started, 10, "the server started", every=0.01)
     yield f"ws://127.0.0.1:{port}/ws"
     server.should_exit = True
     await asyncio.wait_for(serving, 10)
+
+
+@pytest.fixture
+async def server(request):
+    async with framed_server(speak, request.param) as url:
+        yield url
 
 
 @pytest.mark.parametrize("server", [False], indirect=True)
@@ -177,16 +184,8 @@ async def refuse(websocket) -> None:
 
 @pytest.fixture
 async def refusing_server():
-    port = free_port()
-    config = uvicorn.Config(Starlette(routes=[WebSocketRoute("/ws", refuse)]), port=port,
-                            ws="gateway.framing:FramedWebSocketProtocol",
-                            ws_per_message_deflate=False, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
-    await until(lambda: server.started, 10, "the server started", every=0.01)
-    yield f"ws://127.0.0.1:{port}/ws"
-    server.should_exit = True
-    await asyncio.wait_for(serving, 10)
+    async with framed_server(refuse, False) as url:
+        yield url
 
 
 async def test_the_peers_answer_to_a_refusal_is_read_and_ends_the_connection(refusing_server):
