@@ -238,7 +238,7 @@ class RoomHost:
 
     async def lobby(self, code: str) -> dict | None:
         room = await self._room(code)
-        data = room.data if room is not None else await self._stored(code)
+        data = await room.durable() if room is not None else await self._stored(code)
         return None if data is None else data.lobby()
 
     def stats(self) -> dict:

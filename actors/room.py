@@ -23,7 +23,9 @@ disposed  `close()`: timer and mailbox stopped; whatever is still queued is answ
 Every change is persisted (snapshot + numbered events, one atomic `Store.persist`) before the
 command that caused it is acknowledged (group commit: what the mailbox holds is applied in order,
 made durable by one persist, then answered) and before the in-memory state moves on: readers
-(`welcome`, `lobby`) only ever see what is durable.
+(`welcome`, `lobby`) only ever see what is durable. The persist publishes the acks it carries
+before it returns here, so a reader who saw an ack reads through `durable()`, which waits for the
+write in flight.
 """
 from __future__ import annotations
 
@@ -275,6 +277,7 @@ class Room:
         self._mailbox: asyncio.Queue = asyncio.Queue()
         self._closed = False
         self._resync = False  # a write failed ambiguously: reload the snapshot before the next one
+        self._writing: asyncio.Future | None = None  # the persist in flight, done when it returns
         self._armed: int | None = None
         self._limits: dict[tuple[int, str], TokenBucket] = {}  # in memory: a restart refills them
         self._timer: asyncio.Task | None = None
@@ -382,6 +385,13 @@ class Room:
     async def gateways_gone(self, gone: frozenset) -> None:
         """These gateway processes are dead: none of their sockets is here any more."""
         await self._submit(_gateways_gone, (gone,), lambda code, message: None)
+
+    async def durable(self) -> RoomData:
+        """The committed state once the write in flight (if any) has returned: its acks may
+        already be out, and whoever read one must then read what it acknowledged."""
+        if self._writing is not None:
+            await asyncio.shield(self._writing)
+        return self.data
 
     def welcome(self, seat: int, proof: str | None = None) -> dict:
         """The view of `seat` at exactly seq S (the committed state), as {"seq": S, "view": ...};
@@ -514,6 +524,7 @@ class Room:
         stored_game, chat_from = self._chat_stored
         if game != stored_game or len(lines) < chat_from:  # another game: its chat starts afresh
             chat_from = None
+        writing = self._writing = asyncio.get_running_loop().create_future()
         try:
             await self._store.persist(old.code, epoch=self.epoch, host=self.host,
                                       snapshot=None if _only_logged(old, new, logged) else new.to_json(),
@@ -534,6 +545,8 @@ class Room:
         finally:
             if self._on_persist is not None:
                 self._on_persist(time.perf_counter() - started, requests)
+            self._writing = None
+            writing.set_result(None)  # after `self.data = new` below: no await comes between
         self.data = new
         self._chat_stored = (game, len(lines))
         self._arm()

@@ -361,6 +361,38 @@ async def test_nothing_is_acknowledged_or_visible_before_it_is_stored(store, clo
     assert room.welcome(0)["seq"] == 2
 
 
+class AnswersLate(MemoryStore):
+    """Redis as it is: the write lands and its acks are published, then the reply to the writer
+    takes its time (`late` held until `on_time` is set)."""
+    def __init__(self) -> None:
+        super().__init__()
+        self.late = asyncio.Event()
+        self.on_time: asyncio.Event | None = None
+
+    async def persist(self, code, **kwargs):
+        await super().persist(code, **kwargs)
+        if self.on_time is not None:
+            self.late.set()
+            await self.on_time.wait()
+
+
+async def test_a_read_after_a_published_ack_sees_what_it_acknowledged(clock):
+    # CI: the host's settings were acked, and the lobby read that followed still showed the old.
+    store = AnswersLate()
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    store.on_time = asyncio.Event()
+    pending = asyncio.create_task(room.command(0, {"type": "settings", "id": 1,
+                                                   "roles": ["seer", "cupid"]}))
+    await asyncio.wait_for(store.late.wait(), 5)  # stored: an ack could be on its way now
+    read = asyncio.create_task(room.durable())
+    await asyncio.sleep(0)
+    assert not read.done()
+    store.on_time.set()
+    assert (await read).lobby()["settings"]["roles"] == ["seer", "cupid"]
+    await pending
+
+
 class CountsPersists(MemoryStore):
     def __init__(self) -> None:
         super().__init__()
