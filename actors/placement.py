@@ -189,7 +189,8 @@ class Placement:
         """Start missing spares, stop surplus ones; returns the names of the hosts stopped."""
         await self.top_up()
         async with self._top_up_lock:
-            idle = [n.decode() for n in await self._redis.zrangebyscore(self._keys.hosts(), 0, 0)]
+            idle = await self._really_empty(
+                [n.decode() for n in await self._redis.zrangebyscore(self._keys.hosts(), 0, 0)])
             if len(idle) <= self._config.warm_actors:
                 return []
             if self._retire_first is not None:
@@ -203,6 +204,20 @@ class Placement:
                 await self._redis.delete(self._keys.inbox(name))
                 log.info("retired host %s", name)
         return gone
+
+    async def _really_empty(self, idle: list[str]) -> list[str]:
+        """Those of `idle` (no room counted) that list no room either: a count that went wrong
+        (a creation given up while its host still opened the room, which then ended and was
+        released) must not stop a host whose games still run. A room placed after this read
+        counts on the host first, and `_RETIRE` checks the count again."""
+        pipe = self._redis.pipeline(transaction=False)
+        for name in idle:
+            pipe.scard(self._keys.host_rooms(name))
+        listed = await pipe.execute() if idle else []
+        for name, rooms in zip(idle, listed):
+            if rooms:
+                log.warning("host %s counts no room but lists %d: not retired", name, rooms)
+        return [name for name, rooms in zip(idle, listed) if not rooms]
 
     async def _take(self) -> str | None:
         name = await self._pick(keys=[self._keys.hosts()], args=[self._config.games_per_actor])

@@ -223,6 +223,19 @@ def test_a_node_that_joined_is_one_that_never_ran_a_host_not_one_emptied_for_rem
     assert joined_node(hosted, {"a", "b", "c"}) is None
 
 
+async def test_a_host_that_still_lists_a_room_is_not_stopped_whatever_its_count(redis, prefix):
+    # A count can go wrong (a creation given up while its host still opened the room): a host
+    # whose games run must not be stopped for it, or every one of them is lost.
+    p, _, stopped = placement(redis, prefix, games_per_actor=1, warm_actors=0)
+    hosts = [await p.place() for _ in range(2)]
+    await p.settled()
+    for name in hosts:
+        await redis.zincrby(f"{prefix}:hosts", -1, name)
+    await redis.sadd(f"{prefix}:host:{{{hosts[0]}}}:rooms", "ABCDEF")  # still running there
+    assert await p.maintain() == [hosts[1]] == stopped
+    assert await redis.zscore(f"{prefix}:hosts", hosts[0]) == 0
+
+
 async def test_maintenance_stops_the_spares_in_the_order_given_keeping_the_warm_ones(redis, prefix):
     asked: list[list[str]] = []
 
