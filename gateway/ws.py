@@ -42,9 +42,9 @@ log = logging.getLogger(__name__)
 MAX_FRAME_BYTES = 4096
 HELLO_TIMEOUT = 5.0
 # Frames the gateway refuses in a row (bad frames, commands and pings past the socket's limits, a
-# spectator's commands) that close the socket (1008 `refused`). The room's own errors neither
-# count nor break a run (a host's form may well meet the room's settings limit); an acked command
-# breaks it.
+# spectator's commands, a guest's host commands: the room's `not_host`) that close the socket (1008
+# `refused`). The room's other errors neither count nor break a run (a host's form may well meet
+# the room's settings limit); an acked command breaks it.
 MAX_REFUSED_IN_A_ROW = 20
 # A socket refused past one of its limits is not read again until that limit has a token back (its
 # next frames wait in the network, at no CPU of ours), nor for longer than this: the slowest limits
@@ -254,10 +254,6 @@ def _text_size(item) -> int:
     return len(item[0]) if type(item) is tuple else 0  # a reply; Since, Unseated
 
 
-def _nothing() -> int:
-    return 0
-
-
 class Session:
     """One socket of one seat. Events reach it through `RoomClient.listen` (one Redis pub/sub
     connection per process, already deduplicated and gap-filled by room); acks and errors join the
@@ -290,11 +286,10 @@ class Session:
         self._limits: dict[str, TokenBucket] = {}  # made on a kind's first command
         self._replay_left = 0  # events of the replay not written yet (at most)
         extensions = websocket.scope.get("extensions") or {}
-        # Writes an event's frame as the same bytes for all its sockets (gateway/framing.py), or None.
-        self._send_framed = extensions.get(FRAMED_SEND)
-        # The connection's writes (gateway/framing.py): its unsent bytes, a stall callback, drop.
-        self._writes = extensions.get(WRITES)
-        self.buffered = _nothing if self._writes is None else self._writes.unsent
+        # gateway/framing.py: an event's frame written as the same bytes for all its sockets, and
+        # the connection's writes (its unsent bytes, a stall callback, drop); None without it.
+        self._send_framed, self._writes = extensions.get(FRAMED_SEND), extensions.get(WRITES)
+        self.buffered = (lambda: 0) if self._writes is None else self._writes.unsent
         self.unsent_limit = gw.config.ws_unsent_bytes
         self._written = 0  # welcome-stage frames written (the stall check watches it move)
 
@@ -625,14 +620,16 @@ class Session:
         self.metrics.command_seconds.labels(command["type"]).observe(time.perf_counter() - started)
         if reply["type"] == "ack":
             self._refused_in_a_row = 0
-        elif reply.get("code") == "rate_limited":
+        elif reply.get("code") in ("rate_limited", "not_host"):
             self._spend(command["type"])
+            if reply["code"] == "not_host":  # our client never asks: its forms are the host's
+                return self._refusal(reply)
         self._reply(reply)
 
     def _spend(self, kind: str) -> None:
-        """The room refused a command past its limit: this socket's copy of it is spent as well
-        (the room's burst is half the copy's), so that the next ones of that kind are refused
-        here, the socket left unread, rather than carried to the room to be refused there."""
+        """The room refused a command past its limit (the room's burst is half the copy's) or
+        one this seat may not give: this socket's copy is spent as well, so that the next ones
+        of that kind are refused here, the socket left unread, not carried to the room."""
         bucket = self._limits.get(kind)
         if bucket is not None:
             now = monotonic()
