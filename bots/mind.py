@@ -61,6 +61,7 @@ class Mind:
         self.thief_cards: list[str] = []
         self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
         self.in_play: set[str] | None = None  # the cards the table was told are dealt (None: not told)
+        self.house: dict = {}  # the table's house rules, as its view's settings tell them
         self.over = False
 
     # ------------------------------------------------------------------ frames
@@ -86,6 +87,8 @@ class Mind:
         self.charmed = set(view.get("charmed") or ())
         if view.get("roles_in_play") is not None:
             self._on_game_started(view)
+        if view.get("settings"):
+            self.house = dict(view["settings"].get("rules") or {})
         # told at the deal (a bot starting then gets the view, not the deal's events)
         told = set(view.get("lover_pair") or ()) | set(view.get("sisters") or ())
         if view.get("lover") is not None:
@@ -105,6 +108,24 @@ class Mind:
 
     def may_be_in_play(self, *cards: str) -> bool:
         return self.in_play is None or any(card in self.in_play for card in cards)
+
+    def enemy(self, card: str) -> bool:
+        """Whether a seat holding `card` must go for the village to win: the pack's side and the
+        solo cards, and the dealt Lovers when they win as a pair (`lover_win = pair`, the
+        default): alive together when the village wins, they take its win."""
+        if card == "lover":
+            return self.house.get("lover_win", "pair") == "pair" and self.role != "lover"
+        return card in ENEMIES
+
+    def _reads_as_enemy(self, role: str) -> bool:
+        """A reading's card: a "villager" where no Villager is dealt (the table was told) is a
+        card that shows itself as one, the Trickster or the Traitor (or a Thief who took a
+        spare Villager)."""
+        if role == NOT_WOLF:
+            return False
+        if role == "villager" and self.in_play is not None and "villager" not in self.in_play:
+            return True
+        return self.enemy(role)
 
     def _on_role(self, e):
         self.role = e["role"]
@@ -208,7 +229,7 @@ class Mind:
 
     def _shown(self, seat: int, card: str) -> None:
         self.cards[seat] = card
-        wolf = card in ENEMIES
+        wolf = self.enemy(card)
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
         if card in UNIQUE:  # whoever else claimed this one card lied
             for claimant, claimed in self.claimed.items():
@@ -229,7 +250,7 @@ class Mind:
                     self._accuse(voter, belief * (-0.6 if wolf else 0.6))
 
     def _read(self, seat: int, role: str) -> None:
-        wolf = role != NOT_WOLF and role in ENEMIES
+        wolf = self._reads_as_enemy(role)
         self.readings[seat] = wolf
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
         self._votes_on(seat, wolf, 1.0)
@@ -298,7 +319,7 @@ class Mind:
                     said = next(w for t, w in readings if t == seat)
                     self._accuse(claimant, self.trust(speaker) * (-2.0 if said == wolf else 4.0))
         if seat in self.cards or seat in self.readings:
-            truth = self.cards[seat] in ENEMIES if seat in self.cards else self.readings[seat]
+            truth = self.enemy(self.cards[seat]) if seat in self.cards else self.readings[seat]
             self._accuse(speaker, -2.0 if truth == wolf else 5.0)
             return
         weight = self.trust(speaker) * 4.0 if reading else 0.4

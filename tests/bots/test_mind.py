@@ -76,3 +76,25 @@ def test_the_pairs_told_at_the_deal_are_friends():
         mind = Mind(first, random.Random(0))
         mind.see(view(state, first))
         assert mind.friends == {second}
+
+
+def test_a_seer_who_reads_the_dealt_lovers_names_them_where_they_win_as_a_pair():
+    mind, (seat, *_) = villager_mind()
+    mind.role = "seer"
+    mind.house = {"lover_win": "pair"}
+    mind.observe({"kind": "seer_result", "seat": seat, "role": "lover"})
+    assert mind.readings[seat] and seat in mind.found_wolves()
+    mind.house = {"lover_win": "village"}  # villagers who die together: not an enemy
+    mind.observe({"kind": "seer_result", "seat": seat, "role": "lover"})
+    assert not mind.readings[seat]
+
+
+def test_a_villager_read_where_none_is_dealt_is_the_trickster_or_the_traitor():
+    mind, (seat, *_) = villager_mind()
+    mind.role = "seer"
+    mind.in_play = {"seer", "trickster_wolf", "traitor", "thief"}
+    mind.observe({"kind": "seer_result", "seat": seat, "role": "villager"})
+    assert mind.readings[seat]
+    mind.in_play.add("villager")
+    mind.observe({"kind": "seer_result", "seat": seat, "role": "villager"})
+    assert not mind.readings[seat]
