@@ -41,6 +41,7 @@ class Mind:
         self.pack: set[int] = set()  # wolves I know (as a wolf, the Traitor, infected)
         self.friends: set[int] = set()  # lovers, sisters: known to be on my side
         self.readings: dict[int, bool] = {}  # seat -> is a wolf (my own Seer/Medium readings)
+        self.read_cards: dict[int, str] = {}  # seat -> the card my reading showed
         self.claimed: dict[int, str] = {}  # seat -> card it claimed
         self.said_wolf: dict[int, list[tuple[int, bool]]] = {}  # claimant -> (seat, wolf?)
         self.accused: dict[int, set[int]] = {}  # speaker -> seats it named wolves
@@ -61,6 +62,7 @@ class Mind:
         self.thief_cards: list[str] = []
         self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
         self.in_play: set[str] | None = None  # the cards the table was told are dealt (None: not told)
+        self.dealt: dict[str, int] = {}  # card -> how many the table was told are dealt
         self.house: dict = {}  # the table's house rules, as its view's settings tell them
         self.over = False
 
@@ -104,7 +106,8 @@ class Mind:
             handler(event)
 
     def _on_game_started(self, e):
-        self.in_play = {card for card, count in e["roles_in_play"].items() if count}
+        self.dealt = {card: count for card, count in e["roles_in_play"].items() if count}
+        self.in_play = set(self.dealt)
 
     def may_be_in_play(self, *cards: str) -> bool:
         return self.in_play is None or any(card in self.in_play for card in cards)
@@ -252,6 +255,7 @@ class Mind:
     def _read(self, seat: int, role: str) -> None:
         wolf = self._reads_as_enemy(role)
         self.readings[seat] = wolf
+        self.read_cards[seat] = role
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
         self._votes_on(seat, wolf, 1.0)
 
@@ -339,6 +343,29 @@ class Mind:
         rivals = [s for s, r in self.claimed.items() if r == role and s != seat
                   and self.suspicion.get(s, 0) < 3]
         return 1.0 / (1 + len(rivals))
+
+    def spoilers(self) -> bool:
+        """Whether a card that takes the village's win, if alive when the last wolf goes, may
+        still live (the table was told it is dealt, and no holder's card was shown): the dealt
+        Lovers (as a pair) or the Fox. Not a worry of their own holders."""
+        shown = set(self.cards.values())
+        lovers = self.dealt.get("lover", 0) == 2 and self.enemy("lover") and "lover" not in shown
+        fox = "fox" in self.dealt and self.role != "fox" and "fox" not in shown
+        return lovers or fox
+
+    def wolves_left(self) -> int | None:
+        """The wolves dealt whose card was not shown dead (None: the deal or the cards are not
+        told: hidden cards)."""
+        if not self.dealt:
+            return None
+        dealt = sum(n for card, n in self.dealt.items() if card in WOLF_CARDS)
+        return dealt - sum(1 for s, card in self.cards.items()
+                           if card in WOLF_CARDS and not self.alive[s])
+
+    def hunting(self) -> bool:
+        """The last wolf must not go before the spoilers: the village votes them first."""
+        left = self.wolves_left()
+        return left is not None and left <= 1 and self.spoilers() and len(self.living()) >= 4
 
     # ------------------------------------------------------------------ for the policies
 

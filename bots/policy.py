@@ -10,6 +10,7 @@ from bots.claims import Claim
 from bots.mind import KNOWN, WOLF_CARDS, Mind
 
 POWER_CLAIMS = ("seer", "medium", "witch", "guard")
+SPOILERS = ("lover", "fox")  # cards that take the village's win if alive at its end
 SURE = 3.0  # a suspicion the bot acts on alone (a trusted reading, a proven liar)
 
 
@@ -105,10 +106,34 @@ def _vote(mind: Mind, choices: list[int], tally: dict[int, int]) -> int:
         if len(rest) > 2:
             rest = sorted(rest, key=lambda s: -_public(mind, s))[:(len(rest) + 1) // 2]
         return mind.rng.choice(rest)
+    if mind.hunting():
+        spoiler = _spoiler(mind, choices, tally)
+        if spoiler is not None:
+            return spoiler
     found = [s for s in mind.found_wolves() if s in choices]
     if found:
         return found[0]
     return mind.most_suspected(_others(mind, choices), noise=0.5)
+
+
+def _spoiler(mind: Mind, choices: list[int], tally: dict[int, int]) -> int | None:
+    """With one wolf left and the dealt Lovers or the Fox maybe alive, the wolf's lynch would
+    hand them the village's win: a seat that may hold such a card goes first (the wagon on one
+    if there is one, else the least suspected of being the wolf). Never a seat whose card I
+    know, a trusted claimant, a claimed power, nor the one suspected of being the wolf."""
+    def fits(seat: int) -> bool:
+        if seat in mind.cards or seat == mind.me or seat in mind.friends:
+            return False
+        if seat in mind.readings:
+            return mind.read_cards.get(seat) in SPOILERS
+        return mind.claimed.get(seat) is None and mind.score(seat) < SURE
+    pool = [s for s in choices if fits(s)]
+    read = [s for s in pool if s in mind.readings]  # a spoiler my reading showed
+    if read:
+        return read[0]
+    if not pool:
+        return None
+    return max(pool, key=lambda s: (tally.get(s, 0), -mind.score(s)))
 
 
 def _leader(weights: dict[int, int]) -> int | None:
@@ -211,6 +236,8 @@ def _witch_save(mind, p):
 
 
 def _witch_poison(mind, p):
+    if not mind.wolf_side() and mind.hunting():
+        return None  # the last wolf's death would hand the spoilers the win
     if mind.wolf_side():
         trusted = [c for c in p["choices"] if mind.trust(c) > 0 and c not in mind.pack]
         return trusted[:1] or None

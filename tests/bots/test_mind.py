@@ -98,3 +98,19 @@ def test_a_villager_read_where_none_is_dealt_is_the_trickster_or_the_traitor():
     mind.in_play.add("villager")
     mind.observe({"kind": "seer_result", "seat": seat, "role": "villager"})
     assert not mind.readings[seat]
+
+
+def test_with_one_wolf_left_the_village_votes_a_possible_lover_before_him():
+    from bots.policy import _vote
+    mind, (wolf_a, wolf_b, suspect, *rest) = villager_mind()
+    mind.dealt, mind.house = {"werewolf": 2, "lover": 2, "villager": 4}, {"lover_win": "pair"}
+    mind._accuse(suspect, 5.0)  # the table's wolf suspect: kept for after the lovers
+    assert not mind.hunting()
+    mind.observe({"kind": "death", "seat": wolf_a, "role": "werewolf", "cause": "vote"})
+    assert mind.hunting()
+    living = [s for s in mind.living() if s != mind.me]
+    assert _vote(mind, living, {}) not in (suspect, wolf_a)
+    assert _vote(mind, living, {rest[1]: 2}) == rest[1]  # the wagon on a possible lover
+    mind.observe({"kind": "death", "seat": rest[1], "role": "lover", "cause": "vote"})
+    living = [s for s in mind.living() if s != mind.me]
+    assert not mind.hunting() and _vote(mind, living, {}) == suspect
