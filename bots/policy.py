@@ -265,6 +265,10 @@ def _shoot(mind, p):
     if mind.wolf_side():
         return [max(_others(mind, p["choices"]), key=lambda s: mind.trust(s) - _public(mind, s)
                     + mind.rng.random())]
+    if mind.hunting():  # not the last wolf while the spoilers may live
+        spoiler = _spoiler(mind, p["choices"], {})
+        if p["min"] == 0 or spoiler is not None:
+            return [spoiler] if spoiler is not None and p["min"] > 0 else None
     target = mind.most_suspected(_others(mind, p["choices"]))
     if p["min"] == 0 and mind.score(target) < SURE:
         return None
