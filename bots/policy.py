@@ -223,7 +223,11 @@ def _wolves_point(mind, p):
 
 
 def _seer_inspect(mind, p):
+    """The most suspected seat not yet read, but not one she knows lies (he claimed her card,
+    or named her a wolf): a reading would tell her nothing, and the Traitor (or the Trickster)
+    would read clean, her word then vouching for the liar."""
     unread = [c for c in p["choices"] if c not in mind.readings and c not in mind.cards]
+    unread = [c for c in unread if mind.score(c) < KNOWN] or unread
     return [mind.most_suspected(_others(mind, unread or p["choices"]), noise=1.0)]
 
 
