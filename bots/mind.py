@@ -326,7 +326,10 @@ class Mind:
             truth = self.enemy(self.cards[seat]) if seat in self.cards else self.readings[seat]
             self._accuse(speaker, -2.0 if truth == wolf else 5.0)
             return
-        weight = self.trust(speaker) * 4.0 if reading else 0.4
+        # two claimants of one reader's card naming each other: what the fake says either way
+        # (he counters the real one), so no reading of mine weighs it more than a bare word
+        rival = self.claimed.get(seat) == self.claimed.get(speaker)
+        weight = self.trust(speaker) * 4.0 if reading and not rival else 0.4
         self._accuse(seat, weight if wolf else -weight / 2)
 
     def _trusted(self, seat: int) -> bool:
