@@ -24,6 +24,10 @@ NOT_WOLF = "not_werewolf"
 UNIQUE = frozenset(c for c, card in _CARDS.items() if card["cards"] == 1)
 KNOWN = 100.0  # a suspicion that is no longer one: the seat's side is known
 LIAR = 10.0  # a claimant proven to lie about his card: nearly sure of the pack's side
+# a vote against a reader's claimant this trusted is asked about: only an uncontested one (one
+# of two rivals for the card is a liar: a vote on either is the village's best guess, and the
+# questions about it lynched villagers)
+TRUSTED = 1.0
 
 
 class Mind:
@@ -217,7 +221,9 @@ class Mind:
             day.pop(e["seat"], None)
         else:
             day[e["seat"]] = target
-            if self._trusted(target) and e["seat"] != self.me:  # against a trusted claimant
+            # against a trusted claimant (not by his rival for that card: of course she does)
+            if self.trust(target) >= TRUSTED and e["seat"] != self.me \
+                    and self.claimed.get(e["seat"]) != self.claimed.get(target):
                 self._accuse(e["seat"], 0.8)
                 self.questions.append((e["seat"], target))
 
@@ -296,7 +302,10 @@ class Mind:
         elif claim.kind == "why_vote":
             self._accuse(seat, 0.3)
         elif claim.kind == "trust":
-            self._accuse(seat, -0.2)
+            # a reader's word only: a table of seats saying "I trust" the first Seer claimant
+            # made him unvotable, and the real one, who comes out after him, was lynched
+            # (seed_004/16: 33 of 40 games)
+            self._accuse(seat, -0.2 * self.trust(speaker))
 
     def _claim(self, speaker: int, role: str) -> None:
         before = self.claimed.get(speaker)
