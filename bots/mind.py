@@ -47,6 +47,7 @@ class Mind:
         self.readings: dict[int, bool] = {}  # seat -> is a wolf (my own Seer/Medium readings)
         self.read_cards: dict[int, str] = {}  # seat -> the card my reading showed
         self.claimed: dict[int, str] = {}  # seat -> card it claimed
+        self.holders: dict[str, int] = {}  # unique card -> its holder, shown or vouched dead
         self.said_wolf: dict[int, list[tuple[int, bool]]] = {}  # claimant -> (seat, wolf?)
         self.accused: dict[int, set[int]] = {}  # speaker -> seats it named wolves
         self.suspicion: dict[int, float] = {}
@@ -241,15 +242,20 @@ class Mind:
         wolf = self.enemy(card)
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
         if card in UNIQUE:  # whoever else claimed this one card lied
-            for claimant, claimed in self.claimed.items():
-                if claimed == card and claimant != seat:
-                    self._accuse(claimant, LIAR)
+            self._holds(seat, card, LIAR)
         # a claimant's readings proved right or wrong by a card shown
         for claimant, readings in self.said_wolf.items():
             for target, said in readings:
                 if target == seat and claimant != self.me:
                     self._accuse(claimant, -3.0 if said == wolf else 6.0)
         self._votes_on(seat, wolf, 1.0)
+
+    def _holds(self, seat: int, card: str, belief: float) -> None:
+        """`seat` held the one `card`: its other claimants lied, and so will its next ones."""
+        self.holders.setdefault(card, seat)
+        for claimant, claimed in self.claimed.items():
+            if claimed == card and claimant != seat:
+                self._accuse(claimant, belief)
 
     def _votes_on(self, seat: int, wolf: bool, belief: float) -> None:
         """Who voted against a villager looks worse, against a wolf better."""
@@ -314,6 +320,10 @@ class Mind:
             self._accuse(speaker, 4.0)  # claimed two cards
         if self.role == role and role in UNIQUE and self.role not in PACK_SIDE:
             self._accuse(speaker, KNOWN)  # claims the one card I hold: a liar
+        holder = self.holders.get(role)
+        if holder is not None and holder != speaker:
+            self._accuse(speaker, LIAR)  # the card's holder is known: the claim is a lie
+            return
         rivals = [s for s, r in self.claimed.items() if r == role and s != speaker]
         if role in ("seer", "medium") and rivals:
             for seat in (speaker, *rivals):
@@ -327,6 +337,9 @@ class Mind:
         if reading and not self.alive[seat]:
             # a Medium's word on the dead checks the votes on that seat and what the Seers said
             self._votes_on(seat, wolf, self.trust(speaker))
+            card = self.claimed.get(seat)
+            if not wolf and card in UNIQUE and self.trust(speaker) >= 0.5:
+                self._holds(seat, card, LIAR * self.trust(speaker))  # a dead claimant vouched
             for claimant, readings in self.said_wolf.items():
                 if claimant != speaker and any(t == seat for t, _ in readings):
                     said = next(w for t, w in readings if t == seat)
