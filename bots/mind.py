@@ -308,10 +308,7 @@ class Mind:
         elif claim.kind == "why_vote":
             self._accuse(seat, 0.3)
         elif claim.kind == "trust":
-            # a reader's word only: a table of seats saying "I trust" the first Seer claimant
-            # made him unvotable, and the real one, who comes out after him, was lynched
-            # (seed_004/16: 33 of 40 games)
-            self._accuse(seat, -0.2 * self.trust(speaker))
+            self._accuse(seat, -0.2)
 
     def _claim(self, speaker: int, role: str) -> None:
         before = self.claimed.get(speaker)

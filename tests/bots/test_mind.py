@@ -114,3 +114,24 @@ def test_with_one_wolf_left_the_village_votes_a_possible_lover_before_him():
     mind.observe({"kind": "death", "seat": rest[1], "role": "lover", "cause": "vote"})
     living = [s for s in mind.living() if s != mind.me]
     assert not mind.hunting() and _vote(mind, living, {}) == suspect
+
+
+def test_a_claim_of_a_card_whose_holder_is_known_is_a_lie():
+    mind, (seer, late, *_) = villager_mind()
+    claim_seer(mind, seer, late)
+    mind.observe({"kind": "death", "seat": seer, "role": "seer", "cause": "wolves"})
+    before = mind.score(late)
+    text = render(Claim("innocent", seat=mind.me, role="seer"), "en", mind.names)
+    mind.observe({"kind": "chat", "channel": "day", "seat": late, "text": text})
+    assert mind.score(late) >= before + LIAR
+
+
+def test_a_vote_on_one_of_two_rival_seers_is_not_asked_about():
+    mind, (real, fake, voter, *_) = villager_mind()
+    claim_seer(mind, real, voter)
+    mind.observe({"kind": "voted", "phase": "day.vote", "seat": voter, "target": real})
+    assert mind.questions == [(voter, real)]  # an uncontested Seer claimant
+    claim_seer(mind, fake, real)
+    mind.observe({"kind": "voted", "phase": "day.vote", "seat": voter, "target": fake})
+    mind.observe({"kind": "voted", "phase": "day.vote", "seat": real, "target": fake})
+    assert mind.questions == [(voter, real)]
