@@ -24,6 +24,10 @@ NOT_WOLF = "not_werewolf"
 UNIQUE = frozenset(c for c, card in _CARDS.items() if card["cards"] == 1)
 KNOWN = 100.0  # a suspicion that is no longer one: the seat's side is known
 LIAR = 10.0  # a claimant proven to lie about his card: nearly sure of the pack's side
+# a vote against a reader's claimant this trusted is asked about: only an uncontested one (one
+# of two rivals for the card is a liar: a vote on either is the village's best guess, and the
+# questions about it lynched villagers)
+TRUSTED = 1.0
 
 
 class Mind:
@@ -41,7 +45,9 @@ class Mind:
         self.pack: set[int] = set()  # wolves I know (as a wolf, the Traitor, infected)
         self.friends: set[int] = set()  # lovers, sisters: known to be on my side
         self.readings: dict[int, bool] = {}  # seat -> is a wolf (my own Seer/Medium readings)
+        self.read_cards: dict[int, str] = {}  # seat -> the card my reading showed
         self.claimed: dict[int, str] = {}  # seat -> card it claimed
+        self.holders: dict[str, int] = {}  # unique card -> its holder, shown or vouched dead
         self.said_wolf: dict[int, list[tuple[int, bool]]] = {}  # claimant -> (seat, wolf?)
         self.accused: dict[int, set[int]] = {}  # speaker -> seats it named wolves
         self.suspicion: dict[int, float] = {}
@@ -61,6 +67,8 @@ class Mind:
         self.thief_cards: list[str] = []
         self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
         self.in_play: set[str] | None = None  # the cards the table was told are dealt (None: not told)
+        self.dealt: dict[str, int] = {}  # card -> how many the table was told are dealt
+        self.house: dict = {}  # the table's house rules, as its view's settings tell them
         self.over = False
 
     # ------------------------------------------------------------------ frames
@@ -86,6 +94,8 @@ class Mind:
         self.charmed = set(view.get("charmed") or ())
         if view.get("roles_in_play") is not None:
             self._on_game_started(view)
+        if view.get("settings"):
+            self.house = dict(view["settings"].get("rules") or {})
         # told at the deal (a bot starting then gets the view, not the deal's events)
         told = set(view.get("lover_pair") or ()) | set(view.get("sisters") or ())
         if view.get("lover") is not None:
@@ -101,10 +111,29 @@ class Mind:
             handler(event)
 
     def _on_game_started(self, e):
-        self.in_play = {card for card, count in e["roles_in_play"].items() if count}
+        self.dealt = {card: count for card, count in e["roles_in_play"].items() if count}
+        self.in_play = set(self.dealt)
 
     def may_be_in_play(self, *cards: str) -> bool:
         return self.in_play is None or any(card in self.in_play for card in cards)
+
+    def enemy(self, card: str) -> bool:
+        """Whether a seat holding `card` must go for the village to win: the pack's side and the
+        solo cards, and the dealt Lovers when they win as a pair (`lover_win = pair`, the
+        default): alive together when the village wins, they take its win."""
+        if card == "lover":
+            return self.house.get("lover_win", "pair") == "pair" and self.role != "lover"
+        return card in ENEMIES
+
+    def _reads_as_enemy(self, role: str) -> bool:
+        """A reading's card: a "villager" where no Villager is dealt (the table was told) is a
+        card that shows itself as one, the Trickster or the Traitor (or a Thief who took a
+        spare Villager)."""
+        if role == NOT_WOLF:
+            return False
+        if role == "villager" and self.in_play is not None and "villager" not in self.in_play:
+            return True
+        return self.enemy(role)
 
     def _on_role(self, e):
         self.role = e["role"]
@@ -193,7 +222,9 @@ class Mind:
             day.pop(e["seat"], None)
         else:
             day[e["seat"]] = target
-            if self._trusted(target) and e["seat"] != self.me:  # against a trusted claimant
+            # against a trusted claimant (not by his rival for that card: of course she does)
+            if self.trust(target) >= TRUSTED and e["seat"] != self.me \
+                    and self.claimed.get(e["seat"]) != self.claimed.get(target):
                 self._accuse(e["seat"], 0.8)
                 self.questions.append((e["seat"], target))
 
@@ -208,18 +239,23 @@ class Mind:
 
     def _shown(self, seat: int, card: str) -> None:
         self.cards[seat] = card
-        wolf = card in ENEMIES
+        wolf = self.enemy(card)
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
         if card in UNIQUE:  # whoever else claimed this one card lied
-            for claimant, claimed in self.claimed.items():
-                if claimed == card and claimant != seat:
-                    self._accuse(claimant, LIAR)
+            self._holds(seat, card, LIAR)
         # a claimant's readings proved right or wrong by a card shown
         for claimant, readings in self.said_wolf.items():
             for target, said in readings:
                 if target == seat and claimant != self.me:
                     self._accuse(claimant, -3.0 if said == wolf else 6.0)
         self._votes_on(seat, wolf, 1.0)
+
+    def _holds(self, seat: int, card: str, belief: float) -> None:
+        """`seat` held the one `card`: its other claimants lied, and so will its next ones."""
+        self.holders.setdefault(card, seat)
+        for claimant, claimed in self.claimed.items():
+            if claimed == card and claimant != seat:
+                self._accuse(claimant, belief)
 
     def _votes_on(self, seat: int, wolf: bool, belief: float) -> None:
         """Who voted against a villager looks worse, against a wolf better."""
@@ -229,8 +265,9 @@ class Mind:
                     self._accuse(voter, belief * (-0.6 if wolf else 0.6))
 
     def _read(self, seat: int, role: str) -> None:
-        wolf = role != NOT_WOLF and role in ENEMIES
+        wolf = self._reads_as_enemy(role)
         self.readings[seat] = wolf
+        self.read_cards[seat] = role
         self.suspicion[seat] = KNOWN if wolf else -KNOWN
         self._votes_on(seat, wolf, 1.0)
 
@@ -280,6 +317,10 @@ class Mind:
             self._accuse(speaker, 4.0)  # claimed two cards
         if self.role == role and role in UNIQUE and self.role not in PACK_SIDE:
             self._accuse(speaker, KNOWN)  # claims the one card I hold: a liar
+        holder = self.holders.get(role)
+        if holder is not None and holder != speaker:
+            self._accuse(speaker, LIAR)  # the card's holder is known: the claim is a lie
+            return
         rivals = [s for s, r in self.claimed.items() if r == role and s != speaker]
         if role in ("seer", "medium") and rivals:
             for seat in (speaker, *rivals):
@@ -293,15 +334,21 @@ class Mind:
         if reading and not self.alive[seat]:
             # a Medium's word on the dead checks the votes on that seat and what the Seers said
             self._votes_on(seat, wolf, self.trust(speaker))
+            card = self.claimed.get(seat)
+            if not wolf and card in UNIQUE and self.trust(speaker) >= 0.5:
+                self._holds(seat, card, LIAR * self.trust(speaker))  # a dead claimant vouched
             for claimant, readings in self.said_wolf.items():
                 if claimant != speaker and any(t == seat for t, _ in readings):
                     said = next(w for t, w in readings if t == seat)
                     self._accuse(claimant, self.trust(speaker) * (-2.0 if said == wolf else 4.0))
         if seat in self.cards or seat in self.readings:
-            truth = self.cards[seat] in ENEMIES if seat in self.cards else self.readings[seat]
+            truth = self.enemy(self.cards[seat]) if seat in self.cards else self.readings[seat]
             self._accuse(speaker, -2.0 if truth == wolf else 5.0)
             return
-        weight = self.trust(speaker) * 4.0 if reading else 0.4
+        # two claimants of one reader's card naming each other: what the fake says either way
+        # (he counters the real one), so no reading of mine weighs it more than a bare word
+        rival = self.claimed.get(seat) == self.claimed.get(speaker)
+        weight = self.trust(speaker) * 4.0 if reading and not rival else 0.4
         self._accuse(seat, weight if wolf else -weight / 2)
 
     def _trusted(self, seat: int) -> bool:
@@ -318,6 +365,29 @@ class Mind:
         rivals = [s for s, r in self.claimed.items() if r == role and s != seat
                   and self.suspicion.get(s, 0) < 3]
         return 1.0 / (1 + len(rivals))
+
+    def spoilers(self) -> bool:
+        """Whether a card that takes the village's win, if alive when the last wolf goes, may
+        still live (the table was told it is dealt, and no holder's card was shown): the dealt
+        Lovers (as a pair) or the Fox. Not a worry of their own holders."""
+        shown = set(self.cards.values())
+        lovers = self.dealt.get("lover", 0) == 2 and self.enemy("lover") and "lover" not in shown
+        fox = "fox" in self.dealt and self.role != "fox" and "fox" not in shown
+        return lovers or fox
+
+    def wolves_left(self) -> int | None:
+        """The wolves dealt whose card was not shown dead (None: the deal or the cards are not
+        told: hidden cards)."""
+        if not self.dealt:
+            return None
+        dealt = sum(n for card, n in self.dealt.items() if card in WOLF_CARDS)
+        return dealt - sum(1 for s, card in self.cards.items()
+                           if card in WOLF_CARDS and not self.alive[s])
+
+    def hunting(self) -> bool:
+        """The last wolf must not go before the spoilers: the village votes them first."""
+        left = self.wolves_left()
+        return left is not None and left <= 1 and self.spoilers() and len(self.living()) >= 4
 
     # ------------------------------------------------------------------ for the policies
 

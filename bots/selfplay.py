@@ -59,8 +59,10 @@ def play(settings: Settings, players: int, seed: int, style: Callable[[str], str
     bots = [Bot(s, seed if bot_seed is None else bot_seed, language, style(card))
             for s, card in enumerate(state.roles)]
     game = Game(state, bots, list(state.roles))
-    # what a room's view adds to the seat's: the deal the table was told (actors/room_data.py)
-    told = {"roles_in_play": roles_in_play(len(state.roles), settings)}
+    # what a room's view adds to the seat's: the deal the table was told and its settings
+    # (actors/room_data.py, the lobby part of every view)
+    told = {"roles_in_play": roles_in_play(len(state.roles), settings),
+            "settings": settings.to_json()}
     for bot in bots:
         frame = {**view(state, bot.seat), **told}
         if trace:

@@ -76,3 +76,62 @@ def test_the_pairs_told_at_the_deal_are_friends():
         mind = Mind(first, random.Random(0))
         mind.see(view(state, first))
         assert mind.friends == {second}
+
+
+def test_a_seer_who_reads_the_dealt_lovers_names_them_where_they_win_as_a_pair():
+    mind, (seat, *_) = villager_mind()
+    mind.role = "seer"
+    mind.house = {"lover_win": "pair"}
+    mind.observe({"kind": "seer_result", "seat": seat, "role": "lover"})
+    assert mind.readings[seat] and seat in mind.found_wolves()
+    mind.house = {"lover_win": "village"}  # villagers who die together: not an enemy
+    mind.observe({"kind": "seer_result", "seat": seat, "role": "lover"})
+    assert not mind.readings[seat]
+
+
+def test_a_villager_read_where_none_is_dealt_is_the_trickster_or_the_traitor():
+    mind, (seat, *_) = villager_mind()
+    mind.role = "seer"
+    mind.in_play = {"seer", "trickster_wolf", "traitor", "thief"}
+    mind.observe({"kind": "seer_result", "seat": seat, "role": "villager"})
+    assert mind.readings[seat]
+    mind.in_play.add("villager")
+    mind.observe({"kind": "seer_result", "seat": seat, "role": "villager"})
+    assert not mind.readings[seat]
+
+
+def test_with_one_wolf_left_the_village_votes_a_possible_lover_before_him():
+    from bots.policy import _vote
+    mind, (wolf_a, wolf_b, suspect, *rest) = villager_mind()
+    mind.dealt, mind.house = {"werewolf": 2, "lover": 2, "villager": 4}, {"lover_win": "pair"}
+    mind._accuse(suspect, 5.0)  # the table's wolf suspect: kept for after the lovers
+    assert not mind.hunting()
+    mind.observe({"kind": "death", "seat": wolf_a, "role": "werewolf", "cause": "vote"})
+    assert mind.hunting()
+    living = [s for s in mind.living() if s != mind.me]
+    assert _vote(mind, living, {}) not in (suspect, wolf_a)
+    assert _vote(mind, living, {rest[1]: 2}) == rest[1]  # the wagon on a possible lover
+    mind.observe({"kind": "death", "seat": rest[1], "role": "lover", "cause": "vote"})
+    living = [s for s in mind.living() if s != mind.me]
+    assert not mind.hunting() and _vote(mind, living, {}) == suspect
+
+
+def test_a_claim_of_a_card_whose_holder_is_known_is_a_lie():
+    mind, (seer, late, *_) = villager_mind()
+    claim_seer(mind, seer, late)
+    mind.observe({"kind": "death", "seat": seer, "role": "seer", "cause": "wolves"})
+    before = mind.score(late)
+    text = render(Claim("innocent", seat=mind.me, role="seer"), "en", mind.names)
+    mind.observe({"kind": "chat", "channel": "day", "seat": late, "text": text})
+    assert mind.score(late) >= before + LIAR
+
+
+def test_a_vote_on_one_of_two_rival_seers_is_not_asked_about():
+    mind, (real, fake, voter, *_) = villager_mind()
+    claim_seer(mind, real, voter)
+    mind.observe({"kind": "voted", "phase": "day.vote", "seat": voter, "target": real})
+    assert mind.questions == [(voter, real)]  # an uncontested Seer claimant
+    claim_seer(mind, fake, real)
+    mind.observe({"kind": "voted", "phase": "day.vote", "seat": voter, "target": fake})
+    mind.observe({"kind": "voted", "phase": "day.vote", "seat": real, "target": fake})
+    assert mind.questions == [(voter, real)]
