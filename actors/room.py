@@ -576,6 +576,8 @@ class Room:
                 data, chat_stored = RoomData.from_stored(stored), len(stored.chat)
             if data.seq > self.data.seq:  # a write whose outcome we never learnt did land
                 await self._store.publish_stored(self.code, self.data.seq)
+                if data.status in FINAL:  # the room's last write: its release may not have run
+                    await self._store.release(self.host, self.code)
         except Exception as e:
             log.warning("room %s: reload failed (%r)", self.code, e)
             return False

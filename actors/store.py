@@ -369,6 +369,7 @@ class RedisStore:
         self._persist = redis.register_script(_PERSIST)
         self._writes = Coalescer(redis, wait_replicas)
         self.tables = TableIndex(redis, prefix)
+        self._releasing: set[asyncio.Task] = set()  # releases retried until Redis answers
 
     async def claim(self, code: str, host: str) -> int:
         """Listed on the host first: a host restarted between the two finds the room and takes
@@ -461,8 +462,12 @@ class RedisStore:
         if status in FINAL:
             try:
                 await self.release(host, code)
-            except REDIS_DOWN as e:  # stored all the same; the host's next start releases it
-                log.warning("room %s: release from %s failed (%r)", code, host, e)
+            except REDIS_DOWN as e:  # stored all the same: released once Redis answers again
+                log.warning("room %s: release from %s failed (%r); retrying", code, host, e)
+                task = asyncio.create_task(patiently(lambda: self.release(host, code),
+                                                     f"releasing room {code}"))
+                self._releasing.add(task)
+                task.add_done_callback(self._releasing.discard)
 
     async def _publish(self, code: str, events: list[bytes], riders: bytes = b"") -> None:
         if not events:

@@ -335,7 +335,7 @@ class Mind:
             # a Medium's word on the dead checks the votes on that seat and what the Seers said
             self._votes_on(seat, wolf, self.trust(speaker))
             card = self.claimed.get(seat)
-            if not wolf and card in UNIQUE and self.trust(speaker) >= 0.5:
+            if not wolf and card is not None and card in UNIQUE and self.trust(speaker) >= 0.5:
                 self._holds(seat, card, LIAR * self.trust(speaker))  # a dead claimant vouched
             for claimant, readings in self.said_wolf.items():
                 if claimant != speaker and any(t == seat for t, _ in readings):

@@ -14,6 +14,7 @@ from actors.names import BadName, clean_name
 from actors.room import Room, wakeup
 from actors.room_data import RoomData
 from actors.memory_store import MemoryStore
+from actors.store import FINAL
 from tests.actors.players import act_frames
 from tests.actors.rooms import CODE, frames, seat, stored
 
@@ -706,6 +707,34 @@ async def test_a_write_that_landed_unacknowledged_is_not_applied_twice(clock):
     assert await room.command(0, {"type": "start", "id": "go"}) == {"type": "ack", "id": "go"}
     seqs = [e["seq"] for e in stored(store)]
     assert seqs == list(range(1, len(seqs) + 1))
+
+
+class LosesTheLastReply(MemoryStore):
+    """Stores the room's last write, then fails before its release runs (as RedisStore's
+    separate release call can), as if the connection dropped."""
+
+    async def persist(self, code, **kwargs):
+        await super().persist(code, **kwargs)
+        if kwargs["status"] in FINAL:
+            self.hosted.setdefault(kwargs["host"], set()).add(code)  # not released yet
+            raise ConnectionError("reply lost")
+
+
+async def test_a_last_write_that_landed_unacknowledged_still_gives_the_host_slot_back(clock):
+    # CI: an ended game's host slot stayed taken (test_cluster); nothing released it later.
+    store = LosesTheLastReply()
+    room = await Room.create(CODE, settings=rules.Settings.default(), host="h1", store=store,
+                             clock=clock, idle_close=60_000)
+    await seat(room, 2)
+    clock.advance(60_000)  # nobody connected: the table closes, and that write's reply is lost
+    await store.wait_for(lambda: store.rooms[CODE]["status"] == "finished")
+    assert CODE in store.hosted["h1"] and not room.closed
+    for _ in range(100):  # the room's retry (armed once the lost reply raised) reloads it
+        if room.closed:
+            break
+        clock.advance(room_module.STORAGE_RETRY_MS)
+        await asyncio.sleep(0)
+    assert room.closed and CODE not in store.hosted["h1"]  # its last write landed: slot given back
 
 
 async def test_a_seed_004_room_seats_four_to_twenty_and_starts_with_four(store, clock):
