@@ -22,16 +22,20 @@ def random_targets(prompt: dict, rng: random.Random) -> list[int]:
 
 def fake_claim(mind: Mind) -> str | None:
     """Whether this wolf-side seat will pretend to be the Seer: the Traitor often, a pack of
-    two or more always at a table of 10 or more (never below), and only by its lowest seat, so
-    two wolves never claim the same card (loadtest.botplay, 100 games, always against half the
-    time: +12 points at 000/12 and 000/18, +6 at 004/10; never: -18 at 000/18). At 000/8 half
-    the time paid only while the village lynched the real Seer for coming out second: 200
-    games, the pack 24.0% half the time, 34.5% never. A lone wolf seldom: a fake found out
-    costs him the game, where a pack loses one of its own."""
+    two or more always at a table of 10 or more (never below) that shows the exiled's card,
+    and only by its lowest seat, so two wolves never claim the same card (loadtest.botplay, 100
+    games, always against half the time: +12 points at 000/12 and 000/18). At 000/8 half the
+    time paid only while the village lynched the real Seer for coming out second: 200 games,
+    the pack 24.0% half the time, 34.5% never. Where cards stay hidden (004) the pack never
+    fakes: the Traitor's fake already splits the Seer's word, and a wolf as a third claimant
+    is the one the village lynches (500 games, the pack 36.4% against 10.5% at 004/10, 40.4%
+    against 30.8% at 004/16). A lone wolf seldom: a fake found out costs him the game, where
+    a pack loses one of its own."""
     if mind.role == "traitor":
         return "seer" if mind.rng.random() < 0.6 else None
     if mind.role in WOLF_CARDS and mind.pack and mind.me == min(mind.pack):
-        odds = 0.2 if len(mind.pack) == 1 else 1.0 if len(mind.names) >= 10 else 0.0
+        shown = mind.house.get("reveal_exile", "yes") != "no"
+        odds = 0.2 if len(mind.pack) == 1 else 1.0 if len(mind.names) >= 10 and shown else 0.0
         return "seer" if mind.rng.random() < odds else None
     return None
 
