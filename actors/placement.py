@@ -213,11 +213,13 @@ class Placement:
         pipe = self._redis.pipeline(transaction=False)
         for name in idle:
             pipe.scard(self._keys.host_rooms(name))
-        listed = await pipe.execute() if idle else []
-        for name, rooms in zip(idle, listed):
+        empty = []
+        for name, rooms in zip(idle, await pipe.execute() if idle else []):
             if rooms:
                 log.warning("host %s counts no room but lists %d: not retired", name, rooms)
-        return [name for name, rooms in zip(idle, listed) if not rooms]
+            else:
+                empty.append(name)
+        return empty
 
     async def _take(self) -> str | None:
         name = await self._pick(keys=[self._keys.hosts()], args=[self._config.games_per_actor])

@@ -280,9 +280,11 @@ def _shoot(mind, p):
         return [max(_others(mind, p["choices"]), key=lambda s: mind.trust(s) - _public(mind, s)
                     + mind.rng.random())]
     if mind.hunting():  # not the last wolf while the spoilers may live
+        if p["min"] == 0:
+            return None
         spoiler = _spoiler(mind, p["choices"], {})
-        if p["min"] == 0 or spoiler is not None:
-            return [spoiler] if spoiler is not None and p["min"] > 0 else None
+        if spoiler is not None:
+            return [spoiler]
     target = mind.most_suspected(_others(mind, p["choices"]))
     if p["min"] == 0 and mind.score(target) < SURE:
         return None

@@ -618,13 +618,15 @@ class Session:
         finally:
             self._in_flight.release()
         self.metrics.command_seconds.labels(command["type"]).observe(time.perf_counter() - started)
+        code = reply.get("code")
         if reply["type"] == "ack":
             self._refused_in_a_row = 0
-        elif reply.get("code") in ("rate_limited", "not_host"):
+        elif code in ("rate_limited", "not_host"):
             self._spend(command["type"])
-            if reply["code"] == "not_host":  # our client never asks: its forms are the host's
-                return self._refusal(reply)
-        self._reply(reply)
+        if code == "not_host":  # our client never asks: its forms are the host's
+            self._refusal(reply)
+        else:
+            self._reply(reply)
 
     def _spend(self, kind: str) -> None:
         """The room refused a command past its limit (the room's burst is half the copy's) or
