@@ -320,35 +320,6 @@ async def say(player: Player, text: str, channel: str | None = None) -> bool:
     return True
 
 
-def acts_sent(player: Player) -> int:
-    return sum(kind == "act" for kind in player.sent.values())
-
-
-# Whether the prompt at the selector still waits for its confirm (open, unanswered, enabled).
-_CONFIRMABLE = """(selector) => {
-    const prompt = document.querySelector(selector);
-    const button = prompt?.querySelector("button.confirm");
-    return !!button && !button.disabled && !prompt.hasAttribute("data-answered");
-}"""
-
-
-async def confirm(player: Player, selector: str, presses: int = 3) -> None:
-    """Press the prompt's confirm until the page sends its act (up to `presses` times). A press
-    whose prompt is rebuilt between its mouse down and up (another seat's vote moved a tally:
-    `dom.rebuild` replaces the nodes) clicks nothing: CI, 2 runs in 3 at load ~20, the election of
-    test_chat_channels. A player meets it as a lost tap, and taps again; so does this."""
-    before = acts_sent(player)
-    await player.page.locator(f"{selector} button.confirm").click()
-    for _ in range(presses - 1):
-        try:
-            await until(player.news, lambda: True if acts_sent(player) > before else None, 5)
-            return
-        except TimeoutError:
-            if not await player.page.evaluate(_CONFIRMABLE, selector):
-                return  # answered or closed meanwhile: nothing left to press
-            await player.page.locator(f"{selector} button.confirm").click()
-
-
 async def answer(player: Player, key: str, action: str, wolves: set[int]) -> None:
     """Answer one prompt, unless the server closes it first (others may end the phase)."""
     page = player.page
@@ -364,7 +335,7 @@ async def answer(player: Player, key: str, action: str, wolves: set[int]) -> Non
             n = max(1, int(await prompt.get_attribute("data-min") or 1))
             for seat in pick(action, await choices(page, key), player, wolves, n):
                 await prompt.locator(f'button.choice[data-seat="{seat}"]').click()
-            await confirm(player, selector)
+            await prompt.locator("button.confirm").click()
         # The client marks the prompt answered once the server has acked.
         try:
             await page.wait_for_selector(f"{selector}[data-answered]")

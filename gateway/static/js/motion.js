@@ -1,8 +1,8 @@
 // The table's motion, started by the live events that change what it shows: night falls or day
 // breaks (the veil over the page), a card is shown (your card at the deal, a card a death or the
 // Idiot reveals), a seat dies, a vote or the pack's pointing goes in (its arrow is drawn). Renders
-// rebuild the table's nodes, so a node drawn again while its animation runs is given the time it
-// has already run (a negative delay) and goes on rather than starting over. A welcome or a
+// keep the table's nodes where they can (dom.rebuild); a node drawn anew while its animation runs
+// is given the time it has already run (a negative delay) and goes on rather than starting over. A welcome or a
 // replayed history starts nothing: a reloaded page is still. motion.css holds the keyframes, and
 // turns them all off under prefers-reduced-motion.
 const isNight = (phase) => String(phase).startsWith("night.");

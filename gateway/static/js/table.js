@@ -56,7 +56,7 @@ export function renderTable(box, v, { me, hideMine, nameOf, roleName, pick = nul
     return el("svg:line", { x1: a.x.toFixed(2), y1: a.y.toFixed(2), x2: b.x.toFixed(2), y2: b.y.toFixed(2),
       class: `arrow ${night ? "point" : "vote"}${drawing ? " drawing" : ""}`, style: drawing,
       "data-motion": drawing ? `arrow:${from}` : null, pathLength: night ? null : "100",
-      "data-from": from, "data-to": target, "marker-end": "url(#arrowhead)" });
+      "data-key": `arrow:${from}`, "data-from": from, "data-to": target, "marker-end": "url(#arrowhead)" });
   });
   const overlay = el("svg:svg", { class: "arrows", viewBox: "0 0 100 100", "aria-hidden": "true" },
     el("svg:defs", {}, el("svg:marker", { id: "arrowhead", viewBox: "0 0 10 10", refX: "9", refY: "5",
