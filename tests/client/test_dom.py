@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from contextlib import asynccontextmanager
+
 from tests.client.static import FakeRoom, a_page, prompt, running, sit
 from tests.client.table import chromium
 
@@ -17,6 +19,17 @@ ANSWERED = f"{VOTE}[data-answered]"
 
 def votes_sent(room: FakeRoom) -> list[list[int]]:
     return [f["targets"] for f in room.got if f.get("type") == "act" and f.get("action") == "vote"]
+
+
+@asynccontextmanager
+async def at_the_vote(static_site):
+    """(room, page): seat 0's page at a day's vote on seats 1-3; no page error by its end."""
+    room = FakeRoom(running("day.vote", [prompt("vote", lo=1)]))
+    async with chromium() as browser:
+        player = await a_page(browser, room)
+        await sit(player, static_site)
+        yield room, player.page
+        assert not player.errors, player.errors
 
 
 async def press_while(page, selector: str, redraw) -> None:
@@ -33,12 +46,7 @@ async def press_while(page, selector: str, redraw) -> None:
 
 @pytest.mark.timeout(300)
 async def test_a_press_held_while_another_vote_redraws_the_prompt_sends_the_move(static_site):
-    room = FakeRoom(running("day.vote", [prompt("vote", lo=1)]))
-    async with chromium() as browser:
-        player = await a_page(browser, room)
-        page = player.page
-        await sit(player, static_site)
-
+    async with at_the_vote(static_site) as (room, page):
         # Picked on the table's seat (its button), then on the prompt's: the second pick is what
         # the kept confirm sends.
         await page.click('.seat-pick[data-seat="1"]')
@@ -59,16 +67,11 @@ async def test_a_press_held_while_another_vote_redraws_the_prompt_sends_the_move
         await press_while(page, f"{VOTE} button.confirm", ben_votes_di)
         await page.wait_for_selector(ANSWERED)
         assert votes_sent(room) == [[2]]
-        assert not player.errors, player.errors
 
 
 @pytest.mark.timeout(300)
 async def test_a_seat_on_the_table_pressed_while_a_vote_lands_is_chosen(static_site):
-    room = FakeRoom(running("day.vote", [prompt("vote", lo=1)]))
-    async with chromium() as browser:
-        player = await a_page(browser, room)
-        page = player.page
-        await sit(player, static_site)
+    async with at_the_vote(static_site) as (room, page):
         await page.wait_for_selector('.seat-pick[data-seat="2"]')
 
         async def cy_votes_ben():
@@ -80,4 +83,3 @@ async def test_a_seat_on_the_table_pressed_while_a_vote_lands_is_chosen(static_s
         await page.click(f"{VOTE} button.confirm")
         await page.wait_for_selector(ANSWERED)
         assert votes_sent(room) == [[2]]
-        assert not player.errors, player.errors
