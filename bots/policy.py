@@ -452,10 +452,12 @@ def lines(mind: Mind, fake: str | None) -> list[tuple[Claim, bool]]:
     elif fake:
         # a clean reading, never a wolf named: a villager named a wolf is lynched, his card
         # shown, and the fake proven a liar (the Witch poisons him: every_card_b/14, the pack
-        # 23% against 16%); the Traitor vouches for a wolf he knows, and the pack spares him
-        covered = [s for s in living if s in mind.pack and s != mind.me]
-        villagers = [s for s in living if s not in mind.pack and s != mind.me]
-        pool = covered if mind.role == "traitor" and covered else villagers
+        # 23% against 16%). Clean on a partner (the Traitor on a wolf he knows, and the pack
+        # spares him): a real Seer's reading of him later meets the fake's, and he is not
+        # lynched on her word alone (500 games, the pack: every_card_b/14 32.4% against 23.8%
+        # clean on a villager, 000/12 71.6% against 46.2%, 000/18 77.2% against 60.6%)
+        pool = [s for s in living if s in mind.pack and s != mind.me] or \
+            [s for s in living if s not in mind.pack and s != mind.me]
         if pool:
             target = min(pool, key=lambda s: _public(mind, s) + mind.rng.random())
             said.append((Claim("innocent", seat=target, role=fake), False))
