@@ -26,16 +26,18 @@ def fake_claim(mind: Mind) -> str | None:
     and only by its lowest seat, so two wolves never claim the same card (loadtest.botplay, 100
     games, always against half the time: +12 points at 000/12 and 000/18). At 000/8 half the
     time paid only while the village lynched the real Seer for coming out second: 200 games,
-    the pack 24.0% half the time, 34.5% never. Where cards stay hidden (004) the pack never
-    fakes: the Traitor's fake already splits the Seer's word, and a wolf as a third claimant
-    is the one the village lynches (500 games, the pack 36.4% against 10.5% at 004/10, 40.4%
-    against 30.8% at 004/16). A lone wolf seldom: a fake found out costs him the game, where
-    a pack loses one of its own."""
+    the pack 24.0% half the time, 34.5% never. Where cards stay hidden (004) no wolf fakes:
+    the Traitor's fake already splits the Seer's word, and a wolf as a third claimant is the
+    one the village lynches (500 games, the pack 36.4% against 10.5% at 004/10, 40.4% against
+    30.8% at 004/16); a lone wolf there neither, the real Seer answering him (004/6, 2,000
+    games: 31.6% against 25.7% faking one game in five). Elsewhere a lone wolf seldom: a fake
+    found out costs him the game, where a pack loses one of its own."""
     if mind.role == "traitor":
         return "seer" if mind.rng.random() < 0.6 else None
     if mind.role in WOLF_CARDS and mind.pack and mind.me == min(mind.pack):
         shown = mind.house.get("reveal_exile", "yes") != "no"
-        odds = 0.2 if len(mind.pack) == 1 else 1.0 if len(mind.names) >= 10 and shown else 0.0
+        odds = 0.0 if not shown else 0.2 if len(mind.pack) == 1 else \
+            1.0 if len(mind.names) >= 10 else 0.0
         return "seer" if mind.rng.random() < odds else None
     return None
 
@@ -76,8 +78,11 @@ def _victim(mind: Mind, choices: list[int]) -> int:
         claimed = mind.claimed.get(seat)
         if any(t in mind.pack and not wolf for t, wolf in mind.said_wolf.get(seat, ())):
             return -8.0
+        # (the fake too: his own claim is not in his `claimed`; proposing first, he ate his
+        # rival and was proven a liar)
         if claimed in ("seer", "medium") and any(
-                mind.claimed.get(w) == claimed for w in mind.pack if mind.alive[w]):
+                (mind.my_claim if w == mind.me else mind.claimed.get(w)) == claimed
+                for w in mind.pack if mind.alive[w]):
             return -5.0 + mind.rng.random()
         bonus = {"seer": 6.0, "medium": 4.0, "witch": 3.0, "guard": 3.0, "hunter": -3.0}
         hunts = 2.0 * len(mind.accused.get(seat, set()) & mind.pack)  # it names us: silence it
@@ -94,21 +99,19 @@ def _vote(mind: Mind, choices: list[int], tally: dict[int, int]) -> int:
             # a partner the village will lynch anyway: the bus buys trust (always: seed_000/8,
             # 500 games, the pack 35.6% against 34.0% at 70% of the time)
             return lost[0]
-        # a village of 10 or more whose votes scatter (its wagon under a third of the table):
-        # the pack's votes on it decide the vote (every_card_b/14, 150 games: a random village's
-        # wins 21% against 29%; at 000/8, 300 games, the pack's own -4 points: a small table
-        # reads it); else a villager of each wolf's own lot: a block on the village's wagon, or
-        # on the most suspected, shows once the card is shown, and the village reads every wolf
-        # on it (every_card_b/14, 150 games: the pack 35% against 25%; seed_000 even)
         rest = _others(mind, choices)
         # never a seat the village trusts (a Seer claimant it believes, a seat vouched for): a
         # vote on it is asked about at once, and read once its card is shown
         # (one of two rival claimants is fair game: the village votes them too)
         rest = [s for s in rest if mind.trust(s) < TRUSTED and _public(mind, s) > -1.0] or rest
-        top = [s for s in wagons if s in rest][:1]
-        if top and len(mind.names) >= 10 and tally[top[0]] * 3 < len(mind.living()) \
-                and mind.rng.random() < 0.6:
-            return top[0]
+        # nor the village's leading wagon: it lynches him without us, and once his card is shown
+        # every vote on him counts against its voter (500 games, the pack: seed_000/18 62.0%
+        # against 42.2% joining a small wagon 60% of the time, every_card_b/14 24.2% against
+        # 19.0%); a block on one seat shows the same way (every_card_b/14, 150 games: 35%
+        # against 25%)
+        lead = [s for s in wagons if s in rest][:1]
+        if lead and len(mind.names) >= 10 and len(rest) > 1:
+            rest.remove(lead[0])
         # the lot among the more suspected half, where a villager's vote would go too (500
         # games, the pack: seed_000/8 36.0% against 33.4%, every_card_b/14 39.2% against 32.4%)
         if len(rest) > 2:
@@ -439,16 +442,22 @@ def lines(mind: Mind, fake: str | None) -> list[tuple[Claim, bool]]:
     # games: the pack 34.0% against 32.6%)
     speaker = mind.role in WOLF_CARDS and len(mind.names) >= 10 \
         and mind.me == min(mind.pack & set(living) or {mind.me})
+    if "seer" in mind.cards.values() and mind.my_claim != "seer":
+        # the Seer's card was shown (the Psycho's backlash, the pack's night): a claim of it
+        # now is a proven lie, and the village votes him out at once
+        fake, speaker = None, False
     countered = _counter_target(mind) if fake or speaker else None
     if countered is not None:
         said.append((Claim("wolf", seat=countered, role="seer"), False))
     elif fake:
         # a clean reading, never a wolf named: a villager named a wolf is lynched, his card
         # shown, and the fake proven a liar (the Witch poisons him: every_card_b/14, the pack
-        # 23% against 16%); the Traitor vouches for a wolf he knows, and the pack spares him
-        covered = [s for s in living if s in mind.pack and s != mind.me]
-        villagers = [s for s in living if s not in mind.pack and s != mind.me]
-        pool = covered if mind.role == "traitor" and covered else villagers
+        # 23% against 16%). Clean on a partner (the Traitor on a wolf he knows, and the pack
+        # spares him): a real Seer's reading of him later meets the fake's, and he is not
+        # lynched on her word alone (500 games, the pack: every_card_b/14 32.4% against 23.8%
+        # clean on a villager, 000/12 71.6% against 46.2%, 000/18 77.2% against 60.6%)
+        pool = [s for s in living if s in mind.pack and s != mind.me] or \
+            [s for s in living if s not in mind.pack and s != mind.me]
         if pool:
             target = min(pool, key=lambda s: _public(mind, s) + mind.rng.random())
             said.append((Claim("innocent", seat=target, role=fake), False))
