@@ -113,6 +113,8 @@ async def test_three_seats_on_one_phone_and_three_online_play_to_the_end_and_lea
         await page.select_option("#host-preset", "seed_004")
         await page.wait_for_selector("#lobby-preset[data-preset='seed_004']")
         for count, name in enumerate(ON_PHONE[1:], start=2):
+            # the last add done (its seat can show before its answer comes back)
+            await page.wait_for_selector("#phone-seats button[type=submit]:enabled")
             await page.fill("#phone-seats input[name=name]", name)
             await page.click("#phone-seats button[type=submit]")
             await page.wait_for_selector(

@@ -214,7 +214,8 @@ export function bind(reseat) {
     button.disabled = true;
     try {
       await addPhoneSeat(name, reseat);
-      input.value = "";
+      // a name typed meanwhile (the host goes on to the next player) is kept
+      if (input.value.trim() === name) input.value = "";
     } catch (err) {
       toast(t("pass.refused", { name, why: errorText(err) }));
     } finally {
