@@ -1,15 +1,14 @@
 // Building DOM nodes without a framework.
 
 // node -> {type: handler}, read when the event fires: a node kept by `rebuild` runs the handlers
-// of the node it was brought in line with.
+// of the node it was brought in line with. A type once listened for stays a key (its handler
+// undefined when the node no longer has one), so the keys are the node's listeners.
 const handlers = new WeakMap();
-const listening = new WeakMap(); // node -> the event types it has a listener for
 
 function on(node, type, handler) {
-  const types = listening.get(node) ?? new Set();
-  if (!types.has(type)) node.addEventListener(type, (e) => handlers.get(node)?.[type]?.call(node, e));
-  listening.set(node, types.add(type));
-  handlers.set(node, { ...handlers.get(node), [type]: handler });
+  const own = handlers.get(node) ?? {};
+  if (!(type in own)) node.addEventListener(type, (e) => handlers.get(node)[type]?.call(node, e));
+  handlers.set(node, { ...own, [type]: handler });
 }
 
 export function el(tag, attrs = {}, ...children) {
@@ -53,8 +52,9 @@ function morph(old, next) {
   // A running animation keeps its own timing (motion.js): setting its delay again would make it jump.
   const css = next.style?.cssText ?? "";
   if (old.style && old.style.cssText !== css && !(animated(old.style.cssText) && animated(css))) old.style.cssText = css;
-  for (const type of listening.get(next) ?? []) on(old, type, handlers.get(next)[type]);
-  for (const type of listening.get(old) ?? []) if (!listening.get(next)?.has(type)) handlers.get(old)[type] = undefined;
+  const theirs = handlers.get(next) ?? {};
+  for (const type of Object.keys(handlers.get(old) ?? {})) if (!(type in theirs)) on(old, type, undefined);
+  for (const [type, handler] of Object.entries(theirs)) on(old, type, handler);
   morphChildren(old, [...next.childNodes]);
 }
 

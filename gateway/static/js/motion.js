@@ -2,9 +2,9 @@
 // breaks (the veil over the page), a card is shown (your card at the deal, a card a death or the
 // Idiot reveals), a seat dies, a vote or the pack's pointing goes in (its arrow is drawn). Renders
 // keep the table's nodes where they can (dom.rebuild); a node drawn anew while its animation runs
-// is given the time it has already run (a negative delay) and goes on rather than starting over. A welcome or a
-// replayed history starts nothing: a reloaded page is still. motion.css holds the keyframes, and
-// turns them all off under prefers-reduced-motion.
+// is given the time it has already run (a negative delay) and goes on rather than starting over.
+// A welcome or a replayed history starts nothing: a reloaded page is still. motion.css holds the
+// keyframes, and turns them all off under prefers-reduced-motion.
 const isNight = (phase) => String(phase).startsWith("night.");
 const LENGTH_MS = { card: 900, seat: 1100, arrow: 600 };
 // "card", "seat:N", "arrow:N" -> performance.now() when the browser started its animation (null
