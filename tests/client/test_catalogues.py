@@ -115,7 +115,7 @@ def test_every_fact_a_card_shows_has_its_words_in_every_catalogue():
 
 
 def test_the_quick_claims_are_served_in_the_bots_own_words():
-    """The client renders a quick claim from `/api/rules` "claims" (js/claims.js keeps no words of
+    """The client renders a quick claim from `/api/rules` "claims" (js/quickclaims.js keeps no words of
     its own): the bots' catalogue itself, every kind in every language the client has."""
     from bots.claims import CATALOGUE, KINDS, ROLE_NAMES
     from gateway.routes.pages import DECLARATION
@@ -126,7 +126,7 @@ def test_the_quick_claims_are_served_in_the_bots_own_words():
     assert set(served["catalogue"]) == set(LANGS)
     for lang in LANGS:
         assert set(served["catalogue"][lang]) >= set(KINDS), lang
-    script = (STATIC / "js" / "claims.js").read_text(encoding="utf-8")
+    script = (STATIC / "js" / "quickclaims.js").read_text(encoding="utf-8")
     assert not any(text in script for words in CATALOGUE.values() for text in words.values())
 
 

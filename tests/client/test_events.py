@@ -1,5 +1,5 @@
 """Every event kind the server declares and every win reason the rules can produce is shown by the
-client, by construction (issue 21 items 1 and 3): the one event renderer (js/events.js) words any
+client, by construction (issue 21 items 1 and 3): the one event renderer (js/eventlines.js) words any
 kind from its declaration (`GET /api/rules` "events"), the end screen and the review give every
 win its banner (js/outcome.js). In Debian's headless Chromium, against the static files alone:
 `/api/rules` answers the gateway's own declaration, a room's review and socket are faked.
@@ -71,7 +71,7 @@ def the_review(events: dict, reason: str) -> dict:
 
 
 RENDER_ALL = """async ([samples, base]) => {
-    const events = await import(base + "/js/events.js");
+    const events = await import(base + "/js/eventlines.js");
     const names = ["Ann", "Ben", "Cy", "Di"];
     const ctx = { nameOf: (s) => (s == null ? "nobody" : names[Number(s)] ?? `#${s}`),
         roleName: (r) => `<${r}>` };
@@ -89,7 +89,7 @@ RENDER_ALL = """async ([samples, base]) => {
 
 # The client's few lists of kinds (what stays out of the feed, the review, the passed phone's news).
 LISTS = """async (base) => {
-    const events = await import(base + "/js/events.js");
+    const events = await import(base + "/js/eventlines.js");
     return [events.SHOWN_ELSEWHERE, events.REVIEW_SKIPS, events.NOT_NEWS, events.LOBBY_NEWS]
         .map((s) => [...s]);
 }"""

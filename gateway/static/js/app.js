@@ -1,11 +1,11 @@
 // What every screen of the page shares: the state of the seats it holds (`app`), sending a
 // command, the names, and the little pieces of the lobby's and the table's lists. main.js routes
-// and renders; js/screens/*.js draw one screen each; js/events.js words the events.
+// and renders; js/screens/*.js draw one screen each; js/eventlines.js words the events.
 import { t, has, isolate } from "./i18n.js";
 import { el } from "./dom.js";
 import { errorText } from "./http.js";
 import { toast } from "./toast.js";
-import { eventText } from "./events.js";
+import { eventText } from "./eventlines.js";
 import { promptKey } from "./state.js";
 
 // The page's one render (main.js's): screens ask for it after a change of their own.

@@ -13,7 +13,7 @@ import * as motion from "./motion.js";
 import { Dawn } from "./dawn.js";
 import * as pass from "./pass.js";
 import { api, errorText, loadDeclaration } from "./http.js";
-import { declare, inFeed } from "./events.js";
+import { declare, inFeed } from "./eventlines.js";
 import { declareFacts } from "./facts.js";
 import { toast } from "./toast.js";
 import * as tables from "./tables.js";

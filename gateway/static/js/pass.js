@@ -3,12 +3,12 @@
 // once for each night step the server opens (and by day once when a seat was told something
 // alone), and in each round every living seat takes the phone in seat order, whatever it has then.
 import { promptKey } from "./state.js";
-import { inFeed, isPublic, isPrivateNews as privateNews } from "./events.js";
+import { inFeed, isPublic, isPrivateNews as privateNews } from "./eventlines.js";
 
 export const MAX_PLAYERS = 12; // the seed's limit on one phone
 export const MIN_NAMES = 4;
 
-// The feed of the table's own screen: what every seat was told (the declared audience, events.js).
+// The feed of the table's own screen: what every seat was told (the declared audience, eventlines.js).
 const publicNews = (ev) => inFeed(ev.kind) && isPublic(ev);
 // The view's fields every seat has alike (protocol.md "Welcome and view"); all others are a seat's own.
 const PUBLIC_FIELDS = ["room", "status", "host", "players", "settings", "spectators", "roles_in_play",
@@ -16,7 +16,7 @@ const PUBLIC_FIELDS = ["room", "status", "host", "players", "settings", "spectat
 
 export const isNight = (phase) => String(phase).startsWith("night.");
 
-// What a seat learns alone: it must hold the phone to see it (events.js).
+// What a seat learns alone: it must hold the phone to see it (eventlines.js).
 export function isPrivateNews(ev) {
   return privateNews(ev);
 }

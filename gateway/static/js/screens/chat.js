@@ -8,7 +8,7 @@ import { toast } from "../toast.js";
 import { initial } from "../table.js";
 import * as mod from "../moderation.js";
 import { botMark, botSeats } from "../bots.js";
-import { bindClaims, renderClaims } from "../claims.js";
+import { bindClaims, renderClaims } from "../quickclaims.js";
 import { $, app, render, scheduleRender, send, phaseKey } from "../app.js";
 
 // Plain-font marks (no emoji font is assumed for the page's own signs, as on the table).

@@ -7,7 +7,7 @@ import { rolePicture } from "../art.js";
 import { api, errorText } from "../http.js";
 import { toast } from "../toast.js";
 import { bannerRole, reasonText } from "../outcome.js";
-import { dayLabel, infectedSeats, secrets, storyText } from "../events.js";
+import { dayLabel, infectedSeats, secrets, storyText } from "../eventlines.js";
 import * as pass from "../pass.js";
 import * as mod from "../moderation.js";
 import * as guide from "../guide.js";

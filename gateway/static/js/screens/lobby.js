@@ -3,7 +3,7 @@
 import { t, language } from "../i18n.js";
 import { el, rebuild } from "../dom.js";
 import { toast } from "../toast.js";
-import { LOBBY_NEWS } from "../events.js";
+import { LOBBY_NEWS } from "../eventlines.js";
 import { renderLobbyTable } from "../lobbytable.js";
 import * as mod from "../moderation.js";
 import { botMark, lobbyBots, removeBotButton } from "../bots.js";

@@ -7,7 +7,7 @@ import { el, rebuild } from "../dom.js";
 import { rolePicture } from "../art.js";
 import { reviewReport } from "../moderation.js";
 import { botMark } from "../bots.js";
-import { declare, eventText, infectedSeats, isPublic, placeStory, REVIEW_SKIPS, storyText } from "../events.js";
+import { declare, eventText, infectedSeats, isPublic, placeStory, REVIEW_SKIPS, storyText } from "../eventlines.js";
 import { bannerRole, reasonText } from "../outcome.js";
 import { loadDeclaration } from "../http.js";
 
@@ -59,7 +59,7 @@ function chatNode(ev) {
 const botAt = (seat) => !!review.players.find((p) => p.seat === seat)?.bot;
 
 // Every event the review tells, in its night or day, with the night's secret deeds no event told
-// (game_over's story) before its dawn (events.js placeStory, as the end screen tells them).
+// (game_over's story) before its dawn (eventlines.js placeStory, as the end screen tells them).
 function timeline(events, cards, causes, story) {
   const items = [];
   let current = null;

@@ -5,7 +5,7 @@ import { t, has, keys, isolate } from "../i18n.js";
 import { el, rebuild } from "../dom.js";
 import { rolePicture } from "../art.js";
 import { renderTable } from "../table.js";
-import { dayLabel } from "../events.js";
+import { dayLabel } from "../eventlines.js";
 import { factLines } from "../facts.js";
 import { promptKey } from "../state.js";
 import * as motion from "../motion.js";
