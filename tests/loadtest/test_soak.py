@@ -2,8 +2,6 @@
 readings, and the gateway counters it reads, on a real gateway."""
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from devstack.stack import connect, create_room
@@ -42,18 +40,15 @@ def test_no_command_in_the_window_gives_no_figure():
 
 
 @pytest.mark.e2e
-def test_the_gateway_counters_count_a_command_and_its_frames(stack):
+async def test_the_gateway_counters_count_a_command_and_its_frames(stack):
     gateway = stack.start_gateway()
+    before = gateway_sums([gateway.url], *COUNTED)
+    created = await create_room(gateway.url, "Layla")
+    client = await connect(gateway.ws_url, created["room"], created["token"])
+    # answered by the room, refused there (the lobby has no chat): a command all the same
+    reply = await client.request({"type": "chat", "channel": "day", "text": "hello"})
+    assert reply["code"] == "not_your_turn", reply
+    await client.close()
+    after = gateway_sums([gateway.url], *COUNTED)
+    assert after[0] - before[0] == 1 and after[1] - before[1] >= 2  # the welcome and the answer
 
-    async def main():
-        before = gateway_sums([gateway.url], *COUNTED)
-        created = await create_room(gateway.url, "Layla")
-        client = await connect(gateway.ws_url, created["room"], created["token"])
-        # answered by the room, refused there (the lobby has no chat): a command all the same
-        reply = await client.request({"type": "chat", "channel": "day", "text": "hello"})
-        assert reply["code"] == "not_your_turn", reply
-        await client.close()
-        after = gateway_sums([gateway.url], *COUNTED)
-        assert after[0] - before[0] == 1 and after[1] - before[1] >= 2  # the welcome and the answer
-
-    asyncio.run(main())
