@@ -115,8 +115,8 @@ def test_every_fact_a_card_shows_has_its_words_in_every_catalogue():
 
 
 def test_the_quick_claims_are_served_in_the_bots_own_words():
-    """The client renders a quick claim from `/api/rules` "claims" (js/quickclaims.js keeps no words of
-    its own): the bots' catalogue itself, every kind in every language the client has."""
+    """The client renders a quick claim from `/api/rules` "claims" (js/quickclaims.js keeps no
+    words of its own): the bots' catalogue itself, every kind in every language the client has."""
     from bots.claims import CATALOGUE, KINDS, ROLE_NAMES
     from gateway.routes.pages import DECLARATION
 

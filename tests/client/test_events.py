@@ -1,6 +1,6 @@
 """Every event kind the server declares and every win reason the rules can produce is shown by the
-client, by construction (issue 21 items 1 and 3): the one event renderer (js/eventlines.js) words any
-kind from its declaration (`GET /api/rules` "events"), the end screen and the review give every
+client, by construction (issue 21 items 1 and 3): the one event renderer (js/eventlines.js) words
+any kind from its declaration (`GET /api/rules` "events"), the end screen and the review give every
 win its banner (js/outcome.js). In Debian's headless Chromium, against the static files alone:
 `/api/rules` answers the gateway's own declaration, a room's review and socket are faked.
 """
