@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING
 
 __all__ = [
     "RoomClient", "token_hash",  # client
-    "AgainRefused", "NameTaken", "RoomFull", "RoomNotFound", "RoomStarted", "ServerFull",  # refusals
+    "AgainRefused", "NameTaken", "RoomFull", "RoomNotFound", "RoomStarted",  # refusals
+    "ServerFull",  # refusals
     "Since", "Unseated",  # subscriptions
     "Config",  # config
     "Clock", "RealClock",  # clock

@@ -84,7 +84,8 @@ def normal_code(room: str) -> str:
 
 
 class RoomClient:
-    """Use as `async with RoomClient(config) as rc:` (or `await rc.start()` / `await rc.close()`)."""
+    """Use as `async with RoomClient(config) as rc:` (or `await rc.start()` /
+    `await rc.close()`)."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -101,7 +102,8 @@ class RoomClient:
         self._flushes: set[asyncio.Task] = set()
         self._incarnations: dict[str, str] = {}  # host -> its process's incarnation, as last asked
         self._fetching: dict[tuple, asyncio.Task] = {}  # lookups in progress (see _shared)
-        self._giving_back: set[asyncio.Task] = set()  # creations given up, undone once Redis is back
+        # creations given up, undone once Redis is back
+        self._giving_back: set[asyncio.Task] = set()
         # Requests in each pipeline of inbox pushes: the gateway's metric.
         self.observe_push: Callable[[int], None] | None = None
         # This process: the sender of its requests, the name of its reply channel.
@@ -273,7 +275,8 @@ class RoomClient:
 
         async def seat_creator() -> None:
             _raise_refusal(await self._call(host, "create_room", code, name, hashed,
-                                            None if table is None else (table.preset, table.language),
+                                            None if table is None
+                                            else (table.preset, table.language),
                                             address_mark(code, address)))
         try:
             code = await patiently(lambda: self._claim_code(host), "reserving a room code", until,
@@ -306,9 +309,9 @@ class RoomClient:
         same players in the same seats, with the same tokens and settings, in its lobby: the
         host starts it once the table is ready (a player may leave, the host may change the
         settings first). The old room's lobby facts then name it (`next`), so each seat enters
-        it with the token it has. {"room", "seat": 0, "token"}; raises RoomNotFound, AgainRefused, ServerFull or
-        StorageUnavailable. `admit` is awaited just before a new room is opened (not for a
-        retried click): the caller's limit on new rooms, which refuses by raising."""
+        it with the token it has. {"room", "seat": 0, "token"}; raises RoomNotFound, AgainRefused,
+        ServerFull or StorageUnavailable. `admit` is awaited just before a new room is opened (not
+        for a retried click): the caller's limit on new rooms, which refuses by raising."""
         code = normal_code(room)
         until = self._deadline()
 
@@ -407,7 +410,8 @@ class RoomClient:
             facts = None if data is None else data.lobby()
         if facts is None:
             raise RoomNotFound(f"no room {code!r}")
-        following = await self.redis.hget(self.keys.room(code), "next") if facts["status"] == "finished" else None
+        following = (await self.redis.hget(self.keys.room(code), "next")
+                     if facts["status"] == "finished" else None)
         return {**facts, "next": following and following.decode()}
 
     async def report(self, room: str, token: str, seat: int, reason: str, text: str) -> bool:
@@ -494,7 +498,8 @@ class RoomClient:
         """This process now holds `count` spectator sockets of `room` (the lobby counts them)."""
         code = normal_code(room)
         try:
-            await self._send(await self._host_of(code), ("watch", code, None, (self.presence_id, count)))
+            await self._send(await self._host_of(code),
+                             ("watch", code, None, (self.presence_id, count)))
         except HostRetired:
             pass  # the room has ended
 
@@ -555,7 +560,8 @@ class RoomClient:
         handle = self._handles.get(name)
         if handle is None:
             try:
-                handle = await asyncio.to_thread(ray.get_actor, name, namespace=self.config.namespace)
+                handle = await asyncio.to_thread(ray.get_actor, name,
+                                                 namespace=self.config.namespace)
             except ValueError:  # no such actor (any more)
                 if await self._retired(name):
                     raise HostRetired(name) from None
@@ -564,8 +570,10 @@ class RoomClient:
         return handle
 
     async def _retired(self, name: str) -> bool:
-        """Host actors stay in P:hosts for as long as they live; the placement actor never leaves."""
-        return name != self._placement_name and await self.redis.zscore(self.keys.hosts(), name) is None
+        """Host actors stay in P:hosts for as long as they live; the placement actor never
+        leaves."""
+        return (name != self._placement_name
+                and await self.redis.zscore(self.keys.hosts(), name) is None)
 
     def pending_requests(self) -> int:
         """Requests of this process waiting for their reply (the gateway's metric)."""

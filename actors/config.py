@@ -42,7 +42,8 @@ class Config:
     games_per_actor: int = 200
     warm_actors: int = 1  # empty host actors kept started so a new room never waits for one
     namespace: str = "werewolf"  # Ray namespace of the named actors
-    durations: Mapping[str, int] = field(default_factory=dict)  # phase name -> seconds, room defaults
+    # phase name -> seconds, room defaults
+    durations: Mapping[str, int] = field(default_factory=dict)
     finished_ttl: int = 3600  # seconds a finished or broken room's state and log stay readable
     idle_close: int = 1800  # seconds a room with nobody connected stays open
     # Seconds a lobby with nobody connected stays open (0: idle_close): a room made and never
@@ -90,7 +91,8 @@ class Config:
     # Seconds an HTTP call (create, join, again, a lobby) retries while Redis is unreachable: a
     # Sentinel failover promotes a replica in 2-3 s here; past it the call answers 503.
     request_patience: float = 10.0
-    # Seconds a public table waits, from its first seat, before bots fill it and it starts by itself.
+    # Seconds a public table waits, from its first seat, before bots fill it and it starts by
+    # itself.
     public_countdown: int = 30
     # Seconds a seat of a public lobby may hold no socket before the table lets it go.
     lobby_away: int = 60
@@ -108,7 +110,8 @@ class Config:
     # the private network by the balancer: deploy/README.md).
     metrics_token: str | None = field(default=None, repr=False)
     # A WebSocket whose unsent bytes (its queue and its connection's write buffer) pass this, or
-    # whose write buffer has not drained for ws_drain_seconds, is dropped (close 1013; gateway/ws.py).
+    # whose write buffer has not drained for ws_drain_seconds, is dropped (close 1013;
+    # gateway/ws.py).
     ws_unsent_bytes: int = 1 << 20
     ws_drain_seconds: float = 30.0
     # Origins ("https://host[:port]") a browser's WebSocket may come from besides the one served
@@ -157,7 +160,8 @@ class Config:
         `running`'s, each as "VARIABLE: here X, the cluster runs Y"."""
         return [f"{variable}: here {getattr(self, name)!r}, the cluster runs "
                 f"{getattr(running, name)!r}"
-                for name, variable in CLUSTER_SETTINGS if getattr(self, name) != getattr(running, name)]
+                for name, variable in CLUSTER_SETTINGS
+                if getattr(self, name) != getattr(running, name)]
 
     def room_max_age(self) -> int:
         """Seconds a room lives at most, its lobby and its game (0: no limit): the longest an

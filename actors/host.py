@@ -92,7 +92,8 @@ class RoomHost:
                 await patiently(functools.partial(self._store.release, self.name, code),
                                 f"releasing room {code}")
         log.info("host %s started with %d rooms", self.name, len(self.rooms))
-        self._sweeper = asyncio.create_task(self._sweep_forever(), name=f"host {self.name} presence")
+        self._sweeper = asyncio.create_task(self._sweep_forever(),
+                                            name=f"host {self.name} presence")
         self._inbox = asyncio.create_task(self.serve_inbox(), name=f"host {self.name} inbox")
 
     async def stop(self) -> None:
@@ -184,7 +185,8 @@ class RoomHost:
         rider: an `actors.inbox.Rider`, `Room.command`'s);
         ("presence", code, seat, (gateway, connected)) -> None; ("watch", code, None,
         (gateway, count)) -> None (spectator sockets); ("welcome", code, seat, proof)
-        -> welcome, {"moved": True} or None; ("join", code, None, (name, token hash, promised, address mark)) -> {"seat"} or a refusal;
+        -> welcome, {"moved": True} or None; ("join", code, None, (name, token hash, promised,
+        address mark)) -> {"seat"} or a refusal;
         ("lobby", code, None, None) -> lobby facts or None; RoomUnavailable (returned) when the
         room could not be loaded."""
         try:
@@ -275,7 +277,8 @@ class RoomHost:
 class GameHost:
     """The Ray shell. Options (name, detached, max_restarts) are set where it is created."""
 
-    async def __init__(self, name: str, config: Config) -> None:  # type: ignore[misc]  # Ray awaits it
+    # Ray awaits it
+    async def __init__(self, name: str, config: Config) -> None:  # type: ignore[misc]
         logging.basicConfig(level=logging.INFO)
         self._redis = connect(config.redis_url)
         store = RedisStore(self._redis, config.prefix, config.finished_ttl, config.redis_wait)

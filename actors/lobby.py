@@ -199,7 +199,8 @@ def _with_bot(data: RoomData, events: list[dict]) -> Change:
 
 
 def _fill_and_deal(data: RoomData, now: int) -> Change:
-    """A public table's countdown ended: bots take the seats it lacks (`fill_size`), then the deal."""
+    """A public table's countdown ended: bots take the seats it lacks (`fill_size`), then the
+    deal."""
     events: list[dict] = []
     while len(data.players) < fill_size(data.settings):
         change = _with_bot(data, events)

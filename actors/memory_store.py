@@ -89,8 +89,8 @@ class MemoryStore:
     async def live_gateways(self, ids: list[str]) -> set[str]:
         return self.gateways.intersection(ids)
 
-    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None, status: str,
-                      first_seq: int, events: list[bytes], tokens: dict[str, int],
+    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None,
+                      status: str, first_seq: int, events: list[bytes], tokens: dict[str, int],
                       chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
                       riders: Sequence[tuple[Rider, Any]] = ()) -> None:
         if self.gate is not None:

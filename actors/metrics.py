@@ -22,7 +22,8 @@ class HostMetrics:
     def __init__(self) -> None:
         self.registry = r = CollectorRegistry()
         self.loop_lag = Histogram("ww_host_loop_lag_seconds",
-                                  "How late the host's event loop ran a timer (busy or blocked loop)",
+                                  "How late the host's event loop ran a timer "
+                                  "(busy or blocked loop)",
                                   buckets=LATENCY_BUCKETS, registry=r)
         self.persist_seconds = Histogram("ww_host_persist_seconds",
                                          "One room persist (snapshot + events, one Lua call)",

@@ -104,7 +104,8 @@ class Placement:
         self._started = asyncio.Condition()  # notified when one of those starts ends
 
     async def restore(self) -> None:
-        """Make sure every known host exists (after a whole-cluster restart they reload their rooms)."""
+        """Make sure every known host exists (after a whole-cluster restart they reload their
+        rooms)."""
         names = [n.decode() for n in await self._redis.zrange(self._keys.hosts(), 0, -1)]
         await asyncio.gather(*(self._start_host(name, None) for name in names))
         await self.top_up()
@@ -281,7 +282,8 @@ def hosts_per_node(nodes: list[dict], actors: list[dict], prefix: str,
                                     if n["Alive"] and n["Resources"].get(resource)}
     for actor in actors:
         node = actor["Address"]["NodeID"]
-        if actor["State"] == "ALIVE" and actor["Name"].startswith(f"{prefix}-host-") and node in hosted:
+        if (actor["State"] == "ALIVE" and actor["Name"].startswith(f"{prefix}-host-")
+                and node in hosted):
             hosted[node].append(actor["Name"])
     return hosted
 
@@ -306,7 +308,8 @@ def node_for_host(hosted: dict[str, list[str]], slots: dict[str, float], rooms: 
     return min(free, key=lambda n: (-len(hosted[n]), n), default=None)
 
 
-def retire_order(idle: list[str], hosted: dict[str, list[str]], rooms: dict[str, float]) -> list[str]:
+def retire_order(idle: list[str], hosted: dict[str, list[str]],
+                 rooms: dict[str, float]) -> list[str]:
     """The empty hosts `idle`, the first to stop first: those on nodes that hold no room (so such
     a node empties and the autoscaler removes it), from the nodes running the fewest hosts; the
     spares kept are the last, on nodes that hold rooms (`rooms`: host -> rooms placed on it)."""
@@ -418,7 +421,8 @@ class PlacementActor:
                 node = node_for_host(await self._read_hosted(), self._slots, await self._rooms(),
                                      self._config.games_per_actor, self._hosting_seen)
             options = host_options(self._config, name, node)
-            host = GameHost.options(**options).remote(  # type: ignore[attr-defined]  # @ray.remote's
+            # ignore[attr-defined] below: @ray.remote's
+            host = GameHost.options(**options).remote(  # type: ignore[attr-defined]
                 name, self._config)
         await host.stats.remote()
 

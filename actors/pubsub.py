@@ -140,7 +140,8 @@ class ClusterPubSub:
 
 
 async def _close(pubsub: PubSub) -> None:
-    """A node's connection and its own client's pool (each node's PubSub has a client of its own)."""
+    """A node's connection and its own client's pool (each node's PubSub has a client of its
+    own)."""
     try:
         await pubsub.aclose()
         await pubsub.connection_pool.disconnect()

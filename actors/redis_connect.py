@@ -62,7 +62,8 @@ def connect(url: str) -> aioredis.Redis | RedisCluster:
         return sentinel.master_for(service, connection_pool_class=_BlockingSentinelPool,
                                    max_connections=REDIS_CONNECTIONS, timeout=30,
                                    socket_timeout=None, **options)
-    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=30)
+    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS,
+                                                    timeout=30)
     return aioredis.Redis.from_pool(pool)
 
 

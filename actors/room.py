@@ -84,7 +84,8 @@ def wakeup(data: RoomData, idle_close: int | None,
     if data.status == "lobby" and data.starts_at is not None:
         times.append(data.starts_at)
     if data.status == "lobby" and data.public and timing is not None:
-        times += [p.absent_since + timing.absent for p in data.players if p.absent_since is not None]
+        times += [p.absent_since + timing.absent for p in data.players
+                  if p.absent_since is not None]
     if data.status == "lobby" and (closes := endings.lobby_closes(data, timing)) is not None:
         times.append(closes)
     if (ends := endings.game_closes(data, timing)) is not None:
@@ -98,7 +99,8 @@ def wakeup(data: RoomData, idle_close: int | None,
 def _tick(data: RoomData, now: int, idle_close: int | None, lobby_idle_close: int | None,
           timing: LobbyTiming):
     idle_close = endings.idle_limit(data, idle_close, lobby_idle_close)
-    if idle_close is not None and data.idle_since is not None and now >= data.idle_since + idle_close:
+    if (idle_close is not None and data.idle_since is not None
+            and now >= data.idle_since + idle_close):
         # Nobody has been at the table for idle_close: close it, so it frees its host slot.
         return None, Change(replace(data, status="finished"), [endings.closed("idle")])
     if data.status == "lobby" and (closes := endings.lobby_closes(data, timing)) is not None \
@@ -264,7 +266,8 @@ class Room:
         """`make_bot`: how the room's bots are made (`actors.bot_seats.BotSeats`; tests)."""
         self.data = data  # committed: durable in the store
         self._timing = timing  # a public lobby's countdown and patience with absent seats
-        # The store's chat list: which game's lines it holds and how many (each persist adds the new ones).
+        # The store's chat list: which game's lines it holds and how many (each persist adds the
+        # new ones).
         self._chat_stored = (_game_id(data), chat_stored)
         self._on_persist = on_persist  # (seconds, requests) of every persist: the host's metrics
         self._idle_close = idle_close  # ms an empty table stays open; None: forever
@@ -361,7 +364,8 @@ class Room:
     def _bot_command(self, seat: int, frame: dict) -> asyncio.Future:
         """A command of the seat's bot (actors.bot_seats): a socket's way, from the room."""
         return self._submit(_command, (seat, frame, None, self._take_token, self._timing, None,
-                                       True), lambda code, message: error_frame(None, code, message))
+                                       True),
+                            lambda code, message: error_frame(None, code, message))
 
     def _take_token(self, seat: int, kind: str, now: int) -> bool:
         """The rate limit of a seat's commands of one kind, whichever gateways its sockets use."""
@@ -459,7 +463,8 @@ class Room:
         a room pays one snapshot write per mailbox drain instead of one per command."""
         if self._resync and not await self._reload():
             self._retry_later()
-            return [on_error("internal", "storage unavailable, retry") for _, _, on_error, _, _ in group]
+            return [on_error("internal", "storage unavailable, retry")
+                    for _, _, on_error, _, _ in group]
         committed = data = self.data
         events: list[bytes] = []
         logged: list[dict] = []  # what `with_logged` reads of each event: its seq, its ack
@@ -468,7 +473,8 @@ class Room:
         seated = 0
         for handler, args, on_error, _, _ in group:
             if broken:
-                replies.append(on_error("internal", "this room hit an internal error and is closed"))
+                replies.append(on_error("internal",
+                                        "this room hit an internal error and is closed"))
                 continue
             if data.status in FINAL:
                 replies.append(on_error("room_closed", "the room is closed"))
@@ -481,7 +487,8 @@ class Room:
                     for i, event in enumerate(checked, 1):
                         ack = change.ack if i == 1 else None  # carried by its first event
                         events.append(encode_event(seq + i, event, ack))
-                        logged.append({"seq": seq + i} if ack is None else {"seq": seq + i, "ack": ack})
+                        logged.append({"seq": seq + i} if ack is None
+                                      else {"seq": seq + i, "ack": ack})
                     data = replace(change.data, seq=seq + len(checked))
                     seated += change.seated
             except Refused as e:
@@ -527,7 +534,8 @@ class Room:
         writing = self._writing = asyncio.get_running_loop().create_future()
         try:
             await self._store.persist(old.code, epoch=self.epoch, host=self.host,
-                                      snapshot=None if _only_logged(old, new, logged) else new.to_json(),
+                                      snapshot=(None if _only_logged(old, new, logged)
+                                                else new.to_json()),
                                       status=new.status,
                                       first_seq=old.seq + 1, events=events,
                                       tokens=_new_tokens(old, new), untokens=_gone_tokens(old, new),
@@ -538,7 +546,8 @@ class Room:
             self.close()
             return lambda on_error: on_error("internal", "the room moved, retry")
         except Exception as e:  # storage down, or a write we cannot tell landed: reload first
-            log.warning("room %s: persist failed (%r); will reload before the next write", old.code, e)
+            log.warning("room %s: persist failed (%r); will reload before the next write",
+                        old.code, e)
             self._resync = True
             self._retry_later()
             return lambda on_error: on_error("internal", "storage unavailable, retry")

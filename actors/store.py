@@ -6,10 +6,10 @@ room's, check the log (and the chat list) is exactly as long as the writer think
 snapshot (unless the write changed nothing the log and the chat list do not carry), RPUSH the new
 chat lines and the events, SPUBLISH the events (and the replies riding them: acks to the gateways
 that listen to the room) as one message, and, when the room reaches a final status, give its
-keys a TTL; its release from its host follows (another slot). A room acknowledges a command only after
-`persist` returned; with `wait_replicas`, only after `WAIT` saw that many replicas take the write
-(and only then are its events published, so no socket sees an event that a failover could still
-take back).
+keys a TTL; its release from its host follows (another slot). A room acknowledges a command only
+after `persist` returned; with `wait_replicas`, only after `WAIT` saw that many replicas take the
+write (and only then are its events published, so no socket sees an event that a failover could
+still take back).
 
 Every script call touches one slot (`Keys`), and events and replies go out on sharded pub/sub
 (SPUBLISH, Redis 7), which on a cluster stays in the channel's shard instead of reaching every
@@ -113,8 +113,8 @@ class Store(Protocol):
 
     async def live_gateways(self, ids: list[str]) -> set[str]: ...
 
-    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None, status: str,
-                      first_seq: int, events: list[bytes], tokens: dict[str, int],
+    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None,
+                      status: str, first_seq: int, events: list[bytes], tokens: dict[str, int],
                       chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
                       riders: Sequence[tuple[Rider, Any]] = ()) -> None:
         """`snapshot`: None keeps the stored one (`Stored.tail` brings it up to date);
@@ -229,8 +229,8 @@ return epoch
 """
 
 # KEYS: room, state, log, tokens, chat, reports (one slot: the room's)
-# ARGV: epoch, snapshot ('': unchanged), status, first_seq, channel, ttl, chat_from, nchat, ntokens, nuntokens,
-#       riders, (hash, seat)*, removed seats' hashes*, chat lines*, events*
+# ARGV: epoch, snapshot ('': unchanged), status, first_seq, channel, ttl, chat_from, nchat, ntokens,
+#       nuntokens, riders, (hash, seat)*, removed seats' hashes*, chat lines*, events*
 # chat_from: the chat lines already stored ('': none, the chat list starts again, e.g. a new game).
 # Each call inside counts as a Redis command. The lists are appended first and checked by the
 # lengths RPUSH returns: a writer that is out of step with them (a failover lost its last writes)
@@ -334,10 +334,12 @@ class Coalescer:
                 if durable and self._wait and nodes[-1] not in waits:
                     waits.append(nodes[-1])
             for node in waits:
-                target = {"target_nodes": self._redis.get_node(node_name=node)} if self._cluster else {}
+                target = ({"target_nodes": self._redis.get_node(node_name=node)}
+                          if self._cluster else {})
                 pipe.execute_command("WAIT", self._wait, WAIT_TIMEOUT_MS, **target)
             results = await pipe.execute(raise_on_error=False)
-        except Exception as e:  # the connection failed (or no slot map yet): none is known to have landed
+        except Exception as e:
+            # the connection failed (or no slot map yet): none is known to have landed
             results = [e] * (len(batch) + len(waits))
         replicas = dict(zip(waits, results[len(batch):]))
         for i, ((key, _, future, durable), result) in enumerate(zip(batch, results)):
@@ -379,7 +381,8 @@ class RedisStore:
 
     async def claim_code(self, code: str, host: str) -> bool:
         """Reserve room code `code` on `host`; False if a room has it (see _CLAIM_CODE)."""
-        return bool(await self._claim_code(keys=[self.keys.room(code)], args=[host, CODE_CLAIM_TTL]))
+        return bool(await self._claim_code(keys=[self.keys.room(code)],
+                                           args=[host, CODE_CLAIM_TTL]))
 
     async def give_back(self, host: str, code: str | None) -> None:
         """Undo a creation given up after its host slot (and code, if any) was reserved."""
@@ -411,7 +414,8 @@ class RedisStore:
         return {key.decode(): value.decode() for key, value in raw.items()}
 
     async def host_rooms(self, host: str) -> list[str]:
-        return sorted(code.decode() for code in await self.redis.smembers(self.keys.host_rooms(host)))
+        return sorted(code.decode()
+                      for code in await self.redis.smembers(self.keys.host_rooms(host)))
 
     async def live_gateways(self, ids: list[str]) -> set[str]:
         """The gateway processes among `ids` whose presence lease has not lapsed (one GET each:
@@ -425,11 +429,12 @@ class RedisStore:
         """Stored events with since < seq <= upto (to the end if upto is None), in order."""
         if upto is not None and upto <= since:
             return []
-        raw = await self.redis.lrange(self.keys.log(code), max(since, 0), -1 if upto is None else upto - 1)
+        raw = await self.redis.lrange(self.keys.log(code), max(since, 0),
+                                      -1 if upto is None else upto - 1)
         return [orjson.loads(item) for item in raw]
 
-    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None, status: str,
-                      first_seq: int, events: list[bytes], tokens: dict[str, int],
+    async def persist(self, code: str, *, epoch: int, host: str, snapshot: bytes | None,
+                      status: str, first_seq: int, events: list[bytes], tokens: dict[str, int],
                       chat_from: int | None, chat: list[bytes], untokens: Sequence[str] = (),
                       riders: Sequence[tuple[Rider, Any]] = ()) -> None:
         k, item = self.keys, riders_item(riders)
@@ -451,11 +456,13 @@ class RedisStore:
         durable = bool(self.wait_replicas)
         try:
             result = await self._writes.submit(
-                keys[0], lambda pipe: pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args), durable=durable)
+                keys[0], lambda pipe: pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args),
+                durable=durable)
         except NoScriptError:  # Redis restarted or flushed its scripts; nothing ran: load and retry
             await self.redis.script_load(_PERSIST)
             result = await self._writes.submit(
-                keys[0], lambda pipe: pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args), durable=durable)
+                keys[0], lambda pipe: pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args),
+                durable=durable)
         _check(result)
         if durable and events:
             await self._publish(code, events, item)
@@ -498,7 +505,8 @@ class RedisStore:
         # A no-op write, durable: its WAIT confirms every earlier write of the room too
         # (replication is in order).
         room = self.keys.room(code)
-        await self._writes.submit(room, lambda pipe: pipe.hincrby(room, "confirmed", 0), durable=True)
+        await self._writes.submit(room, lambda pipe: pipe.hincrby(room, "confirmed", 0),
+                                  durable=True)
         await self._publish(code, await self.redis.lrange(self.keys.log(code), after_seq, -1))
 
 

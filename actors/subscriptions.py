@@ -53,7 +53,8 @@ class Subscriptions:
     in seq order: a gap (a message lost while the connection was being re-established) is filled
     from the log."""
 
-    def __init__(self, redis: aioredis.Redis, keys: Keys, events_after, catch_up: bool = True) -> None:
+    def __init__(self, redis: aioredis.Redis, keys: Keys, events_after,
+                 catch_up: bool = True) -> None:
         self._pubsub = shard_pubsub(redis)
         self._me: str | None = None  # this process's gateway id: the replies riding events for it
         self._keys = keys
@@ -112,7 +113,8 @@ class Subscriptions:
                 await self._pubsub.sunsubscribe(self._keys.room(code))
 
     async def _read(self) -> None:
-        """The one reader of the connection; it must outlive any failure, or every listener stalls."""
+        """The one reader of the connection; it must outlive any failure, or every listener
+        stalls."""
         while True:
             try:
                 message = await self._pubsub.get_message(timeout=None)
@@ -176,7 +178,8 @@ class Subscriptions:
             for queue, seat in channel.listeners.items():  # a private event wakes only its audience
                 if to is None or seat is None or seat in to:
                     queue.put_nowait(item)
-            if "unseat" in item:  # a lobby seat removed: its listeners and the moved one's stop here
+            # a lobby seat removed: its listeners and the moved one's stop here
+            if "unseat" in item:
                 removed, *moved = item["unseat"]
                 for queue, seat in list(channel.listeners.items()):
                     if seat == removed or seat in moved:

@@ -191,7 +191,8 @@ class TableIndex:
     def _keys(self, kind: Kind, *parts: str) -> list[str]:
         return [self.key(kind, part) for part in parts]
 
-    async def claim(self, kind: Kind, size: int, skip: Sequence[str] = ()) -> tuple[str, str | None]:
+    async def claim(self, kind: Kind, size: int,
+                    skip: Sequence[str] = ()) -> tuple[str, str | None]:
         """("seat", code): a seat of that table is now promised to the caller (join it, or
         `seated(-1)`); ("create", None): the caller must open a table and `listed` it; ("wait",
         None): another press is opening one."""
@@ -240,7 +241,8 @@ class TableIndex:
         return found
 
     async def running_games(self, kind: Kind) -> list[dict]:
-        """The kind's games in play, newest first: {room, preset, language, seats, size, started}."""
+        """The kind's games in play, newest first: {room, preset, language, seats, size,
+        started}."""
         codes = await self._redis.zrevrange(self.key(kind, "running"), 0, LISTED_MAX - 1)
         if not codes:
             return []
@@ -259,7 +261,8 @@ class MemoryTableIndex:
         self.running: dict[Kind, dict[str, dict]] = {}
         self.making: set[Kind] = set()
 
-    async def claim(self, kind: Kind, size: int, skip: Sequence[str] = ()) -> tuple[str, str | None]:
+    async def claim(self, kind: Kind, size: int,
+                    skip: Sequence[str] = ()) -> tuple[str, str | None]:
         tables = self.open.setdefault(kind, {})
         for code, seats in sorted(tables.items(), key=lambda item: -item[1]):
             if seats < size and code not in skip:

@@ -114,7 +114,8 @@ class Claim:
     @classmethod
     def from_json(cls, data: dict) -> Claim:
         """The claim of a chat payload's `claim` (ValueError if it is not one)."""
-        if not isinstance(data, dict) or set(data) - {"kind", *KINDS.get(str(data.get("kind")), ())}:
+        if (not isinstance(data, dict)
+                or set(data) - {"kind", *KINDS.get(str(data.get("kind")), ())}):
             raise ValueError(f"claim: not a claim: {data!r}")
         for name in ("seat", "target"):
             if name in data and type(data[name]) is not int:

@@ -52,7 +52,8 @@ class Mind:
         self.accused: dict[int, set[int]] = {}  # speaker -> seats it named wolves
         self.suspicion: dict[int, float] = {}
         self.votes: dict[int, dict[int, int]] = {}  # day -> voter -> target (the day's last)
-        self.ballot: dict[int, int | None] = {}  # the vote under way: voter -> target (None: abstains)
+        # the vote under way: voter -> target (None: abstains)
+        self.ballot: dict[int, int | None] = {}
         self.mayor: int | None = None
         self.exiles: dict[int, bool] = {}  # day -> whether its vote sent someone out (so far)
         self.questions: list[tuple[int, int]] = []  # (voter, target): votes worth asking about
@@ -66,7 +67,8 @@ class Mind:
         self.late = False  # the prompt being answered closes within `bot.LATE_MS`
         self.thief_cards: list[str] = []
         self.charmed: set[int] = set()  # the Piper's charmed seats, as told to them (and him)
-        self.in_play: set[str] | None = None  # the cards the table was told are dealt (None: not told)
+        # the cards the table was told are dealt (None: not told)
+        self.in_play: set[str] | None = None
         self.dealt: dict[str, int] = {}  # card -> how many the table was told are dealt
         self.house: dict = {}  # the table's house rules, as its view's settings tell them
         self.over = False

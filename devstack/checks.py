@@ -126,7 +126,8 @@ def assert_spectator_sees_public_only(client, log: list[dict]) -> None:
     # Up to game_over: the room may log more (a seat leaving) after the socket's last frame read.
     over = max(f["seq"] for f in client.events if f["kind"] == "game_over")
     got = [f["seq"] for f in client.events if f["seq"] <= over]
-    expected = [e["seq"] for e in log if client.welcome["seq"] < e["seq"] <= over and e["to"] is None]
+    expected = [e["seq"] for e in log
+                if client.welcome["seq"] < e["seq"] <= over and e["to"] is None]
     assert got == expected, (f"missing {sorted(set(expected) - set(got))}, "
                              f"not for everybody {sorted(set(got) - set(expected))}, got {got}")
 

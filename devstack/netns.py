@@ -29,7 +29,8 @@ from pathlib import Path
 from gateway.serve.processes import kill_family
 
 CLONE_NEWNET = 0x40000000
-HOST_RESOURCE = "werewolf_host"  # what the worker nodes offer and game hosts need (WW_HOST_RESOURCE)
+# what the worker nodes offer and game hosts need (WW_HOST_RESOURCE)
+HOST_RESOURCE = "werewolf_host"
 RAY_GCS_PORT = 6380  # every namespace has its own ports; still never Ray on 6379
 # Let the GCS declare a kill -9'd node dead after ~1.5 s of failed health checks, not ~15 s.
 FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "500", "RAY_health_check_timeout_ms": "500",
@@ -104,7 +105,8 @@ def netns_lan(count: int):
         yield Lan(names, ips)
     finally:
         for name in made:
-            subprocess.run(["ip", "netns", "del", name], capture_output=True)  # takes its veth along
+            # takes its veth along
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
         subprocess.run(["ip", "link", "del", bridge], capture_output=True)
 
 
@@ -152,7 +154,8 @@ def _start_node(lan: Lan, i: int, head_ip: str | None, num_cpus: int, resources:
                 env: dict | None, timeout: float, args: tuple[str, ...], preexec_fn) -> RayNode:
     temp_dir = tempfile.mkdtemp(prefix=f"rn{i}", dir="/tmp")  # short: socket path limit
     log_path = os.path.join(temp_dir, "node.log")
-    argv = [_ray_exe(), "start", "--block", "--disable-usage-stats", f"--node-ip-address={lan.ips[i]}",
+    argv = [_ray_exe(), "start", "--block", "--disable-usage-stats",
+            f"--node-ip-address={lan.ips[i]}",
             f"--num-cpus={num_cpus}", f"--temp-dir={temp_dir}", *args]
     if head_ip is None:
         argv += ["--head", f"--port={RAY_GCS_PORT}", "--include-dashboard=false"]
@@ -190,7 +193,8 @@ def alive_nodes(lan: Lan, head_index: int = 0) -> int:
     """Nodes the GCS counts alive, asked by a driver in the head's namespace."""
     script = ("import ray,sys; ray.init(address=sys.argv[1], log_to_driver=False); "
               "print(sum(n['Alive'] for n in ray.nodes()))")
-    out = subprocess.run(["ip", "netns", "exec", lan.names[head_index], sys.executable, "-c", script,
+    out = subprocess.run(["ip", "netns", "exec", lan.names[head_index], sys.executable, "-c",
+                          script,
                           f"{lan.ips[head_index]}:{RAY_GCS_PORT}"],
                          capture_output=True, text=True, timeout=120,
                          env={**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",

@@ -42,7 +42,8 @@ class Bot:
                           "targets": self.rng.sample(choices, k)})
         if self.chatty and self.rng.random() < 0.3:
             # Unique text: an acknowledged line can be found in the log (tests count lost acks).
-            await self._send({"type": "chat", "text": f"seat {self.client.seat} thinks ({self._ids + 1})"})
+            await self._send({"type": "chat",
+                              "text": f"seat {self.client.seat} thinks ({self._ids + 1})"})
 
     async def _send(self, frame: dict) -> None:
         self._ids += 1

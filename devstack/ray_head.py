@@ -104,7 +104,8 @@ def ray_head(num_cpus: int = 2, startup_timeout: float = 90.0, attempts: int = 3
     A free port can be taken by another process between our probe and Ray's bind (other test
     sessions start heads too), so a head that exits while starting is retried on new ports."""
     for attempt in range(1, attempts + 1):
-        temp_dir = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: Ray's socket paths have a length limit
+        # short: Ray's socket paths have a length limit
+        temp_dir = tempfile.mkdtemp(prefix="rt", dir="/tmp")
         log_path = os.path.join(temp_dir, "head.log")
         port, args = _head_command(num_cpus, temp_dir)
         env = None
@@ -183,7 +184,8 @@ def _wait_until_started(log_path: str, proc: subprocess.Popen, timeout: float) -
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """Kill the head and every process under it (workers are the raylet's children, not in its group)."""
+    """Kill the head and every process under it (workers are the raylet's children, not in its
+    group)."""
     kill_family(proc)
     proc.wait(timeout=10)
 

@@ -45,7 +45,8 @@ class RedisServer:
     def command(self) -> list[str]:
         # Protected mode refuses every non-loopback client of a server without a password: the
         # servers bound inside a test's network namespace serve the other nodes' namespaces.
-        return ["redis-server", "--port", str(self.port), "--bind", self.bind, "--dir", str(self.dir),
+        return ["redis-server", "--port", str(self.port), "--bind", self.bind,
+                "--dir", str(self.dir),
                 "--save", "", "--protected-mode", "no" if self.bind != "127.0.0.1" else "yes",
                 *self.args]
 
@@ -168,7 +169,8 @@ class SentinelGroup:
             for sentinel in self.sentinels:
                 with redis.Redis(host=self.bind, port=sentinel.port, socket_timeout=1) as r:
                     master = r.sentinel_master(SERVICE)
-                    if int(master.get("num-slaves", 0)) >= 1 and int(master.get("num-other-sentinels", 0)) >= 2:
+                    if (int(master.get("num-slaves", 0)) >= 1
+                            and int(master.get("num-other-sentinels", 0)) >= 2):
                         ready += 1
             if ready == len(self.sentinels):
                 return
@@ -183,7 +185,8 @@ def sentinel_group(*, quorum: int = 2, down_after_ms: int = 1000, failover_timeo
     root = Path(tempfile.mkdtemp(prefix="ww-sentinel-"))
     primary = RedisServer(free_port(), root / "primary", aof_args(appendfsync), bind=bind)
     replica = RedisServer(free_port(), root / "replica",
-                          [*aof_args(appendfsync), "--replicaof", bind, str(primary.port)], bind=bind)
+                          [*aof_args(appendfsync), "--replicaof", bind, str(primary.port)],
+                          bind=bind)
     sentinels = []
     group = SentinelGroup(primary, replica, sentinels, bind=bind)
     try:
@@ -335,7 +338,8 @@ class ClusterGroup:
 
     def primary_of_slot(self, slot: int, topology: dict | None = None) -> RedisServer:
         for port, info in (topology or self.topology()).items():
-            if info["primary"] and not info["failed"] and any(lo <= slot <= hi for lo, hi in info["slots"]):
+            if (info["primary"] and not info["failed"]
+                    and any(lo <= slot <= hi for lo, hi in info["slots"])):
                 return self.node(port)
         raise RuntimeError(f"no primary serves slot {slot}")
 

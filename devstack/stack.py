@@ -12,9 +12,11 @@ nothing here needs pytest:
 
     start_gateway(*, ray_address, redis_url, prefix, durations=TEST_DURATIONS,
                   games_per_actor=1, warm_actors=1, workers=1, port=None, env=None) -> Gateway
-        waits until GET /readyz answers 200; `env` adds environment variables (WW_* limits, WW_REDIS_WAIT).
+        waits until GET /readyz answers 200; `env` adds environment variables (WW_* limits,
+        WW_REDIS_WAIT).
     drop_actors(ray_address, prefix)   kill the prefix's detached actors (placement, hosts)
-    Gateway(url, ws_url, process, port, prefix, log_path): .url "http://127.0.0.1:P", .ws_url "ws://127.0.0.1:P",
+    Gateway(url, ws_url, process, port, prefix, log_path): .url "http://127.0.0.1:P",
+        .ws_url "ws://127.0.0.1:P",
         .kill() (SIGKILL the gateway and its children: a crash), .stop() (SIGTERM, then wait).
     await create_room(url, name) -> {"room", "seat", "token"}
     await join_room(url, room, name) -> {"room", "seat", "token"}   (raises HTTPStatusError)
@@ -155,7 +157,8 @@ def _wait_ready(gateway: Gateway) -> None:
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while time.monotonic() < deadline:
         if gateway.process.poll() is not None:
-            raise RuntimeError(f"gateway exited with {gateway.process.returncode}:\n{gateway.log()}")
+            raise RuntimeError(f"gateway exited with {gateway.process.returncode}:\n"
+                               f"{gateway.log()}")
         try:
             if httpx.get(gateway.url + "/readyz", timeout=2).status_code == 200:
                 return
@@ -216,7 +219,8 @@ def drop_actors(ray_address: str, prefix: str) -> None:
     for actor in ray.util.list_named_actors(all_namespaces=True):
         if actor["name"].startswith(f"{prefix}-"):
             try:
-                ray.kill(ray.get_actor(actor["name"], namespace=actor["namespace"]), no_restart=True)
+                ray.kill(ray.get_actor(actor["name"], namespace=actor["namespace"]),
+                         no_restart=True)
             except ValueError:  # stopped meanwhile (placement retires empty hosts)
                 pass
 
@@ -319,9 +323,11 @@ class Client:
         return await asyncio.wait_for(scan(), timeout)
 
     async def request(self, frame: dict, timeout: float = DEFAULT_TIMEOUT) -> dict:
-        """Send a frame with a fresh id (unless it has one); return the ack or error answering it."""
+        """Send a frame with a fresh id (unless it has one); return the ack or error answering
+        it."""
         frame = {**frame, "id": frame.get("id", f"r{next(_ids)}")}
-        sent_at = len(self.frames)  # its answer comes after: a long-lived socket's frames not read again
+        # its answer comes after: a long-lived socket's frames not read again
+        sent_at = len(self.frames)
         await self.send(frame)
         return await self.wait_for(
             lambda f: f.get("type") in ("ack", "error") and f.get("id") == frame["id"], timeout,

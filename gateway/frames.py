@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr,
-                      StringConstraints, TypeAdapter, model_validator)
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt,
+                      StrictStr, StringConstraints, TypeAdapter, model_validator)
 from pydantic.json_schema import GenerateJsonSchema
 
 import rules
@@ -57,8 +57,8 @@ class Hello(Frame):
     type: Literal["hello"]
     # An empty token is refused by authentication (not_authenticated), like any unknown one.
     token: Annotated[StrictStr, Field(json_schema_extra={"minLength": 1})] | None = None
-    watch: Literal[True] | None = Field(None, description="a spectator's read-only socket: no seat, "
-                                        "public events only")
+    watch: Literal[True] | None = Field(None, description="a spectator's read-only socket: "
+                                        "no seat, public events only")
     since: Annotated[StrictInt, Field(ge=0)] | None = None
 
     @model_validator(mode="after")
@@ -92,8 +92,9 @@ class Chat(Command):
     messages = {"text": "chat needs a non-empty text", "channel": "channel must be a channel name"}
     type: Literal["chat"]
     text: Annotated[StrictStr, Field(min_length=1, pattern=r"\S")]
-    channel: Annotated[StrictStr, Field(description="the channel the writer was shown (optional)",
-                                        json_schema_extra={"enum": ["day", "wolves", "dead"]})] = None
+    channel: Annotated[StrictStr, Field(
+        description="the channel the writer was shown (optional)",
+        json_schema_extra={"enum": ["day", "wolves", "dead"]})] = None
 
 
 class Settings(Command):
@@ -275,7 +276,8 @@ class View(LobbyFacts):
     prompts: list[Prompt] = []
     chat_omitted: dict[str, Annotated[int, Field(ge=1)]] = Field(
         {}, description="a running or finished game's chat channels whose first lines the view "
-        "leaves out: the welcome carries the last 100 lines of each (gateway.welcome.WELCOME_CHAT_LINES)")
+        "leaves out: the welcome carries the last 100 lines of each "
+        "(gateway.welcome.WELCOME_CHAT_LINES)")
 
 
 class Welcome(Frame):
@@ -414,8 +416,8 @@ class HttpErrorDetail(BaseModel):
 
 
 class HttpError(Frame):
-    doc = ("HTTP 401/403/404/409 answer of join, again and GET room; 413 of any body too large; 429 "
-           "rate_limited (rooms or unknown room codes from one address); 503 server_full (no "
+    doc = ("HTTP 401/403/404/409 answer of join, again and GET room; 413 of any body too large; "
+           "429 rate_limited (rooms or unknown room codes from one address); 503 server_full (no "
            "host slot) and storage_unavailable (Redis unreachable for 10 s, e.g. a long failover; "
            "with Retry-After).")
     detail: HttpErrorDetail
@@ -477,10 +479,12 @@ def asyncapi() -> dict:
         "operations": {
             "sendCommand": {"action": "receive", "channel": {"$ref": "#/channels/room"},
                             "summary": "frames the client sends (hello first, then commands)",
-                            "messages": [{"$ref": f"#/channels/room/messages/{n}"} for n in client]},
+                            "messages": [{"$ref": f"#/channels/room/messages/{n}"}
+                                         for n in client]},
             "receiveEvent": {"action": "send", "channel": {"$ref": "#/channels/room"},
                              "summary": "frames the gateway sends",
-                             "messages": [{"$ref": f"#/channels/room/messages/{n}"} for n in server]},
+                             "messages": [{"$ref": f"#/channels/room/messages/{n}"}
+                                          for n in server]},
         },
     }
 

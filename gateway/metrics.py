@@ -43,7 +43,8 @@ class Metrics:
                                       ["method", "route", "status"], buckets=_LATENCY_BUCKETS,
                                       registry=r)
         self.loop_lag = Histogram("ww_loop_lag_seconds",
-                                  "How late this process's event loop ran a timer (busy or blocked)",
+                                  "How late this process's event loop ran a timer "
+                                  "(busy or blocked)",
                                   buckets=_LATENCY_BUCKETS, registry=r)
         self.ack_wait = Histogram("ww_ack_wait_seconds",
                                   "From a command's reply reaching this process to its ack leaving "
@@ -59,7 +60,8 @@ class Metrics:
                                    "Room events this process read from Redis (pub/sub messages "
                                    "and refills from the log)", registry=r)
         self.socket_queue = Histogram("ww_socket_queue_frames",
-                                      "Frames a socket's writer found queued when it woke (written in one pass)",
+                                      "Frames a socket's writer found queued when it woke "
+                                      "(written in one pass)",
                                       buckets=_QUEUE_BUCKETS, registry=r)
         self.inbox_push = Histogram("ww_inbox_push_requests",
                                     "Requests in one pipeline of pushes to hosts' inboxes",
@@ -74,7 +76,8 @@ class Metrics:
 
 
     def text(self) -> bytes:
-        """The exposition of this process, or in multiprocess mode of every worker of the replica."""
+        """The exposition of this process, or in multiprocess mode of every worker of the
+        replica."""
         if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             return generate_latest(self.registry)
         merged = CollectorRegistry()

@@ -22,7 +22,8 @@ class PublicTables:
     async def page(self, state: str, preset: str | None, language: str | None,
                    page: int) -> dict:
         wanted = kinds(preset, language)
-        found = [table for entries in await asyncio.gather(*(self._entries(k, state) for k in wanted))
+        found = [table for entries in await asyncio.gather(*(self._entries(k, state)
+                                                             for k in wanted))
                  for table in entries]
         if state == "open":  # fullest first: the table about to start is the one to join
             found.sort(key=lambda t: (t["size"] - t["seats"], t["room"]))

@@ -79,5 +79,6 @@ def last_chat_lines(view: dict) -> dict:
                if len(lines) > WELCOME_CHAT_LINES}
     if not omitted:
         return {**view, "chat_omitted": {}}
-    return {**view, "chat": {channel: lines[-WELCOME_CHAT_LINES:] for channel, lines in chat.items()},
+    return {**view, "chat": {channel: lines[-WELCOME_CHAT_LINES:]
+                             for channel, lines in chat.items()},
             "chat_omitted": omitted}

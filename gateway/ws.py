@@ -192,7 +192,8 @@ def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...
         if page.scheme not in ("http", "https") or not page.hostname or not served.hostname:
             return False
         default = 443 if page.scheme == "https" else 80
-        return page.hostname == served.hostname and (page.port or default) == (served.port or default)
+        return (page.hostname == served.hostname
+                and (page.port or default) == (served.port or default))
     except ValueError:  # a port that is not a number
         return False
 
@@ -525,7 +526,8 @@ class Session:
                     self.close_reason = "refused"
                     return CLOSE_REFUSED
                 elif isinstance(item, Since):
-                    if item.seq > self.last:  # past the welcome, yet not in the queue: the log has them
+                    # past the welcome, yet not in the queue: the log has them
+                    if item.seq > self.last:
                         self.metrics.late_joins.inc()
                         await self._replay(self.last, item.seq)
                         self.last = item.seq

@@ -137,7 +137,8 @@ def create_app(game_seconds: float = 90.0) -> FastAPI:
                 elif typ == "start" and room.status == "lobby":
                     room.status = "running"
                     await room.emit("game_started",
-                                    seats=[{"seat": i, "name": n} for i, n in enumerate(room.names)],
+                                    seats=[{"seat": i, "name": n}
+                                           for i, n in enumerate(room.names)],
                                     roles_in_play={})
                     await room.emit("phase", phase="day.discussion", day=1, deadline=None)
                     room.timer = asyncio.create_task(room._end_later())

@@ -93,10 +93,13 @@ def main(argv: list[str] | None = None) -> int:
             seer = r["by_seer"]
             print(f"  {matchup:15s} village {pct(r['sides']['village'], r['games'])}"
                   f"  wolves {pct(r['sides']['wolves'], r['games'])}"
-                  f"  other {pct(r['games'] - r['sides']['village'] - r['sides']['wolves'], r['games'])}"
+                  f"  other "
+                  f"{pct(r['games'] - r['sides']['village'] - r['sides']['wolves'], r['games'])}"
                   f"{others(r['sides'])}"
-                  f"  | village when its Seer read a wolf {pct(seer[True][True], sum(seer[True].values()))}"
-                  f" ({sum(seer[True].values())}), did not {pct(seer[False][True], sum(seer[False].values()))}"
+                  f"  | village when its Seer read a wolf "
+                  f"{pct(seer[True][True], sum(seer[True].values()))}"
+                  f" ({sum(seer[True].values())}), did not "
+                  f"{pct(seer[False][True], sum(seer[False].values()))}"
                   f" ({sum(seer[False].values())})"
                   f"  | refused {r['refused']}/{r['commands']}"
                   + (f", unfinished {r['unfinished']}" if r["unfinished"] else ""))
@@ -107,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  village: plausible - random = "
                   f"{100 * (p['sides']['village'] - rv['sides']['village']) / args.games:+.1f}"
                   f" points; wolves: plausible - random = "
-                  f"{100 * (p['sides']['wolves'] - rw['sides']['wolves']) / args.games:+.1f} points")
+                  f"{100 * (p['sides']['wolves'] - rw['sides']['wolves']) / args.games:+.1f} "
+                  "points")
         if args.roles and "plausible" in results:
             rg, rwins = results["plausible"]["role_games"], results["plausible"]["role_wins"]
             print("  per role (plausible): " + ", ".join(

@@ -4,16 +4,15 @@
 
 One real stack: a private redis-server (append-only file, fsync every second, as `werewolf serve`
 keeps; private so its INFO counts only us), a private Ray head, `--gateways` gateway processes
-(loadtest.stack.real_stack). The client (asyncio sockets, devstack/stack.py's) runs in this process and
-is not counted as the server. Each step is one kind of work done N times; what it cost is read from
-the processes between its start and its end (CPU: user + system seconds of every gateway, game
-host and Ray system process, and of the redis-server; Redis: INFO commandstats calls and usec,
-bytes received; memory: USS, what only those processes hold), less what the stack spends idle
-over the same time (the empty stack's, measured first; once the games run, theirs over a quiet
-stretch of their day). Two groups of started games: A with all 18 seats and `--watchers`
-spectators connected, B with only the 6 seats that chat, the same lines in both: per line, A pays
-the command and 18 + watchers event frames, B the command and 6, which splits a command's cost
-from its fan-out's.
+(loadtest.stack.real_stack). The client (asyncio sockets, devstack/stack.py's) runs in this process
+and is not counted as the server. Each step is one kind of work done N times; what it cost is read
+from the processes between its start and its end (CPU: user + system seconds of every gateway, game
+host and Ray system process, and of the redis-server; Redis: INFO commandstats calls and usec, bytes
+received; memory: USS, what only those processes hold), less what the stack spends idle over the
+same time (the empty stack's, measured first; once the games run, theirs over a quiet stretch of
+their day). Two groups of started games: A with all 18 seats and `--watchers` spectators connected,
+B with only the 6 seats that chat, the same lines in both: per line, A pays the command and 18 +
+watchers event frames, B the command and 6, which splits a command's cost from its fan-out's.
 
 Then the model: rooms -> gateway processes, game-host cores and Redis shards, at `--headroom` of
 each (by CPU and by memory), for 1k, 10k and 100k `human` rooms, at the `human` rates per room
@@ -68,7 +67,8 @@ def per_unit(cost: dict, count: int) -> dict:
 
 def gateway_counters(urls: list[str]) -> tuple[float, float]:
     """(room events read from Redis, event frames sent to sockets), summed over the gateways."""
-    read, sent = gateway_sums(urls, "ww_redis_events_read_total ", 'ww_ws_messages_out_total{type="event"}')
+    read, sent = gateway_sums(urls, "ww_redis_events_read_total ",
+                              'ww_ws_messages_out_total{type="event"}')
     return read, sent
 
 
@@ -117,7 +117,8 @@ async def measure(args) -> dict:
     memory: dict = {}
     with redis_server(appendfsync="everysec") as private:
         url = f"redis://127.0.0.1:{private.port}/0"
-        with real_stack(args.gateways, games_per_actor=args.games_per_actor, redis_url=url) as running:
+        with real_stack(args.gateways, games_per_actor=args.games_per_actor,
+                        redis_url=url) as running:
             meter = Meter(running, private.port)
             urls = running.urls
             ws_urls = [u.replace("http", "ws", 1) for u in urls]
@@ -154,7 +155,8 @@ async def measure(args) -> dict:
                 group_a, group_b = tables[:args.rooms], tables[args.rooms:]
                 before = meter.read()
                 clients_a = await gather_limited(
-                    connect(ws_urls[t["url"]], t["room"], s["token"]) for t in group_a for s in t["seats"])
+                    connect(ws_urls[t["url"]], t["room"], s["token"]) for t in group_a
+                    for s in t["seats"])
                 clients_b = await gather_limited(
                     connect(ws_urls[t["url"]], t["room"], s["token"]) for t in group_b
                     for s in t["seats"][:SENDERS])
@@ -171,14 +173,17 @@ async def measure(args) -> dict:
                 units["idle_socket_second"] = per_unit(idle, int(sockets * idle["seconds"]))
 
                 progress("idle done; watchers")
-                # Spectators of group A: more frames per line, for a sharper split of a frame's cost.
+                # Spectators of group A: more frames per line, for a sharper split of a frame's
+                # cost.
                 async def watch(table: dict) -> Client:
                     client = await open_socket(ws_urls[table["url"]], table["room"])
                     await client.send({"type": "hello", "watch": True, "since": None})
                     client.welcome = await client.recv_until(lambda f: f.get("type") == "welcome")
                     return client
-                watchers = await gather_limited(watch(t) for t in group_a for _ in range(args.watchers))
-                seated = {t["room"]: clients_a[i * SEATS:(i + 1) * SEATS] for i, t in enumerate(group_a)}
+                watchers = await gather_limited(watch(t) for t in group_a
+                                                for _ in range(args.watchers))
+                seated = {t["room"]: clients_a[i * SEATS:(i + 1) * SEATS]
+                          for i, t in enumerate(group_a)}
                 hosts = [cs[0] for cs in seated.values()] + clients_b[::SENDERS]
                 progress("starting games")
                 for host in hosts:
@@ -213,16 +218,19 @@ async def measure(args) -> dict:
                     before = meter.read()
                     delivered_before = frames(audience)
                     read_before, sent_before = gateway_counters(urls)
-                    await asyncio.gather(*(chat(c, lines, i % SENDERS) for i, c in enumerate(senders)))
+                    await asyncio.gather(*(chat(c, lines, i % SENDERS)
+                                           for i, c in enumerate(senders)))
                     per_watcher = lines * SENDERS
                     # (a watcher is never dead: alive() keeps it)
                     await until(lambda: all(kinds(c, "chat") - expected[id(c)] >= per_watcher
                                             for c in alive(audience)))
                     cost = meter.cost(before, meter.read())
                     units[label] = per_unit(cost, sent_by_room)
-                    units[label]["frames_per_command"] = (frames(audience) - delivered_before) / sent_by_room
+                    units[label]["frames_per_command"] = ((frames(audience) - delivered_before)
+                                                          / sent_by_room)
                     read, sent = gateway_counters(urls)
-                    units[label]["events_read_per_event_frame"] = (read - read_before) / max(1.0, sent - sent_before)
+                    units[label]["events_read_per_event_frame"] = ((read - read_before)
+                                                                   / max(1.0, sent - sent_before))
 
                 # Per delivered frame and per command without its fan-out, from the two groups.
                 a, b = units["chat_18"], units["chat_6"]
@@ -241,18 +249,21 @@ async def measure(args) -> dict:
                 for clients in seated.values():
                     living = alive(clients)
                     for c in living[:len(living) // 2 + 1]:  # a majority opens the vote
-                        reply = await c.request({"type": "act", "action": "vote.request", "targets": []})
+                        reply = await c.request({"type": "act", "action": "vote.request",
+                                                 "targets": []})
                         commands += reply["type"] == "ack"
                 await until(lambda: all(phase_of(cs[0]) == "day.vote" for cs in seated.values()))
                 for clients in seated.values():
                     living = alive(clients)
                     for c in living:  # all on one seat, and that seat on another (not oneself)
                         target = living[-1 if c is not living[-1] else 0].seat
-                        reply = await c.request({"type": "act", "action": "vote", "targets": [target]})
+                        reply = await c.request({"type": "act", "action": "vote",
+                                                 "targets": [target]})
                         commands += reply["type"] == "ack"
                 await until(lambda: all(phase_of(cs[0]) != "day.vote" for cs in seated.values()))
                 units["vote_round"] = per_unit(meter.cost(before, meter.read()), commands)
-                units["vote_round"]["frames_per_command"] = (frames(clients_a) - delivered_before) / commands
+                units["vote_round"]["frames_per_command"] = ((frames(clients_a) - delivered_before)
+                                                             / commands)
 
                 progress("replays")
                 # Replays: a second socket per seat of group A, from seq 0 (welcome included).
@@ -260,11 +271,13 @@ async def measure(args) -> dict:
                 replays = await gather_limited(
                     connect(ws_urls[t["url"]], t["room"], s["token"], since=0)
                     for t in group_a for s in t["seats"])
-                for c in replays:  # answered after the socket's replay (a session reads on after it)
+                # answered after the socket's replay (a session reads on after it)
+                for c in replays:
                     assert (await c.request({"type": "ping"}))["type"] == "ack"
                 cost = meter.cost(before, meter.read())
                 events_replayed = sum(map(replayed, replays))
-                welcomes = {k: v * len(replays) for k, v in units["welcome"].items() if k != "count"}
+                welcomes = {k: v * len(replays) for k, v in units["welcome"].items()
+                            if k != "count"}
                 units["replayed_event"] = {k: (per_unit(cost, 1)[k] - welcomes[k]) / events_replayed
                                            for k in welcomes}
                 units["replayed_event"]["count"] = events_replayed
@@ -305,14 +318,16 @@ def model(measured: dict, args) -> list[dict]:
                "host_cores": max(1, int(-(-hosts // 1))),
                "host_actors": int(-(-host_actors // 1)),
                "redis_shards": max(1, int(-(-shards_cpu // 1))),
-               "redis_calls_per_s": rooms * (args.commands_per_room * max(0.0, command["redis_calls"])
+               "redis_calls_per_s": rooms * (args.commands_per_room
+                                             * max(0.0, command["redis_calls"])
                                              + SEATS * max(0.0, idle_s["redis_calls"])),
                "gateway_memory_gb": rooms * SEATS * mb_socket / 1024,
                "host_memory_gb": rooms * mb_room_hosts / 1024,
                "redis_memory_gb": rooms * mb_room_redis / 1024}
         nodes = row["gateway_processes"] + row["host_cores"]
         row["binds_first"] = max(
-            (row["gateway_processes"] / max(1, nodes), "gateway CPU" if row["gateway_bound"] == "CPU"
+            (row["gateway_processes"] / max(1, nodes),
+             "gateway CPU" if row["gateway_bound"] == "CPU"
              else "sockets per gateway process"),
             (row["host_cores"] / max(1, nodes), "game-host CPU"),
             (row["host_actors"] / RAY_ACTORS_ENVELOPE, "Ray actors (GCS)"),
@@ -322,7 +337,8 @@ def model(measured: dict, args) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rooms", type=int, default=30, help="rooms per group (A: 18 sockets, B: 6)")
     ap.add_argument("--gateways", type=int, default=1)
     ap.add_argument("--games-per-actor", type=int, default=200)
@@ -330,7 +346,8 @@ def main(argv=None) -> int:
     ap.add_argument("--settle-seconds", type=float, default=10.0,
                     help="after the first room, before the empty stack's own cost is read")
     ap.add_argument("--lines", type=int, default=10, help="chat lines per sender")
-    ap.add_argument("--watchers", type=int, default=30, help="spectator sockets per room of group A")
+    ap.add_argument("--watchers", type=int, default=30,
+                    help="spectator sockets per room of group A")
     ap.add_argument("--headroom", type=float, default=0.5, help="share of a core a process may use")
     ap.add_argument("--sockets-per-gateway", type=int, default=20_000)
     ap.add_argument("--frames-per-room", type=float, default=HUMAN_FRAMES_PER_ROOM)
@@ -349,17 +366,20 @@ def main(argv=None) -> int:
 
 def render(measured: dict, rows: list[dict], args) -> str:
     u = measured["units"]
-    lines = ["| unit | count | server µs (gateway / hosts / Ray) | Redis process µs | Redis calls | "
-             "Redis command µs | bytes to Redis |", "|---|---|---|---|---|---|---|"]
+    lines = ["| unit | count | server µs (gateway / hosts / Ray) | Redis process µs | "
+             "Redis calls | Redis command µs | bytes to Redis |", "|---|---|---|---|---|---|---|"]
     for name, x in u.items():
-        lines.append(f"| {name} | {x.get('count', '')} | {x['server_us']:.0f} ({x['gateway_us']:.0f} / "
-                     f"{x['ray-hosts_us']:.0f} / {x['ray-system_us']:.0f}) | {x['redis_us']:.0f} | "
-                     f"{x['redis_calls']:.2f} | {x['redis_cmd_us']:.0f} | {x['redis_bytes']:.0f} |")
+        lines.append(f"| {name} | {x.get('count', '')} | {x['server_us']:.0f} "
+                     f"({x['gateway_us']:.0f} / {x['ray-hosts_us']:.0f} / "
+                     f"{x['ray-system_us']:.0f}) | {x['redis_us']:.0f} | "
+                     f"{x['redis_calls']:.2f} | {x['redis_cmd_us']:.0f} | "
+                     f"{x['redis_bytes']:.0f} |")
     lines.append("")
     for name in ("chat_18", "chat_6", "vote_round"):
         x = u[name]
         lines.append(f"{name}: {x['frames_per_command']:.1f} frames delivered per command"
-                     + (f", {x['events_read_per_event_frame']:.3f} events read from Redis per event frame"
+                     + (f", {x['events_read_per_event_frame']:.3f} events read from Redis "
+                        "per event frame"
                         if "events_read_per_event_frame" in x else ""))
     m = measured["memory"]
     sockets, rooms = measured["sockets"], measured["rooms"] * 2
@@ -371,16 +391,19 @@ def render(measured: dict, rows: list[dict], args) -> str:
             "(with the watchers)" if state == "playing" and c == "gateway" else
             f"{1024 * (m[state][c] - m['empty'][c]) / per:.0f}"
             for c in ("gateway", "ray-hosts", "ray-system", "redis")) + " |")
-    lines += ["", f"Model: human rates {args.commands_per_room} commands/s and {args.frames_per_room} "
-              f"frames/s per room, {SEATS} sockets; each process at <= {args.headroom:.0%} of a core, "
+    lines += ["", f"Model: human rates {args.commands_per_room} commands/s and "
+              f"{args.frames_per_room} frames/s per room, {SEATS} sockets; each process at "
+              f"<= {args.headroom:.0%} of a core, "
               f"<= {args.sockets_per_gateway} sockets per gateway process.", "",
-              "| rooms | gateway processes | game-host cores (actors) | Redis shards | Redis calls/s | "
-              "memory GB gw / hosts / Redis | binds first |", "|---|---|---|---|---|---|---|"]
+              "| rooms | gateway processes | game-host cores (actors) | Redis shards | "
+              "Redis calls/s | memory GB gw / hosts / Redis | binds first |",
+              "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['rooms']:,} | {r['gateway_processes']} ({r['gateway_bound']}) | "
                      f"{r['host_cores']} ({r['host_actors']}) | {r['redis_shards']} | "
                      f"{r['redis_calls_per_s']:,.0f} | {r['gateway_memory_gb']:.1f} / "
-                     f"{r['host_memory_gb']:.1f} / {r['redis_memory_gb']:.1f} | {r['binds_first']} |")
+                     f"{r['host_memory_gb']:.1f} / {r['redis_memory_gb']:.1f} | "
+                     f"{r['binds_first']} |")
     return "\n".join(lines)
 
 

@@ -3,11 +3,12 @@ primary, several times; then count what was lost.
 
     .venv/bin/python -m loadtest.chaos --rooms 6 --faults 8 --every 12     # as root
 
-The cluster is real and on this machine only: three Ray nodes in network namespaces (devstack/netns.py:
-head + two worker nodes offering the game-host resource), a Redis primary, its replica and three
-sentinels (devstack/redis_servers.py) with WAIT 1, and two gateways; all of it, and this script's own
-sockets, inside those namespaces. `--rooms` tables of 8 bots (devstack/players.py, 2 s phases)
-play game after game; a bot whose socket dies reconnects to a live gateway with `since`.
+The cluster is real and on this machine only: three Ray nodes in network namespaces
+(devstack/netns.py: head + two worker nodes offering the game-host resource), a Redis primary, its
+replica and three sentinels (devstack/redis_servers.py) with WAIT 1, and two gateways; all of it,
+and this script's own sockets, inside those namespaces. `--rooms` tables of 8 bots
+(devstack/players.py, 2 s phases) play game after game; a bot whose socket dies reconnects to a live
+gateway with `since`.
 
 Every `--every` seconds one fault, the kinds taken in a shuffled cycle so each comes up:
   gateway   SIGKILL a gateway process tree, start a new one
@@ -199,7 +200,8 @@ class Chaos:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rooms", type=int, default=6)
     parser.add_argument("--faults", type=int, default=8)
     parser.add_argument("--every", type=float, default=12.0, help="seconds of load between faults")

@@ -91,7 +91,8 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     candidates = [c for c in args.candidates.split(",")
-                  if c != "granian" or shutil.which("granian", path=str(Path(sys.executable).parent))]
+                  if c != "granian"
+                  or shutil.which("granian", path=str(Path(sys.executable).parent))]
     print(f"{args.tables} tables of 18, rush model, a chat line per player per {args.chat} s; "
           f"load average {os.getloadavg()[0]:.1f}")
     print("| server | frames/s | server CPU % of a core | µs of server CPU per frame | "

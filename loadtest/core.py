@@ -114,7 +114,8 @@ class StreamCheck:
         return None
 
     def public(self, upto: int | None = None) -> set:
-        return {s for s, k in self.kinds.items() if k in PUBLIC_KINDS and (upto is None or s <= upto)}
+        return {s for s, k in self.kinds.items()
+                if k in PUBLIC_KINDS and (upto is None or s <= upto)}
 
 
 def lost_public_events(streams: dict, upto: int | None = None) -> dict:
@@ -125,7 +126,8 @@ def lost_public_events(streams: dict, upto: int | None = None) -> dict:
     union: set = set()
     for st in streams.values():
         union |= st.public(upto)
-    return {seat: sorted(union - st.public(upto)) for seat, st in streams.items() if union - st.public(upto)}
+    return {seat: sorted(union - st.public(upto)) for seat, st in streams.items()
+            if union - st.public(upto)}
 
 
 def compare_replay(live: StreamCheck, replay_seqs: list, upto: int) -> tuple[list, list]:

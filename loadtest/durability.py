@@ -69,7 +69,8 @@ class Writer:
         stored = event(self.writes)
         started = time.perf_counter()
         await self.store.persist(self.code, epoch=1, host="bench", snapshot=self.snap,
-                                 status="running", first_seq=self.seq + 1, events=[stored], tokens={},
+                                 status="running", first_seq=self.seq + 1, events=[stored],
+                                 tokens={},
                                  chat_from=0, chat=[])
         self.seq += 1
         self.acked.append((stored, time.time()))
@@ -151,7 +152,8 @@ async def _length(store: RedisStore, code: str) -> int | None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--writes", type=int, default=2000)
     parser.add_argument("--rooms", type=int, default=16)
     parser.add_argument("--failover-seconds", type=float, default=6.0)
@@ -167,7 +169,8 @@ def main(argv=None) -> None:
             rows.append((name, asyncio.run(latencies(server.url, 0, args.writes, args.rooms))))
     with ExitStack() as stack:
         group = stack.enter_context(sentinel_group())
-        rows.append(("replica+WAIT 1", asyncio.run(latencies(group.primary.url, 1, args.writes, args.rooms))))
+        rows.append(("replica+WAIT 1", asyncio.run(latencies(group.primary.url, 1, args.writes,
+                                                             args.rooms))))
     for name, r in rows:
         print(f"{name:<16}{r['alone_p50']:>10.3f}{r['alone_p99']:>8.3f}{r['together_p50']:>16.3f}"
               f"{r['together_p99']:>8.3f}")
@@ -176,7 +179,8 @@ def main(argv=None) -> None:
         for wait in (0, 1):
             with sentinel_group() as group:
                 r = asyncio.run(failover_loss(group, wait, args.rooms, args.failover_seconds, lag))
-            print(f"replica {lag:.1f} s behind, WAIT {wait}: {r['acked_before_kill']} writes acknowledged before the kill, "
+            print(f"replica {lag:.1f} s behind, WAIT {wait}: {r['acked_before_kill']} writes "
+                  "acknowledged before the kill, "
                   f"{r['lost']} of them lost (loss window {r['window_ms']:.0f} ms); "
                   f"replica promoted after {r['promotion_s']:.1f} s")
 

@@ -289,8 +289,8 @@ async def drive_gateway(running, rooms: int, rounds: int, warmup: int,
         async def play(n: int, start: int) -> None:
             for i in range(start, start + n):
                 began, text = time.monotonic(), f"line {i}"
-                replies = await asyncio.gather(*(s[i % len(s)].request({"type": "chat", "text": text})
-                                                 for s in senders))
+                replies = await asyncio.gather(
+                    *(s[i % len(s)].request({"type": "chat", "text": text}) for s in senders))
                 assert all(r["type"] == "ack" for r in replies), replies
                 await asyncio.gather(*(c.recv_until(lambda f: f.get("kind") == "chat"
                                                     and f.get("text") == text, timeout)
@@ -313,7 +313,8 @@ async def drive_gateway(running, rooms: int, rounds: int, warmup: int,
         delivered = sum(map(chats, clients)) - delivered
         client = time.process_time() - client
     finally:
-        await asyncio.gather(*(c.close() for table in tables for c in table), return_exceptions=True)
+        await asyncio.gather(*(c.close() for table in tables for c in table),
+                             return_exceptions=True)
     # Redis is left out: the shared one serves others too.
     return {"gateway": figures(delivered, seconds, cost["gateway"], client, idle["gateway"]),
             "gateway + game hosts + Ray": figures(delivered, seconds,

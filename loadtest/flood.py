@@ -126,7 +126,8 @@ async def run(args) -> list[dict]:
             targets += [(s["room"], s["token"]) for s in lobby[1:]]
         spawn = multiprocessing.get_context("spawn")
         ready, stop, results = spawn.Event(), spawn.Event(), spawn.Queue()
-        pinging = spawn.Process(target=ping_process, args=(ws_url, quiet_room, ready, stop, results))
+        pinging = spawn.Process(target=ping_process,
+                                args=(ws_url, quiet_room, ready, stop, results))
         pinging.start()
         loop = asyncio.get_running_loop()
         windows: list[dict] = []

@@ -76,7 +76,8 @@ async def run(lan, stack: ExitStack, nodes: dict, args) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rooms", type=int, default=2)
     parser.add_argument("--down", type=float, default=8.0, help="seconds the head stays dead")
     args = parser.parse_args(argv)
@@ -89,7 +90,8 @@ def main(argv=None) -> int:
           f"all three nodes alive after {result['nodes_back_s']:.1f} s")
     print(f"rooms that played on during the {args.down:.0f} s the head was down: "
           f"{sum(result['moved_on'].values())} of {result['rooms']}; "
-          f"{result['finished']} of {result['rooms']} reached game_over; lost acks {result['lost_acks']}")
+          f"{result['finished']} of {result['rooms']} reached game_over; "
+          f"lost acks {result['lost_acks']}")
     return 0 if result["lost_acks"] == 0 and result["finished"] == result["rooms"] else 1
 
 

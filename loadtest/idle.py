@@ -1,15 +1,16 @@
-"""Server memory and CPU per idle 18-seat room (issue 8's memory target, issue 20's idle-CPU target):
-tables seated and left alone in their lobby (18 joined over HTTP, 18 sockets welcomed and kept
-open, nobody starting), the stack's memory read before the first table and after each step, and
+"""Server memory and CPU per idle 18-seat room (issue 8's memory target, issue 20's idle-CPU
+target): tables seated and left alone in their lobby (18 joined over HTTP, 18 sockets welcomed and
+kept open, nobody starting), the stack's memory read before the first table and after each step, and
 its CPU over `--window` seconds of the empty stack and of each step once settled.
 
     .venv/bin/python -m loadtest.idle --steps 1000,2000 --gateways 4
 
 Each step prints, per component, the memory added since the empty stack (USS: what only those
-processes hold; gateways, Ray hosts, Ray's own processes) and the memory of the prefix's Redis keys (`MEMORY USAGE`; the Redis process is
-shared), per room and, for the gateways, per socket; from the second step on, also per room added
-since the step before (without the host processes started for the first rooms). The sockets are held by `--clients`
-processes of gevent greenlets (`--seat` is that child's mode): not counted as the server.
+processes hold; gateways, Ray hosts, Ray's own processes) and the memory of the prefix's Redis keys
+(`MEMORY USAGE`; the Redis process is shared), per room and, for the gateways, per socket; from the
+second step on, also per room added since the step before (without the host processes started for
+the first rooms). The sockets are held by `--clients` processes of gevent greenlets (`--seat` is
+that child's mode): not counted as the server.
 """
 from __future__ import annotations
 
@@ -41,11 +42,13 @@ def seat_tables(urls: list[str], tag: str) -> None:
 
     from loadtest.wire import LightSocket
 
-    clients = {url: HTTPClient.from_url(URL(url), concurrency=20, network_timeout=60) for url in urls}
+    clients = {url: HTTPClient.from_url(URL(url), concurrency=20, network_timeout=60)
+               for url in urls}
     held, failed = [], [0]
 
     def post(url: str, path: str, body: dict) -> dict:
-        response = clients[url].post(path, orjson.dumps(body), headers={"Content-Type": "application/json"})
+        response = clients[url].post(path, orjson.dumps(body),
+                                     headers={"Content-Type": "application/json"})
         data = response.read()
         if response.status_code not in (200, 201):
             raise RuntimeError(f"{path}: {response.status_code} {data[:200]!r}")
@@ -69,7 +72,8 @@ def seat_tables(urls: list[str], tag: str) -> None:
             ws_url = url.replace("http://", "ws://") + f"/ws/{room}"
             for seat in seats:
                 ws = LightSocket(ws_url, timeout=60)
-                ws.send(orjson.dumps({"type": "hello", "token": seat["token"], "since": None}).decode())
+                ws.send(orjson.dumps({"type": "hello", "token": seat["token"],
+                                      "since": None}).decode())
                 if orjson.loads(ws.recv()).get("type") != "welcome":
                     raise RuntimeError("no welcome")
                 ws.settimeout(None)
@@ -149,8 +153,9 @@ def main(argv=None) -> int:
         empty = unique_memory(running.components())
         empty_keys = prefix_key_bytes(redis_url, running.prefix)
         empty_cores = cores_over(running.components, args.window)
-        clients = [subprocess.Popen([sys.executable, "-m", "loadtest.idle", "--seat", ",".join(running.urls),
-                                     "--tag", str(i)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        clients = [subprocess.Popen([sys.executable, "-m", "loadtest.idle", "--seat",
+                                     ",".join(running.urls), "--tag", str(i)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     text=True) for i in range(args.clients)]
         try:
             seated = 0
@@ -168,10 +173,12 @@ def main(argv=None) -> int:
                 time.sleep(args.settle)
                 now = unique_memory(running.components())
                 keys = prefix_key_bytes(redis_url, running.prefix)
-                added = {c: now.get(c, 0.0) - empty.get(c, 0.0) for c in ("gateway", "ray-hosts", "ray-system")}
+                added = {c: now.get(c, 0.0) - empty.get(c, 0.0)
+                         for c in ("gateway", "ray-hosts", "ray-system")}
                 added["redis keys"] = (keys - empty_keys) / 2**20
-                row = {"rooms": rooms, "sockets": sockets, "failed": sum(r["failed"] for r in reports),
-                       "seated_in_s": round(took), "added_mb": {c: round(v, 1) for c, v in added.items()},
+                row = {"rooms": rooms, "sockets": sockets,
+                       "failed": sum(r["failed"] for r in reports), "seated_in_s": round(took),
+                       "added_mb": {c: round(v, 1) for c, v in added.items()},
                        "kb_per_room": {c: round(v * 1024 / rooms, 1) for c, v in added.items()},
                        "gateway_kb_per_socket": round(added["gateway"] * 1024 / max(sockets, 1), 1)}
                 row["kb_per_room_total"] = round(sum(row["kb_per_room"].values()), 1)
@@ -182,7 +189,8 @@ def main(argv=None) -> int:
                     row["kb_per_room_since_previous_step"] = {
                         c: round((v - before["added_mb"][c]) * 1024 / (rooms - before["rooms"]), 1)
                         for c, v in row["added_mb"].items()}
-                # The sockets' holders (not the server) are read beside it, to show the box was not saturated.
+                # The sockets' holders (not the server) are read beside it, to show the box was
+                # not saturated.
                 cores = cores_over(lambda: {**running.components(), "load clients": [
                     p for c in clients for p in _processes(c.pid)]}, args.window)
                 row.update(idle_cpu_row(empty_cores, cores, sockets, SERVER))

@@ -70,8 +70,8 @@ def measure(layout: int, loads: list, args, out: Path) -> list:
             stop = threading.Event()
             prober = threading.Thread(target=probe_room_creation,
                                       args=(running.urls[0], args.probe_rooms,
-                                            max(0.5, args.hold / (args.probe_rooms + 1)), created, stop,
-                                            probe_errors))
+                                            max(0.5, args.hold / (args.probe_rooms + 1)), created,
+                                            stop, probe_errors))
             t0 = time.monotonic()
             prober.start()
             time.sleep(args.hold)
@@ -81,20 +81,25 @@ def measure(layout: int, loads: list, args, out: Path) -> list:
             cpu, _ = cpu_percent(a, cpu_seconds({**running.components(), "locust": lc.processes()}),
                                  held)
             st = lc.stats()
-            fails = sum(count(r, "Failure Count") for k, r in st.items() if k not in ("_state", "Aggregated"))
+            fails = sum(count(r, "Failure Count") for k, r in st.items()
+                        if k not in ("_state", "Aggregated"))
             row = {
                 "layout": f"games_per_actor={layout}", "rooms": rooms,
                 "create_p50": percentile(created, 50), "create_p99": percentile(created, 99),
                 "create_n": len(created),
                 "act_p50": pct(st.get("ack:act"), "50%"), "act_p99": pct(st.get("ack:act"), "99%"),
                 "act_n": count(st.get("ack:act")),
-                "chat_ack_p50": pct(st.get("ack:chat"), "50%"), "chat_ack_p99": pct(st.get("ack:chat"), "99%"),
-                "bcast_p50": pct(st.get("broadcast"), "50%"), "bcast_p99": pct(st.get("broadcast"), "99%"),
+                "chat_ack_p50": pct(st.get("ack:chat"), "50%"),
+                "chat_ack_p99": pct(st.get("ack:chat"), "99%"),
+                "bcast_p50": pct(st.get("broadcast"), "50%"),
+                "bcast_p99": pct(st.get("broadcast"), "99%"),
                 "bcast_n": count(st.get("broadcast")), "failures": fails,
-                "failure_kinds": sorted({f"{x.get('Name')}: {x.get('Error', '')[:60]} x{x.get('Occurrences')}"
+                "failure_kinds": sorted({f"{x.get('Name')}: {x.get('Error', '')[:60]} "
+                                         f"x{x.get('Occurrences')}"
                                          for x in lc.failures()}),
                 "probe_errors": probe_errors[:5], "machine_mem_used_gb":
-                    round((psutil.virtual_memory().total - psutil.virtual_memory().available) / 2**30, 1),
+                    round((psutil.virtual_memory().total
+                           - psutil.virtual_memory().available) / 2**30, 1),
                 "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
                 "cpu": {k: round(v, 1) for k, v in sorted(cpu.items())},
             }
@@ -113,9 +118,12 @@ HEADER = ("| layout | rooms | room creation p50/p99 ms (n) | act->ack p50/p99 ms
 
 
 def fmt_row(r: dict) -> str:
-    return (f"| {r['layout']} | {r['rooms']} | {f(r['create_p50'])}/{f(r['create_p99'])} ({r['create_n']}) | "
-            f"{f(r['act_p50'])}/{f(r['act_p99'])} ({r['act_n']}) | {f(r['chat_ack_p50'])}/{f(r['chat_ack_p99'])} | "
-            f"{f(r['bcast_p50'])}/{f(r['bcast_p99'])} ({r['bcast_n']}) | {r['failures']} | {r['load'][1]} |")
+    return (f"| {r['layout']} | {r['rooms']} | {f(r['create_p50'])}/{f(r['create_p99'])} "
+            f"({r['create_n']}) | "
+            f"{f(r['act_p50'])}/{f(r['act_p99'])} ({r['act_n']}) | "
+            f"{f(r['chat_ack_p50'])}/{f(r['chat_ack_p99'])} | "
+            f"{f(r['bcast_p50'])}/{f(r['bcast_p99'])} ({r['bcast_n']}) | {r['failures']} | "
+            f"{r['load'][1]} |")
 
 
 def main(argv=None) -> int:
@@ -135,7 +143,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    print(f"latency run {time.strftime('%H:%M:%S', time.gmtime())} UTC, load {os.getloadavg()}", flush=True)
+    print(f"latency run {time.strftime('%H:%M:%S', time.gmtime())} UTC, "
+          f"load {os.getloadavg()}", flush=True)
     rows = []
     for layout in args.layouts.split(","):
         rows += measure(int(layout), [int(x) for x in args.rooms.split(",")], args, out)
@@ -144,7 +153,8 @@ def main(argv=None) -> int:
         print(fmt_row(r))
     for r in rows:
         if r["failure_kinds"] or r["probe_errors"]:
-            print(f"{r['layout']} {r['rooms']} rooms: {r['failure_kinds']} probe: {r['probe_errors']}")
+            print(f"{r['layout']} {r['rooms']} rooms: {r['failure_kinds']} "
+                  f"probe: {r['probe_errors']}")
     (out / "latency.json").write_text(json.dumps(rows, indent=1))
     return 0
 

@@ -5,10 +5,10 @@ WebSockets (hello since=0; `loadtest/wire.py`'s light client), the host starts, 
 its prompts after a think time, living players chat by day and wolves at night, until `game_over`
 reaches every seat; then the table checks the streams (no duplicate, no reorder, every public event
 at every seat, and a since=0 replay of `--ww-verify-seats` seats equal to what they got live) and
-starts a new game. How a table plays is a named load model (`loadtest/core.py` MODELS, `--ww-model`):
-`human` (think 2-15 s, a line per living player every 20-40 s by day, wolves alike at night,
-ask-to-vote late in the discussion, on the server's default durations), `rush` (the stress ramp)
-or `bots` (issue 33: each seat a `bots.Bot` fed exactly its socket's welcome and event frames,
+starts a new game. How a table plays is a named load model (`loadtest/core.py` MODELS,
+`--ww-model`): `human` (think 2-15 s, a line per living player every 20-40 s by day, wolves alike at
+night, ask-to-vote late in the discussion, on the server's default durations), `rush` (the stress
+ramp) or `bots` (issue 33: each seat a `bots.Bot` fed exactly its socket's welcome and event frames,
 `loadtest/core.py` BotSeat; it claims, accuses and votes like the bots and sends each act and line
 when its think time is up, one command in flight at a time; no timer chat).
 
@@ -38,7 +38,8 @@ Custom Locust rows (request_type / name):
   WS frames           every 2 s per worker; response_length = frames received in that period
   CHECK lost / duplicated / reordered / replay_mismatch   failures: must stay at 0
   WS error:<code>     error frames answering a client frame (failures)
-  WS late_act         an act answered `not_your_turn` after its prompt had closed (a race, not a fault)
+  WS late_act         an act answered `not_your_turn` after its prompt had closed (a race, not a
+                      fault)
   WS late_chat        a chat line refused because the phase changed while it was in flight (a race)
 """
 from __future__ import annotations
@@ -64,8 +65,8 @@ from locust.contrib.fasthttp import FastHttpSession
 from locust.runners import LocalRunner, MasterRunner
 
 from loadtest.core import (
-    MODELS, BotSeat, SeatState, StreamCheck, answer_delay, chat_text, choose_targets, compare_replay,
-    lost_public_events, now_ms, parse_chat_text,
+    MODELS, BotSeat, SeatState, StreamCheck, answer_delay, chat_text, choose_targets,
+    compare_replay, lost_public_events, now_ms, parse_chat_text,
 )
 from loadtest.wire import LightSocket
 
@@ -298,7 +299,8 @@ class Seat:
         if p and p[2]:
             p[2].set(msg)
         code = msg.get("code")
-        if p and p[0] in ("act", "chat") and code in ("not_your_turn", "illegal_target", "room_closed"):
+        if (p and p[0] in ("act", "chat")
+                and code in ("not_your_turn", "illegal_target", "room_closed")):
             # The reply can overtake the pub/sub event that explains it (prompt closed, phase
             # changed), by seconds on a loaded box: judge once it came, or after REFUSAL_WAIT.
             gevent.spawn(self.judge_refusal, p, msg, now_ms() - p[1])
@@ -311,7 +313,8 @@ class Seat:
         st = self.state
         waited = 0.0
         while waited < REFUSAL_WAIT and not (
-                st.over or not st.alive or (action not in st.prompts if name == "act" else phase != st.phase)):
+                st.over or not st.alive
+                or (action not in st.prompts if name == "act" else phase != st.phase)):
             gevent.sleep(0.25)  # the event that explains the refusal is on its way, or never comes
             waited += 0.25
         if name == "act" and action not in st.prompts:
@@ -394,7 +397,8 @@ class Game:
         self.seats = [Seat(self, c["seat"], c["token"]) for c in creds]
         ws_url = self.base.replace("http://", "ws://").replace("https://", "wss://") + f"/ws/{room}"
         try:
-            oks = [g.value for g in gevent.joinall([gevent.spawn(s.connect, ws_url) for s in self.seats])]
+            oks = [g.value for g in gevent.joinall([gevent.spawn(s.connect, ws_url)
+                                                    for s in self.seats])]
             if not all(oks):
                 gevent.sleep(1)
                 return
@@ -452,20 +456,22 @@ class Game:
                 if channel is None:
                     next_at.pop(s.seat, None)
                 elif planned is None or planned[0] != channel:
-                    next_at[s.seat] = (channel, now + rng.uniform(0, 1) * model.chat_gap(channel, rng))
+                    next_at[s.seat] = (channel,
+                                       now + rng.uniform(0, 1) * model.chat_gap(channel, rng))
                 elif planned[1] <= now:
                     s.send({"type": "chat", "text": chat_text(s.seat, next(self.chats))}, "chat")
                     next_at[s.seat] = (channel, now + model.chat_gap(channel, rng))
             soonest = min((when for _, when in next_at.values()), default=now + 1.0)
             gevent.sleep(min(1.0, max(0.0, soonest - time.monotonic())))  # re-read channels often
 
-    # -- the checks ---------------------------------------------------------------------------------
+    # -- the checks -------------------------------------------------------------------------------
     def check(self):
         upto = max(s.state.over_seq or 0 for s in self.seats)
         streams = {s.seat: s.stream for s in self.seats}
         for seat, missing in lost_public_events(streams, upto).items():
             for seq in missing:
-                self.fire("CHECK", "lost", 0, exc=CheckFailure(f"seat {seat} missed public seq {seq}"))
+                self.fire("CHECK", "lost", 0,
+                          exc=CheckFailure(f"seat {seat} missed public seq {seq}"))
         for s in self.replayed_seats():
             self.verify_replay(s, upto)
 
@@ -497,7 +503,8 @@ class Game:
         dup = len(seqs) - len(set(seqs))
         if missing or extra or dup or seqs != sorted(seqs):
             self.fire("CHECK", "replay_mismatch", now_ms() - t0, exc=CheckFailure(
-                f"seat {seat.seat}: live missed {missing[:5]}, live extra {extra[:5]}, replay dup {dup}"))
+                f"seat {seat.seat}: live missed {missing[:5]}, live extra {extra[:5]}, "
+                f"replay dup {dup}"))
         else:
             self.fire("CHECK", "replay", now_ms() - t0)
 
@@ -553,7 +560,8 @@ class Player(Game):
         """Wait for this player's moment: uniform over the window, so presses are independent."""
         window = self.opts.ww_arrival_window
         if window > 0:
-            start = float(self.opts.ww_arrive_at) if self.opts.ww_arrive_at else self.user.spawned_at
+            start = (float(self.opts.ww_arrive_at) if self.opts.ww_arrive_at
+                     else self.user.spawned_at)
             gevent.sleep(max(0.0, start + self.rng.uniform(0.0, window) - time.time()))
 
     def press(self) -> dict | None:
@@ -658,7 +666,8 @@ class Table(User):
 
     def __init__(self, environment):
         super().__init__(environment)
-        gws = [g.strip().rstrip("/") for g in (environment.parsed_options.ww_gateways or "").split(",")
+        gws = [g.strip().rstrip("/")
+               for g in (environment.parsed_options.ww_gateways or "").split(",")
                if g.strip()]
         self.gateways = gws
         self.base = (gws[next(Table._rr) % len(gws)] if gws else (self.host or "").rstrip("/"))

@@ -168,7 +168,8 @@ def locust_rows(st: dict, names: tuple) -> dict:
 
 
 def failures_of(st: dict) -> int:
-    return sum(count(r, "Failure Count") for k, r in st.items() if k not in ("_state", "Aggregated"))
+    return sum(count(r, "Failure Count") for k, r in st.items()
+               if k not in ("_state", "Aggregated"))
 
 
 def wait_presses(logs: Path, players: int, until: float) -> list:
@@ -225,7 +226,8 @@ def run(args) -> dict:
     gateway_env = {"WW_QUICK_PLAYS_PER_ADDRESS": "0"}
     if args.countdown is not None:
         gateway_env["WW_PUBLIC_COUNTDOWN"] = str(args.countdown)
-    result: dict = {"args": vars(args), "started_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+    result: dict = {"args": vars(args),
+                    "started_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
                     "load_before": os.getloadavg()}
     with ExitStack() as stack:
         print(f"quick play: starting the stack ({args.gateways} gateways)", flush=True)
@@ -267,7 +269,8 @@ def run(args) -> dict:
         result["seats"]["unanswered"] = args.players - len(presses)
         result["arrival"] = {
             "seconds": round(pressed_s, 1), "load": os.getloadavg()[0],
-            "machine_cpu_pct": round(100 * (1 - (sys1.idle - sys0.idle) / busy), 1) if busy else None,
+            "machine_cpu_pct": (round(100 * (1 - (sys1.idle - sys0.idle) / busy), 1)
+                                if busy else None),
             "cpu": {k: round(v, 1) for k, v in sorted(cpu.items())},
             "rss_mb": {k: round(v) for k, v in sorted(rss_mb(comps).items())},
             "rows": locust_rows(arrival, ("home", "tables", "quickplay", *PLAY_ROWS)),
@@ -281,7 +284,8 @@ def run(args) -> dict:
         lc.reset()
         t1 = time.monotonic()
         cpu0 = cpu_seconds({**running.components(), "locust": lc.processes()})
-        seated = [{"press": p["press"], "room": min(tuple(a) for a in p["answers"] if len(a) == 2)[0]}
+        seated = [{"press": p["press"],
+                   "room": min(tuple(a) for a in p["answers"] if len(a) == 2)[0]}
                   for p in presses if p["ms"] is not None]
         if args.hold:
             time.sleep(args.hold)
@@ -298,7 +302,8 @@ def run(args) -> dict:
         # Every player logs how its game went as it ends, or as it is stopped: stop them all.
         stopped = lc.stop()
         _, overs = read_logs(logs)
-        checks = {name: count(arrival.get(name), "Failure Count") + count(st.get(name), "Failure Count")
+        checks = {name: count(arrival.get(name), "Failure Count")
+                  + count(st.get(name), "Failure Count")
                   for name in CHECK_NAMES}
         checks["lost"] += lost_across_seats(overs)
         result["play"] = {
@@ -327,7 +332,8 @@ def p50_99(row: dict | None) -> str:
 
 def format_seats(s: dict) -> str:
     return (f"presses {s['presses']} (double clicks {s['double_clicks']}), seated {s['seated']}, "
-            f"tables formed {s['tables_formed']}, full {s['tables_full']}, sizes {s['table_sizes']}, "
+            f"tables formed {s['tables_formed']}, full {s['tables_full']}, "
+            f"sizes {s['table_sizes']}, "
             f"press->seat p50/p99 {fmt(s['press_ms_p50'])}/{fmt(s['press_ms_p99'])} ms, "
             f"overfilled {s['overfilled']}, doubly seated {s['doubly_seated']}")
 
@@ -337,7 +343,8 @@ def markdown(r: dict) -> str:
     arr, ar = r["arrival"]["rows"], r["arrival"]
     c, pc = ar["cpu"], p["cpu"]
     rows = [
-        ("players, window", f"{a['players']} within {a['window']:g} s ({a['preset']}, {a['language']}), "
+        ("players, window", f"{a['players']} within {a['window']:g} s "
+                            f"({a['preset']}, {a['language']}), "
                             f"{a['gateways']} gateways, {a['workers']} Locust workers"),
         ("presses (answers by status)", f"{s['presses']} ({s['answers']}); double clicks "
                                         f"{s['double_clicks']}; unanswered {s['unanswered']}"),
@@ -346,14 +353,18 @@ def markdown(r: dict) -> str:
                                         f"sizes {s['table_sizes']}; statuses {s['statuses']}"),
         ("**overfilled**", str(s["overfilled"])),
         ("**doubly seated**", f"{s['doubly_seated']} {s['doubly_seated_parts']}"),
-        ("press -> seat p50 / p99 / max ms", f"{fmt(s['press_ms_p50'])} / {fmt(s['press_ms_p99'])} / "
+        ("press -> seat p50 / p99 / max ms", f"{fmt(s['press_ms_p50'])} / "
+                                             f"{fmt(s['press_ms_p99'])} / "
                                              f"{fmt(s['press_ms_max'])}"),
         ("POST quickplay p50/p99 ms (Locust)", p50_99(arr.get("quickplay"))),
-        ("GET home, GET tables p50/p99 ms", f"{p50_99(arr.get('home'))}, {p50_99(arr.get('tables'))}"),
+        ("GET home, GET tables p50/p99 ms",
+         f"{p50_99(arr.get('home'))}, {p50_99(arr.get('tables'))}"),
         ("while pressing: welcome, ack chat, ack act p50/p99 ms",
-         f"{p50_99(arr.get('connect'))}, {p50_99(arr.get('ack:chat'))}, {p50_99(arr.get('ack:act'))}"),
+         f"{p50_99(arr.get('connect'))}, {p50_99(arr.get('ack:chat'))}, "
+         f"{p50_99(arr.get('ack:act'))}"),
         ("while pressing: machine CPU %, CPU % gw / ray-hosts / ray-sys / redis / locust",
-         f"{fmt(ar['machine_cpu_pct'])}; {c.get('gateway', 0):.0f} / {c.get('ray-hosts', 0):.0f} / "
+         f"{fmt(ar['machine_cpu_pct'])}; {c.get('gateway', 0):.0f} / "
+         f"{c.get('ray-hosts', 0):.0f} / "
          f"{c.get('ray-system', 0):.0f} / {c.get('redis', 0):.0f} / {c.get('locust', 0):.0f}"),
         ("play measured", f"{p['seconds']} s after the last answer (hold {a['hold']:g}); outcomes "
                           f"{p['outcomes']}; at a lobby short of {s['min_players']}: {p['short']}"),
@@ -361,15 +372,18 @@ def markdown(r: dict) -> str:
         ("play: ack chat / ack act p50/p99 ms", f"{p50_99(p['rows'].get('ack:chat'))}, "
                                                 f"{p50_99(p['rows'].get('ack:act'))}"),
         ("play: broadcast p50/p99 ms", p50_99(p["rows"].get("broadcast"))),
-        ("play: games completed (players), length p50 ms", f"{fmt((p['rows'].get('completed') or {}).get('n'))}, "
-                                                          f"{fmt((p['rows'].get('completed') or {}).get('p50'))}"),
+        ("play: games completed (players), length p50 ms",
+         f"{fmt((p['rows'].get('completed') or {}).get('n'))}, "
+         f"{fmt((p['rows'].get('completed') or {}).get('p50'))}"),
         ("stream checks", str(p["checks"])),
         ("failures (pressing, playing)", f"{ar['failures']}, {p['failures']}: "
                                          f"{ar['errors'] + p['errors']}"),
         ("play: CPU % gw / ray-hosts / ray-sys / redis / locust",
-         f"{pc.get('gateway', 0):.0f} / {pc.get('ray-hosts', 0):.0f} / {pc.get('ray-system', 0):.0f} / "
+         f"{pc.get('gateway', 0):.0f} / {pc.get('ray-hosts', 0):.0f} / "
+         f"{pc.get('ray-system', 0):.0f} / "
          f"{pc.get('redis', 0):.0f} / {pc.get('locust', 0):.0f}"),
-        ("load average before, pressing, end", f"{r['load_before'][0]:.2f}, {ar['load']:.2f}, {p['load']:.2f}"),
+        ("load average before, pressing, end",
+         f"{r['load_before'][0]:.2f}, {ar['load']:.2f}, {p['load']:.2f}"),
     ]
     lines = [f"Quick play, {r['started_utc']} - {r['finished_utc']} UTC", "",
              "| measure | value |", "|---|---|"]

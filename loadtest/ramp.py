@@ -72,7 +72,8 @@ def profile_busiest(a: dict, b: dict, seconds: float, n: int, out: Path):
 
 
 def profile_arrivals(running, lc, n: int, out: Path, warmup: float = 10, window: float = 5):
-    """While tables arrive: the n processes busiest over `window` s, `warmup` s into the arrivals."""
+    """While tables arrive: the n processes busiest over `window` s, `warmup` s into the
+    arrivals."""
     time.sleep(warmup)
     components = {**running.components(), "locust": lc.processes()}
     a = cpu_seconds(components)
@@ -175,7 +176,8 @@ def run_layout(layout: str, steps: list, args, out: Path) -> list:
             lc.reset()
             lc.swarm(rooms, args.spawn_rate, running.urls[0])
             need = 18 * (rooms - prev)
-            arrival_profiles = (profile_arrivals(running, lc, args.profile, out / f"arrival-{layout}-{rooms}")
+            arrival_profiles = (profile_arrivals(running, lc, args.profile,
+                                                 out / f"arrival-{layout}-{rooms}")
                                 if args.profile else ([], []))
             connected = lc.wait_connected(rooms, need,
                                           args.spawn_timeout + (rooms - prev) / args.spawn_rate)
@@ -265,8 +267,10 @@ def read_stages(running) -> list | None:
         return None
 
 
-HEADER = ("| layout | rooms | sockets | load | arriving: welcome p50/p99, create p50/p99 | create while held p50/p99 | ack chat p50/p99 | ack act p50/p99 | "
-          "broadcast p50/p99 | deliveries/s | frames/s | games | fail | machine CPU % (ours) | CPU % gw / ray-hosts / "
+HEADER = ("| layout | rooms | sockets | load | arriving: welcome p50/p99, create p50/p99 | "
+          "create while held p50/p99 | ack chat p50/p99 | ack act p50/p99 | "
+          "broadcast p50/p99 | deliveries/s | frames/s | games | fail | machine CPU % (ours) | "
+          "CPU % gw / ray-hosts / "
           "ray-sys / redis / locust | RSS MB gw / ray-hosts / ray-sys / locust | broke |")
 
 
@@ -276,12 +280,17 @@ def format_row(r: dict) -> str:
             f"{fmt(r.get('arrive_connect_p50'))}/{fmt(r.get('arrive_connect_p99'))}, "
             f"{fmt(r.get('arrive_create_p50'))}/{fmt(r.get('arrive_create_p99'))} | "
             f"{fmt(r.get('held_create_p50'))}/{fmt(r.get('held_create_p99'))} | "
-            f"{fmt(r['ack_chat_p50'])}/{fmt(r['ack_chat_p99'])} | {fmt(r['ack_act_p50'])}/{fmt(r['ack_act_p99'])} | "
-            f"{fmt(r['bcast_p50'])}/{fmt(r['bcast_p99'])} | {r['deliveries_s']} | {r['frames_s']} | "
-            f"{r['games']} | {r['failures']} | {fmt(r.get('machine_cpu_pct'))} ({fmt(r.get('ours_cpu_pct_of_machine'))}) | "
-            f"{c.get('gateway', 0):.0f} / {c.get('ray-hosts', 0):.0f} / {c.get('ray-system', 0):.0f} / "
+            f"{fmt(r['ack_chat_p50'])}/{fmt(r['ack_chat_p99'])} | "
+            f"{fmt(r['ack_act_p50'])}/{fmt(r['ack_act_p99'])} | "
+            f"{fmt(r['bcast_p50'])}/{fmt(r['bcast_p99'])} | {r['deliveries_s']} | "
+            f"{r['frames_s']} | "
+            f"{r['games']} | {r['failures']} | {fmt(r.get('machine_cpu_pct'))} "
+            f"({fmt(r.get('ours_cpu_pct_of_machine'))}) | "
+            f"{c.get('gateway', 0):.0f} / {c.get('ray-hosts', 0):.0f} / "
+            f"{c.get('ray-system', 0):.0f} / "
             f"{c.get('redis', 0):.0f} / {c.get('locust', 0):.0f} | "
-            f"{m.get('gateway', 0)} / {m.get('ray-hosts', 0)} / {m.get('ray-system', 0)} / {m.get('locust', 0)} | "
+            f"{m.get('gateway', 0)} / {m.get('ray-hosts', 0)} / {m.get('ray-system', 0)} / "
+            f"{m.get('locust', 0)} | "
             f"{r['broke'] or 'ok'} |")
 
 
@@ -299,9 +308,11 @@ def ratios(rows: list) -> list:
             return busy / max(x["frames_s"], 1e-9)
         out.append({
             "layout": r["layout"], "rooms": r["rooms"],
-            "p99_broadcast_ratio": (r["bcast_p99"] / b["bcast_p99"]) if r["bcast_p99"] and b["bcast_p99"] else None,
+            "p99_broadcast_ratio": ((r["bcast_p99"] / b["bcast_p99"])
+                                    if r["bcast_p99"] and b["bcast_p99"] else None),
             "server_cpu_per_frame_ratio": per_frame(r) / per_frame(b) if b["frames_s"] else None,
-            "deliveries_ratio": r["deliveries_s"] / b["deliveries_s"] if b["deliveries_s"] else None,
+            "deliveries_ratio": (r["deliveries_s"] / b["deliveries_s"] if b["deliveries_s"]
+                                 else None),
         })
     return out
 
@@ -371,7 +382,8 @@ def main(argv=None) -> int:
     ap.add_argument("--break-p99", type=float, default=2000)
     ap.add_argument("--break-errors", type=float, default=0.01)
     ap.add_argument("--min-free-gb", type=float, default=3.0, help="stop a layout below this")
-    ap.add_argument("--profile", type=int, default=0, help="py-spy the N busiest processes per step")
+    ap.add_argument("--profile", type=int, default=0,
+                    help="py-spy the N busiest processes per step")
     ap.add_argument("--out", default=str(ROOT / "loadtest" / "results"))
     args = ap.parse_args(argv)
     tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
@@ -390,7 +402,8 @@ def main(argv=None) -> int:
     if rat:
         print("\nfull stack / baseline, same run, same room count:")
         for x in rat:
-            print(f"  {x['layout']:>22} {x['rooms']:>5} rooms: p99 broadcast x{fmt(x['p99_broadcast_ratio'], 2)}, "
+            print(f"  {x['layout']:>22} {x['rooms']:>5} rooms: "
+                  f"p99 broadcast x{fmt(x['p99_broadcast_ratio'], 2)}, "
                   f"server CPU per frame delivered x{fmt(x['server_cpu_per_frame_ratio'], 2)}, "
                   f"deliveries/s x{fmt(x['deliveries_ratio'], 2)}")
     (out / "results.json").write_text(json.dumps({"rows": ALL, "ratios": rat, "args": vars(args)},

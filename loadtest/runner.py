@@ -125,8 +125,8 @@ def locust_cluster(n_workers: int, env: dict, log_dir: Path, host: str):
         cwd=ROOT, env=full_env, stdout=open(log_dir / "master.log", "wb"), stderr=subprocess.STDOUT,
         start_new_session=True)
     workers = [subprocess.Popen(
-        [locust_exe(), *common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(bind),
-         "--loglevel", "WARNING"],
+        [locust_exe(), *common, "--worker", "--master-host", "127.0.0.1", "--master-port",
+         str(bind), "--loglevel", "WARNING"],
         cwd=ROOT, env=full_env, stdout=open(log_dir / f"worker{i}.log", "wb"),
         stderr=subprocess.STDOUT, start_new_session=True) for i in range(n_workers)]
     lc = LocustCluster(f"http://127.0.0.1:{web}", master, workers)

@@ -262,7 +262,8 @@ class Cluster:
         by_ip = {ip: i for i, ip in enumerate(self.lan.ips)}
         out = {}
         for info in ray._private.state.actors().values():
-            if info.get("State") == "ALIVE" and info.get("Name", "").startswith(f"{self.prefix}-host-"):
+            if (info.get("State") == "ALIVE"
+                    and info.get("Name", "").startswith(f"{self.prefix}-host-")):
                 out[info["Name"]] = by_ip.get(info["Address"]["IPAddress"])
         return out
 
@@ -337,7 +338,8 @@ def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, shards: l
     lc.reset()
     lc.swarm(rooms, args.spawn_rate * k, cluster.url)
     need = 18 * (rooms - previous)
-    connected = lc.wait_connected(rooms, need, args.spawn_timeout + (rooms - previous) / (args.spawn_rate * k))
+    connected = lc.wait_connected(rooms, need,
+                                  args.spawn_timeout + (rooms - previous) / (args.spawn_rate * k))
     time.sleep(args.settle)
     lc.reset()
     comps = {**cluster.components(), "locust": lc.processes()}
@@ -359,7 +361,8 @@ def hold_step(cluster: Cluster, lc, k: int, rooms: int, previous: int, shards: l
                          for i, n in cluster.nodes.items()}
     row["node_throttled_pct"] = {i: round(100 * (n.cap.throttled() - used0[i][1]) / held, 1)
                                  for i, n in cluster.nodes.items()}
-    row["redis_shard_cores"] = [round((shard.used() - u) / held, 3) for shard, u in zip(shards, shards0)]
+    row["redis_shard_cores"] = [round((shard.used() - u) / held, 3)
+                                for shard, u in zip(shards, shards0)]
     # The nodes' CPU (gateways, game hosts, Ray's own processes: all a node runs) per command
     # acknowledged, its fan-out and the idle sockets between commands included.
     acks = sum(count(r) for name, r in st.items() if name.startswith("ack:")) / held
@@ -381,7 +384,8 @@ def format_row(r: dict) -> str:
             f"{r['frames_s']} | {r['commands_s']} | {fmt(r['node_ms_per_command'], 2)} | "
             f"{sum(r['checks'].values())} | {r['failures']} | {nodes} | "
             f"{r['hosts_per_node']} | {r['sockets_per_node']} | {r.get('balancer_downs', '')} | "
-            f"{', '.join(f'{c:.2f}' for c in r['redis_shard_cores'])} | {r['cpu'].get('haproxy', 0):.0f} | "
+            f"{', '.join(f'{c:.2f}' for c in r['redis_shard_cores'])} | "
+            f"{r['cpu'].get('haproxy', 0):.0f} | "
             f"{r['cpu'].get('locust', 0):.0f} | "
             f"{r['broke'] or 'held'} |")
 
@@ -504,7 +508,8 @@ def write_report(points: dict, churn_result: dict | None, args, out: Path) -> No
     lines = [f"Nodes capped at {args.node_cpu} core each, Redis shards at {args.redis_cpu} "
              f"(quotas per {args.cpu_period_ms:g} ms), "
              f"hold {args.hold:.0f} s, break at p99 broadcast > {args.break_p99:.0f} ms.", "",
-             "| k | rooms(k) held | k x rooms(1) | rooms(k) / (k x rooms(1)) |", "|---|---|---|---|"]
+             "| k | rooms(k) held | k x rooms(1) | rooms(k) / (k x rooms(1)) |",
+             "|---|---|---|---|"]
     for k, rooms in held.items():
         ratio = rooms / (k * one) if one else None
         lines.append(f"| {k} | {rooms} | {k * one} | {fmt(ratio, 2)} |")
@@ -535,7 +540,8 @@ def write_report(points: dict, churn_result: dict | None, args, out: Path) -> No
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", default="1,2,3", help="the k to measure")
     ap.add_argument("--node-cpu", type=float, default=0.25, help="cores per node")
     ap.add_argument("--redis-cpu", type=float, default=0.25, help="cores per Redis shard")
@@ -554,7 +560,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-churn", action="store_true")
     ap.add_argument("--churn-nodes", type=int, default=2, help="nodes before one is added")
     ap.add_argument("--churn-rooms-per-node", type=int, default=40)
-    ap.add_argument("--churn-wait", type=float, default=120, help="seconds to wait for the new node")
+    ap.add_argument("--churn-wait", type=float, default=120,
+                    help="seconds to wait for the new node")
     ap.add_argument("--probe-tables", type=int, default=6)
     ap.add_argument("--out", default=str(ROOT / "loadtest" / "results" / "scaleout"))
     args = ap.parse_args(argv)
@@ -570,7 +577,8 @@ def main(argv=None) -> int:
     size = max(max(args.nodes), args.churn_nodes + 1)
     points: dict[int, list] = {}
     churn_result = None
-    with netns_lan(1 + size) as lan, cpu_caps(int(args.cpu_period_ms * 1000)) as caps, lan.entered(0):
+    with (netns_lan(1 + size) as lan, cpu_caps(int(args.cpu_period_ms * 1000)) as caps,
+          lan.entered(0)):
         with redis_cluster(bind=lan.ips[0]) as group:
             shards = []
             for n, primary in enumerate(group.primaries()):

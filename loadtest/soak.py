@@ -70,22 +70,27 @@ def per_command(first: dict, last: dict) -> dict:
     before, after = first["reading"], last["reading"]
     commands = last["commands"] - first["commands"]
     seconds = after.at - before.at
-    spent = {comp: sum(cpu - before.cpu.get(comp, {})[pid] for pid, cpu in after.cpu.get(comp, {}).items()
+    spent = {comp: sum(cpu - before.cpu.get(comp, {})[pid]
+                       for pid, cpu in after.cpu.get(comp, {}).items()
                        if pid in before.cpu.get(comp, {}))
              for comp in SERVER}
-    out = {f"{comp}_us": round(1e6 * cpu / commands) if commands else None for comp, cpu in spent.items()}
+    out = {f"{comp}_us": round(1e6 * cpu / commands) if commands else None
+           for comp, cpu in spent.items()}
     out["server_us"] = round(1e6 * sum(spent.values()) / commands) if commands else None
     out["cores"] = round(sum(spent.values()) / seconds, 2) if seconds else None
     out["commands_per_s"] = round(commands / seconds, 1) if seconds else None
-    out["frames_per_command"] = round((last["frames"] - first["frames"]) / commands, 1) if commands else None
-    out["redis_calls_per_command"] = round((after.calls - before.calls) / commands, 2) if commands else None
+    out["frames_per_command"] = (round((last["frames"] - first["frames"]) / commands, 1)
+                                 if commands else None)
+    out["redis_calls_per_command"] = (round((after.calls - before.calls) / commands, 2)
+                                      if commands else None)
     return out
 
 
 def finished_rooms(r: redis.Redis, prefix: str) -> set[str]:
     found = set()
     keys = Keys(prefix)
-    for key in r.scan_iter(keys.room("*"), count=1000):  # a room's directory hash, not its other keys
+    # a room's directory hash, not its other keys
+    for key in r.scan_iter(keys.room("*"), count=1000):
         code = keys.code_of(key.decode())
         if r.hget(key, "status") in (b"finished", b"broken"):
             found.add(code)
@@ -111,7 +116,8 @@ def plot(series: dict, comp_of: dict, redis_mem: list, settled_from: float, path
     for comp, by_minute in sorted(totals.items()):
         xs = sorted(by_minute)
         ax.plot(xs, [by_minute[x] for x in xs], label=f"{comp} RSS")
-    ax.plot([m for m, _ in redis_mem], [mb for _, mb in redis_mem], ls="--", label="Redis used_memory")
+    ax.plot([m for m, _ in redis_mem], [mb for _, mb in redis_mem], ls="--",
+            label="Redis used_memory")
     ax.axvline(settled_from, color="grey", lw=0.8, ls=":", label="settled part")
     ax.set(xlabel="minutes", ylabel="MB (all processes of a component)", title="soak: memory")
     ax.legend(fontsize=8)
@@ -121,7 +127,8 @@ def plot(series: dict, comp_of: dict, redis_mem: list, settled_from: float, path
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rooms", type=int, default=500)
     parser.add_argument("--minutes", type=float, default=30)
     parser.add_argument("--sample", type=float, default=60, help="seconds between RSS samples")
@@ -154,7 +161,8 @@ def main(argv=None) -> int:
     with ExitStack() as stack:
         server = stack.enter_context(redis_server(appendfsync="everysec"))
         r = redis.Redis.from_url(server.url)
-        running = stack.enter_context(real_stack(args.gateways, games_per_actor=args.games_per_actor,
+        running = stack.enter_context(real_stack(args.gateways,
+                                                 games_per_actor=args.games_per_actor,
                                                  durations=durations, redis_url=server.url))
         lc = stack.enter_context(locust_cluster(
             args.workers, {**env, "WW_LT_GATEWAYS": ",".join(running.urls)}, args.out / "locust",
@@ -181,7 +189,8 @@ def main(argv=None) -> int:
             st = lc.stats()
             print(f"{minute:5.1f} min: {st['_state']['user_count']} tables, "
                   f"{len(finished_seen)} rooms finished, redis {redis_mem[-1][1]:.1f} MB, "
-                  f"failures {sum(count(row, 'Failure Count') for n, row in st.items() if n != '_state')}",
+                  "failures "
+                  f"{sum(count(row, 'Failure Count') for n, row in st.items() if n != '_state')}",
                   flush=True)
             if time.monotonic() >= end:
                 break
@@ -196,10 +205,12 @@ def main(argv=None) -> int:
                 per_room.append(sum(r.memory_usage(k) or 0 for k in keys))
         lc.post("/stop")
         last_finish = max(finished_seen.values(), default=time.monotonic())
-        time.sleep(max(0.0, last_finish + args.finished_ttl + 5 - time.monotonic()))  # the TTL runs out
+        # the TTL runs out
+        time.sleep(max(0.0, last_finish + args.finished_ttl + 5 - time.monotonic()))
         left = [code for code in finished_seen
                 if r.exists(*room_keys(running.prefix, code))]
-        errors = sum(count(row, "Failure Count") for name, row in stats.items() if name != "_state")
+        errors = sum(count(row, "Failure Count") for name, row in stats.items()
+                     if name != "_state")
     by_comp: dict[str, dict] = defaultdict(lambda: {"first": 0.0, "last": 0.0, "max_slope": 0.0,
                                                     "max_settled_slope": 0.0, "procs": 0})
     for pid, points in series.items():
@@ -217,7 +228,8 @@ def main(argv=None) -> int:
     report = {"rooms": args.rooms, "minutes": args.minutes, "model": args.model,
               "durations": durations, "errors": errors,
               "games_completed": count(games),
-              "game_seconds": round(float(games["Average Response Time"]) / 1000) if games else None,
+              "game_seconds": (round(float(games["Average Response Time"]) / 1000)
+                               if games else None),
               "chat_lines_per_game": (round(float(games["Average Content Size"]), 1)
                                       if games else None),
               "failures": failures, "components": by_comp,
@@ -229,9 +241,11 @@ def main(argv=None) -> int:
                           for pid, points in series.items()},
               "redis_used_mb_samples": redis_mem,
               "finished_rooms": len(finished_seen),
-              "bytes_per_finished_room": round(sum(per_room) / len(per_room)) if per_room else None,
+              "bytes_per_finished_room": (round(sum(per_room) / len(per_room))
+                                          if per_room else None),
               "finished_rooms_with_keys_after_ttl": len(left),
-              "per_command_settled": per_command(work["settled"], work["end"]) if "end" in work else None}
+              "per_command_settled": (per_command(work["settled"], work["end"])
+                                      if "end" in work else None)}
     (args.out / "soak.json").write_text(json.dumps(report, indent=1))
     plot(series, comp_of, redis_mem, settled_from, args.out / "soak.png")
     print(f"\nsoak: {args.rooms} rooms, {args.minutes} min, {args.model} model"
@@ -239,22 +253,28 @@ def main(argv=None) -> int:
           f"{f' (durations {args.durations})' if args.durations else ''}")
     print(f"games completed: {report['games_completed']}, {report['game_seconds']} s long and "
           f"{report['chat_lines_per_game']} chat lines each on average")
-    print(f"{'component':<12}{'procs':>6}{'RSS first MB':>14}{'last MB':>10}{'max slope MB/min':>18}"
+    print(f"{'component':<12}{'procs':>6}{'RSS first MB':>14}{'last MB':>10}"
+          f"{'max slope MB/min':>18}"
           f"{'settled slope':>15}  (settled: from minute {settled_from:.0f})")
     for comp, c in sorted(by_comp.items()):
-        print(f"{comp:<12}{c['procs']:>6}{c['first']:>14.0f}{c['last']:>10.0f}{c['max_slope']:>18.2f}"
+        print(f"{comp:<12}{c['procs']:>6}{c['first']:>14.0f}{c['last']:>10.0f}"
+              f"{c['max_slope']:>18.2f}"
               f"{c['max_settled_slope']:>15.2f}")
-    print(f"errors: {errors} ({len(failures)} kinds); Redis used_memory {report['redis_used_mb'][0]} -> "
+    print(f"errors: {errors} ({len(failures)} kinds); Redis used_memory "
+          f"{report['redis_used_mb'][0]} -> "
           f"{report['redis_used_mb'][1]} MB ({report['redis_slope_mb_per_min']} MB/min, settled "
           f"{report['redis_settled_slope_mb_per_min']})")
-    print(f"finished rooms: {len(finished_seen)}, {report['bytes_per_finished_room']} bytes of Redis each; "
+    print(f"finished rooms: {len(finished_seen)}, {report['bytes_per_finished_room']} bytes of "
+          "Redis each; "
           f"{len(left)} still had keys {args.finished_ttl} s after finishing")
     cost = report["per_command_settled"]
     if cost:
         print(f"server CPU per answered command, settled part: {cost['server_us']} µs (gateway "
-              f"{cost['gateway_us']}, hosts {cost['ray-hosts_us']}, Ray's own {cost['ray-system_us']}, "
+              f"{cost['gateway_us']}, hosts {cost['ray-hosts_us']}, "
+              f"Ray's own {cost['ray-system_us']}, "
               f"Redis {cost['redis_us']}); {cost['commands_per_s']} commands/s, "
-              f"{cost['frames_per_command']} frames and {cost['redis_calls_per_command']} Redis calls "
+              f"{cost['frames_per_command']} frames and "
+              f"{cost['redis_calls_per_command']} Redis calls "
               f"per command, {cost['cores']} cores")
     return 0 if errors == 0 and not left else 1
 

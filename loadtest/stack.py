@@ -4,8 +4,8 @@
     with real_stack(n, games_per_actor=100, durations=...) as s:   # private Ray head + n gateways
         s.urls -> ["http://127.0.0.1:P", ...]; s.components() -> {"gateway": [Process], ...}
 
-The real stack reuses devstack/ray_head.py (private Ray head on free loopback ports, never 6379, torn
-down by its own process tree, never `ray stop`) and devstack/stack.py's `start_gateway`
+The real stack reuses devstack/ray_head.py (private Ray head on free loopback ports, never 6379,
+torn down by its own process tree, never `ray stop`) and devstack/stack.py's `start_gateway`
 (`werewolf serve` subprocesses on the shared Redis under a random WW_PREFIX).
 """
 from __future__ import annotations
@@ -204,7 +204,8 @@ def _interrupt(signum, frame) -> None:
 
 
 def _during_teardown(signum, frame) -> None:
-    print(f"signal {signum} ignored: tearing down (kill -9 stops at once)", file=sys.stderr, flush=True)
+    print(f"signal {signum} ignored: tearing down (kill -9 stops at once)", file=sys.stderr,
+          flush=True)
 
 
 def main(argv=None) -> int:

@@ -87,7 +87,8 @@ def read_apart(gateways: list[str], ray_address: str | None, prefix: str) -> lis
     stops one stack's head before it starts the next layout's."""
     texts = read(gateways, [])
     if ray_address:
-        child = subprocess.run([sys.executable, "-m", "loadtest.stages", "--ray-address", ray_address,
+        child = subprocess.run([sys.executable, "-m", "loadtest.stages", "--ray-address",
+                                ray_address,
                                 "--prefix", prefix, "--dump-hosts"],
                                capture_output=True, text=True, timeout=120, check=True)
         texts += json.loads(child.stdout)

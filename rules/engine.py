@@ -276,7 +276,8 @@ def public_view(state: GameState) -> dict:
     chat: dict = {}
     for line in state.chat:
         if over or line["to"] is None:
-            chat.setdefault(line["channel"], []).append({k: v for k, v in line.items() if k != "to"})
+            chat.setdefault(line["channel"], []).append({k: v for k, v in line.items()
+                                                         if k != "to"})
     result.update({
         "phase": state.phase,
         "day": state.day,

@@ -66,7 +66,8 @@ _BY_SEAT = {"type": "object", "propertyNames": {"pattern": "^[0-9]+$"},
 
 _STORY = {"type": "array", "items": {
     "type": "object", "required": ["night", "seat", "what", "targets"],
-    "properties": {"night": {"type": "integer", "minimum": 1}, "seat": {"type": "integer", "minimum": 0},
+    "properties": {"night": {"type": "integer", "minimum": 1},
+                   "seat": {"type": "integer", "minimum": 0},
                    "what": {"type": "string"}, "targets": _SEATS}}}
 
 # The flow's own: the deal, the phases, the prompts, deaths, the chat and the end.

@@ -28,7 +28,8 @@ def recommended_setup(n_players: int) -> tuple:
 # include the game master, so "8人" is a table of 7 (spec 3.3).
 _SEED_003 = {"mayor": "none", "hunter_trigger": "attack_or_exile", "witch_potions_per_night": 1,
              "guard_self": "yes", "guard_repeat": "forbidden", "wolves_win": "kill_side",
-             "lovers_vote_restriction": "not_against_each_other", "lovers_kill_restriction": "never"}
+             "lovers_vote_restriction": "not_against_each_other",
+             "lovers_kill_restriction": "never"}
 
 # 004's column of roles-spec 2.15 (its screen's defaults); the Hunter's `any` is the default.
 _SEED_004 = {"player_range": "4-20", "mayor": "none", "wolves_win": "parity",

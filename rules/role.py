@@ -51,8 +51,9 @@ class Win:
 @dataclass(frozen=True)
 class Dawn:
     """What a role's night intents do at dawn: `resolve(table, night)` runs at `order` in the one
-    dawn order (protect 10, attack 20, save 30, poison 40, night shot 50) and adds to (or takes back
-    from) `night["deaths"]`, so roles interact through the night's record, not through each other."""
+    dawn order (protect 10, attack 20, save 30, poison 40, night shot 50) and adds to (or takes
+    back from) `night["deaths"]`, so roles interact through the night's record, not through each
+    other."""
 
     order: int
     resolve: Callable

@@ -70,7 +70,8 @@ class Settings:
             if name not in DEFAULT_DURATIONS:
                 raise BadSettings(f"settings: unknown duration {name!r}")
             if type(seconds) is not int or not 1 <= seconds <= MAX_DURATION:
-                raise BadSettings(f"settings: duration {name!r} must be an integer 1..{MAX_DURATION}")
+                raise BadSettings(f"settings: duration {name!r} must be an integer "
+                                  f"1..{MAX_DURATION}")
             durations[name] = seconds
         rules = {**DEFAULT_RULES, **base.rules}
         given = data.get("rules", {})

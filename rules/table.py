@@ -10,8 +10,9 @@ import random
 
 from rules.events import check
 from rules.outcome import winner
-from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, EVENTS, HIDES, JOIN_ACTS, JOINS,
-                            NIGHT_ORDER, PROMPT_FILTERS, SPARES, STEPS, TIE_BREAKERS, WATCHERS)
+from rules.registry import (DAWN_ORDER, DAY_OPENING, DEATH_REACTIONS, EVENTS, HIDES, JOIN_ACTS,
+                            JOINS, NIGHT_ORDER, PROMPT_FILTERS, SPARES, STEPS, TIE_BREAKERS,
+                            WATCHERS)
 from rules.role import concealed, living
 from rules.state import GameState
 

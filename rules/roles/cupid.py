@@ -87,7 +87,8 @@ def restrict(state, seat: int, action: str, choices: list) -> list:
     his lover, so taking the lover off his own menu tells him nothing."""
     other = other_lover(state, seat)
     if other is not None and (
-            (action == "vote" and option(state, "lovers_vote_restriction") == "not_against_each_other")
+            (action == "vote"
+             and option(state, "lovers_vote_restriction") == "not_against_each_other")
             or (action in KILL_ACTIONS and option(state, "lovers_kill_restriction") == "never")):
         return [s for s in choices if s != other]
     return choices

@@ -236,7 +236,8 @@ UNIT = Role(
               Setting("discussion_timer", ("on", "off"), "on", "day", "004")),
     durations={"discussion": 180, "vote": 60},  # the election's: the mayor's (rules.roles.mayor)
     events=(
-        EventKind("voted", ("phase", "seat", "target", "tally"), EVERYONE, "a vote cast or changed"),
+        EventKind("voted", ("phase", "seat", "target", "tally"), EVERYONE,
+                  "a vote cast or changed"),
         EventKind("candidate", ("seat",), EVERYONE, "a seat stands for mayor"),
         EventKind("vote_result", ("phase", "target", "tally", "tie"), EVERYONE,
                   "a vote's result (target null: nobody; tie: the tied seats)"),

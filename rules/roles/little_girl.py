@@ -1,7 +1,8 @@
 """Little Girl (001, 002, 003): peeks while the wolves choose. Online (roles-spec 1.2, proposal A):
 during the wolves' step she may peek; from then on, until the step ends, she reads each wolf's
-pointing and lines under a letter (never a seat, never a name). Each peek may get her caught: the pack learns her seat,
-and if she ends as their victim the Witch may not save her (003); no Guard ever protects her."""
+pointing and lines under a letter (never a seat, never a name). Each peek may get her caught: the
+pack learns her seat, and if she ends as their victim the Witch may not save her (003); no Guard
+ever protects her."""
 
 import string
 

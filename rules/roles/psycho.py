@@ -14,7 +14,8 @@ def killing_night(t) -> bool:
 def attacked(t, night: dict) -> None:
     """After the attack (20), before the save (30): the attack on him turns on its wolf."""
     victim = night["victim"]
-    if victim is not None and t.s.roles[victim] == "psycho" and [victim, "wolves"] in night["deaths"]:
+    if (victim is not None and t.s.roles[victim] == "psycho"
+            and [victim, "wolves"] in night["deaths"]):
         night["deaths"].remove([victim, "wolves"])
         night["deaths"].append([attacker(t, victim), "psycho"])
 

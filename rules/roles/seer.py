@@ -91,7 +91,9 @@ ROLE = Role(id="seer", steps=(SeerStep(),), view=view_fields, durations={"seer":
                       Setting("seer_first_night", ("normal", "random_not_wolf", "none"),
                               "normal", "seer", "004")),
             events=(
-                EventKind("seer_result", ("seat", "role"), "the Seer", "what her reading shows of a card"),
+                EventKind("seer_result", ("seat", "role"), "the Seer",
+                          "what her reading shows of a card"),
                 EventKind("talkative_seer", ("role",), EVERYONE,
-                          "the talkative Seer's reading, told to the table (not whose card it was)"),
+                          "the talkative Seer's reading, told to the table "
+                          "(not whose card it was)"),
             ))

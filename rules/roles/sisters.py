@@ -22,6 +22,7 @@ ROLE = Role(
     id="sisters", cards=2, start=start, view=view_fields,
     facts=(Fact("sisters", "others", told_by="sisters", told_in="sisters"),),
     events=(
-        EventKind("sisters", ("sisters",), "the two Sisters", "the two Sisters' seats, at the deal"),
+        EventKind("sisters", ("sisters",), "the two Sisters",
+                  "the two Sisters' seats, at the deal"),
     ),
 )

@@ -83,7 +83,8 @@ class ThiefStep(Step):
         if action == "thief.steal":
             t.close_prompt(seat, action)
             robbed = targets[0]
-            roles = t.s.roles[:]  # the state's lists are shared between clones: replace, never mutate
+            # the state's lists are shared between clones: replace, never mutate
+            roles = t.s.roles[:]
             roles[seat], roles[robbed] = roles[robbed], "villager"
             t.s.roles = roles
             # Each learns his new card at once, privately; neither is told by whom (O10).

@@ -1,4 +1,5 @@
-"""Villager: no power; fills the seats the other cards leave. The village wins when no wolf lives."""
+"""Villager: no power; fills the seats the other cards leave. The village wins when no wolf
+lives."""
 
 from rules.role import Role, Win, living_wolves, side
 
@@ -8,4 +9,5 @@ def no_wolf_alive(state) -> list | None:
     return None if living_wolves(state) else side(state, "village")
 
 
-ROLE = Role(id="villager", deal="filler", plain=True, wins=(Win("no_wolves_alive", 20, no_wolf_alive, side="village"),))
+ROLE = Role(id="villager", deal="filler", plain=True,
+            wins=(Win("no_wolves_alive", 20, no_wolf_alive, side="village"),))

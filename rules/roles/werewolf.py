@@ -155,7 +155,8 @@ ROLE = Role(
     ),
     durations={"wolves": 60},
     events=(
-        EventKind("wolves", ("wolves",), "the pack", "the pack's seats, told to the pack (again when it grows)"),
+        EventKind("wolves", ("wolves",), "the pack",
+                  "the pack's seats, told to the pack (again when it grows)"),
         EventKind("pointed", ("seat", "target"), "the pack", "a wolf points at a victim"),
     ),
 )

@@ -99,7 +99,8 @@ async def play_phone(page, wolves: set[int]) -> dict:
 
 
 @pytest.mark.timeout(600)
-async def test_three_seats_on_one_phone_and_three_online_play_to_the_end_and_learn_nothing_more(stack):  # noqa: E501
+async def test_three_seats_on_one_phone_and_three_online_play_to_the_end_and_learn_nothing_more(
+        stack):
     gateway = stack.start_gateway()
     async with chromium() as browser:
         phone = await new_player(browser, ON_PHONE[0], viewport=PHONE)

@@ -156,7 +156,8 @@ async def test_http_contract_and_operations_endpoints(gateway):
         metrics = (await http.get("/metrics")).text
         for name in ("ww_ws_open_sockets ", "ww_rooms_with_listeners ",
                      'ww_ws_messages_in_total{type="start"}', "ww_command_seconds_bucket",
-                     'ww_http_request_seconds_count{method="POST",route="/api/rooms",status="201"}'):
+                     'ww_http_request_seconds_count{method="POST",route="/api/rooms",'
+                     'status="201"}'):
             assert name in metrics, name
         assert seats[0]["token"] not in metrics
         page = await http.get("/")
