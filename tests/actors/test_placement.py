@@ -74,7 +74,7 @@ async def test_a_room_told_no_slot_just_before_a_host_came_up_takes_again_instea
     assert started == [f"{prefix}-host-{i:06d}" for i in range(1, 4)]
 
 
-async def test_rooms_arriving_together_start_only_the_hosts_they_fill_when_the_first_start_ends_first(  # noqa: E501 (its name)
+async def test_rooms_arriving_together_start_only_the_hosts_they_fill_the_first_start_ending_first(
         redis, prefix):
     p, started, _ = placement(redis, prefix, games_per_actor=4, warm_actors=0)
     gates: dict[str, asyncio.Event] = {}

@@ -304,7 +304,7 @@ def error_text(p: Player) -> str:
 
 
 @pytest.mark.timeout(900)
-async def test_every_text_is_legible_names_are_isolated_screens_open_at_the_top_and_the_dawn_takes_no_tap(stack):  # noqa: E501
+async def test_texts_legible_names_isolated_screens_open_at_the_top_the_dawn_takes_no_tap(stack):
     gateway = stack.start_gateway()
     looks = Looks()
 

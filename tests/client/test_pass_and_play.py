@@ -255,7 +255,7 @@ async def play_table(browser, url: str, *, shots: set | None = None, dawns: int 
 
 
 @pytest.mark.timeout(600)
-async def test_six_players_on_one_phone_play_to_the_end_and_the_nights_go_round_the_table_whatever_the_deal(stack):  # noqa: E501
+async def test_six_players_on_one_phone_play_to_the_end_nights_going_round_whatever_the_deal(stack):
     gateway = stack.start_gateway(games_per_actor=4)
     SHOTS.mkdir(exist_ok=True)
 
