@@ -139,18 +139,23 @@ async def test_commands_of_a_room_apply_in_the_order_sent(wired):
 async def test_a_request_taken_by_a_process_that_died_is_sent_again(wired, redis, prefix,
                                                                      monkeypatch):
     rc, host, _ = wired
+    successor = RoomHost("h1", Config(prefix=prefix), RedisStore(redis, prefix, 3600), FakeClock())
+    taken = asyncio.Event()
+
+    async def ask_ray(actor, method):
+        """What the Ray call answers: the same process until it took the request and died, then
+        the process Ray restarted. Patched before the command is sent, so that however soon the
+        client asks (a loaded machine), it never makes a real Ray call."""
+        assert (actor, method) == ("h1", "incarnation")
+        return successor.incarnation if taken.is_set() else host.incarnation
+    monkeypatch.setattr(rc, "_call", ask_ray)
     monkeypatch.setattr(client_module, "REPLY_PATIENCE", 0.05)
     host._inbox.cancel()  # the process "dies": it takes one request and never answers
     dying = RedisStore(redis, prefix, 3600)
     reply = asyncio.create_task(rc.command("BBBBBB", 0, {"type": "settings", "id": 5, "roles": []}))
     while not await dying.take_requests("h1", 0.05):
         pass
-    successor = RoomHost("h1", Config(prefix=prefix), RedisStore(redis, prefix, 3600), FakeClock())
-
-    async def ask_ray(actor, method):  # what the Ray call answers once Ray restarted the actor
-        assert (actor, method) == ("h1", "incarnation")
-        return successor.incarnation
-    monkeypatch.setattr(rc, "_call", ask_ray)
+    taken.set()
     await successor.start()
     try:
         assert await asyncio.wait_for(reply, 10) == {"type": "ack", "id": 5}
