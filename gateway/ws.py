@@ -526,8 +526,7 @@ class Session:
                     self.close_reason = "refused"
                     return CLOSE_REFUSED
                 elif isinstance(item, Since):
-                    # past the welcome, yet not in the queue: the log has them
-                    if item.seq > self.last:
+                    if item.seq > self.last:  # past the welcome, not queued: the log has them
                         self.metrics.late_joins.inc()
                         await self._replay(self.last, item.seq)
                         self.last = item.seq
