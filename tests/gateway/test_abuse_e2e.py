@@ -418,15 +418,14 @@ async def test_a_started_game_nobody_plays_gives_its_host_slot_back(stack):
         closed = await holder.wait_for(lambda f: f.get("kind") == "closed", 120)
         assert closed["reason"] == "unplayed"
 
-    async def admitted() -> None:
-        while True:  # each try from an address of its own: a refused one counts in its window
-            async with client(gateway) as newcomer:
-                tried = await newcomer.post("/api/rooms", json={"name": "Newcomer"})
-            if tried.status_code == 201:
-                return
-            assert tried.status_code == 503
-            await asyncio.sleep(0.2)  # polling until the slot's release lands
-    await asyncio.wait_for(admitted(), 30)
+    async def admitted() -> bool:
+        # each try from an address of its own: a refused one counts in its window
+        async with client(gateway) as newcomer:
+            tried = await newcomer.post("/api/rooms", json={"name": "Newcomer"})
+        assert tried.status_code in (201, 503), tried.text
+        return tried.status_code == 201
+    await until(admitted, 30, "a newcomer admitted once the unplayed game's slot is released",
+                every=0.2)
     await holder.close()
 
 
