@@ -33,8 +33,7 @@ from actors.store import Keys
 from devstack.checks import assert_exact_stream
 from devstack.players import Bot, connect_all, is_phase, seat_table, start
 from devstack.stack import TEST_DURATIONS, connect
-from tests.deploy.docker import (READY_TIMEOUT, ROOT, Network, build_image, engine,
-                                 remove_leftovers)
+from tests.deploy.docker import (READY_TIMEOUT, ROOT, Network, build_image, remove_leftovers)
 from tests.helpers import until_sync
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
@@ -48,19 +47,18 @@ RAY_FLAGS = ("--disable-usage-stats", "--object-store-memory=80000000",
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    with engine():
-        remove_leftovers()
-        image = build_image()
-        net = Network()
-        try:
-            yield start_cluster(net, image)
-        except BaseException:
-            for alias in net.containers:
-                print(f"--- {alias}\n{net.logs(alias)}")
-            raise
-        finally:
-            net.close()
+def cluster(docker_engine):
+    remove_leftovers()
+    image = build_image()
+    net = Network()
+    try:
+        yield start_cluster(net, image)
+    except BaseException:
+        for alias in net.containers:
+            print(f"--- {alias}\n{net.logs(alias)}")
+        raise
+    finally:
+        net.close()
 
 
 def start_cluster(net: Network, image: str) -> dict:

@@ -13,8 +13,7 @@ import pytest
 
 from devstack.players import Bot, connect_all, seat_table, start
 from devstack.stack import TEST_DURATIONS
-from tests.deploy.docker import (READY_TIMEOUT, ROOT, Network, build_image, engine,
-                                 remove_leftovers)
+from tests.deploy.docker import (READY_TIMEOUT, ROOT, Network, build_image, remove_leftovers)
 from tests.helpers import until_sync
 
 pytestmark = [pytest.mark.deploy, pytest.mark.timeout(900)]
@@ -87,27 +86,26 @@ def print_journals(net: Network) -> None:
 
 
 @pytest.fixture(scope="module")
-def machines():
-    with engine():
-        remove_leftovers()
-        image = build_image()
-        systemd_image = build_systemd_image(image)
-        net = Network()
-        try:
-            net.run("redis", "redis-server", "--bind", "0.0.0.0", "--protected-mode", "no",
-                    "--save", "", "--appendonly", "no", image=image)
-            for alias in UNITS:
-                net.run(alias, image=systemd_image, options=SYSTEMD_OPTIONS,
-                        publish="127.0.0.1::8000" if alias == "gateway" else None)
-                until_sync(lambda: net.exec(alias, "systemctl", "is-system-running", check=False)
-                           in ("running", "degraded"), READY_TIMEOUT, f"systemd runs in {alias}")
-                put(net, alias, "/etc/werewolf/env", env_file(), "640")
-            yield net
-        except BaseException:
-            print_journals(net)
-            raise
-        finally:
-            net.close()
+def machines(docker_engine):
+    remove_leftovers()
+    image = build_image()
+    systemd_image = build_systemd_image(image)
+    net = Network()
+    try:
+        net.run("redis", "redis-server", "--bind", "0.0.0.0", "--protected-mode", "no",
+                "--save", "", "--appendonly", "no", image=image)
+        for alias in UNITS:
+            net.run(alias, image=systemd_image, options=SYSTEMD_OPTIONS,
+                    publish="127.0.0.1::8000" if alias == "gateway" else None)
+            until_sync(lambda: net.exec(alias, "systemctl", "is-system-running", check=False)
+                       in ("running", "degraded"), READY_TIMEOUT, f"systemd runs in {alias}")
+            put(net, alias, "/etc/werewolf/env", env_file(), "640")
+        yield net
+    except BaseException:
+        print_journals(net)
+        raise
+    finally:
+        net.close()
 
 
 def test_the_units_come_up_a_room_plays_and_a_killed_raylet_rejoins(machines):
