@@ -3,7 +3,10 @@ sockets and the rest spectators, the most one room's spectators may be) in a roo
 already holds `--lines` lines and grows by `--rate` lines a second.
 
 The chat is written through `RoomClient` (the room itself), each seat's lines stamped 1 s apart in
-the past as a gateway would stamp them (the per-seat rate limit is 1 line a second)."""
+the past as a gateway would stamp them (the per-seat rate limit is 1 line a second). By default
+the room grows as fast as its living seats can make it through a gateway, each at the chat
+limit's rate (17 lines a second at most); a higher `--rate` is a room no client can make, which
+measures the gateway's fan-out rather than an attack (the suite's first runs used 100)."""
 from __future__ import annotations
 
 import asyncio
@@ -16,6 +19,7 @@ from pathlib import Path
 import orjson
 
 from actors.client import RoomClient
+from actors.room import RATE_LIMITS
 from devstack.stack import connect, ws_frame
 from loadtest.abuse.common import Target, day_room, metric, rss_mb
 
@@ -27,7 +31,9 @@ ALONE = True  # measured before the shared rooms are made
 def add_arguments(parser) -> None:
     parser.add_argument("--readers", type=int, default=168)
     parser.add_argument("--lines", type=int, default=2400, help="day chat lines before the probe")
-    parser.add_argument("--rate", type=float, default=100, help="day chat lines a second meanwhile")
+    parser.add_argument("--rate", type=float, default=None,
+                        help="day chat lines a second meanwhile (default: the living seats', "
+                             "each at the chat limit's rate)")
     parser.add_argument("--waves", type=int, default=2, help="the readers' probe, again and again")
 
 
@@ -106,6 +112,7 @@ async def run(t: Target) -> list[dict]:
     stack, url, port, rc, pinger = t.stack, t.url, t.port, t.rc, t.pinger
     readers, lines, rate, waves = t.args.readers, t.args.lines, t.args.rate, t.args.waves
     seats, living = await day_room(url, rc, "198.51.100.20")
+    rate = rate or len(living) * RATE_LIMITS["chat"][1]
     room = seats[0]["room"]
     chat = Chat(rc, room, living)
     await chat.lines(lines)
