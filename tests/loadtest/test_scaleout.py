@@ -48,17 +48,21 @@ def row(k: int, rooms: int, broke: str = "") -> dict:
             "cpu": {"locust": 3.0}, "broke": broke}
 
 
+def report(points: dict, out: Path) -> tuple[str, dict]:
+    """The report's table and results.json for `points` (k -> runs -> step rows)."""
+    args = Namespace(node_cpu=0.25, redis_cpu=0.25, cpu_period_ms=100, hold=120, break_p99=500)
+    write_report(points, None, args, out)
+    return (out / "scaleout.md").read_text(), json.loads((out / "results.json").read_text())
+
+
 def test_the_report_sets_each_k_against_k_times_rooms_of_one(tmp_path):
     points = {1: [[row(1, 50), row(1, 100, "p99 broadcast 900 ms > 500 ms")]],
               2: [[row(2, 100), row(2, 150)]], 3: [[row(3, 120), row(3, 200, "failures")]]}
-    args = Namespace(node_cpu=0.25, redis_cpu=0.25, cpu_period_ms=10, hold=300, break_p99=500)
-    write_report(points, None, args, tmp_path)
-    table = (tmp_path / "scaleout.md").read_text()
+    table, results = report(points, tmp_path)
     assert "| 1 | 50 | 50 | 50-50 | 50 | 1.00 |" in table
     assert "| 2 | 150 | 150 | 150-150 | 100 | 1.50 |" in table
     assert "| 3 | 120 | 120 | 120-120 | 150 | 0.80 |" in table
-    held = json.loads((tmp_path / "results.json").read_text())["held"]
-    assert held == {"1": 50, "2": 150, "3": 120}
+    assert results["held"] == {"1": 50, "2": 150, "3": 120}
     assert (tmp_path / "scaleout.png").stat().st_size > 0
 
 
@@ -68,13 +72,10 @@ def test_rooms_of_k_is_the_median_of_its_runs_with_their_spread(tmp_path):
                   [row(1, 60, "p99 broadcast 700 ms > 500 ms")]],
               2: [[row(2, 120), row(2, 160)], [row(2, 120), row(2, 160, "failures")],
                   [row(2, 120), row(2, 160)]]}
-    args = Namespace(node_cpu=0.25, redis_cpu=0.25, cpu_period_ms=100, hold=120, break_p99=500)
-    write_report(points, None, args, tmp_path)
-    table = (tmp_path / "scaleout.md").read_text()
+    table, results = report(points, tmp_path)
     assert "the median of 3 run(s)" in table
     assert "| 1 | 60, 80, 0 | 60 | 0-80 | 60 | 1.00 |" in table
     assert "| 2 | 160, 120, 160 | 160 | 120-160 | 120 | 1.33 |" in table
-    results = json.loads((tmp_path / "results.json").read_text())
     assert results["held"] == {"1": 60, "2": 160}
     assert results["runs_held"] == {"1": [60, 80, 0], "2": [160, 120, 160]}
     # every run's steps are listed, held or broken
