@@ -55,9 +55,13 @@ def gateway(ray_address, redis_url):
 
 
 def client(gateway, address: str | None = None) -> httpx.AsyncClient:
-    """An HTTP client that the gateway sees as coming from `address` (a fresh one by default)."""
+    """An HTTP client that the gateway sees as coming from `address` (a fresh one by default).
+    A connection per request: a test stalled past uvicorn's keep-alive (5 s) on a loaded machine
+    sent its next request as the gateway closed the kept connection ("Server disconnected
+    without sending a response", fresh-clone run of 6a8b844)."""
     return httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT,
-                             headers={"X-Forwarded-For": address or next(_addresses)})
+                             headers={"X-Forwarded-For": address or next(_addresses)},
+                             limits=httpx.Limits(max_keepalive_connections=0))
 
 
 async def test_room_creation_is_limited_per_address(gateway):
