@@ -456,7 +456,8 @@ class RoomClient:
         return None if seat is None else int(seat)
 
     async def welcome(self, room: str, seat: int, proof: str | None = None) -> dict:
-        """{"seq": S, "view": ...}: what `seat` may know, exactly as of event S; {"moved": True}
+        """{"seq": S, "view": ...}: what `seat` may know, exactly as of event S (the end of the
+        chat: `RoomData.welcome`); {"moved": True}
         if `proof` (the start of the seat's token hash) is another seat's now (a lobby seat was
         removed and this one moved: authenticate again)."""
         code = normal_code(room)
@@ -464,7 +465,7 @@ class RoomClient:
             welcome = await self._send(await self._host_of(code), ("welcome", code, seat, proof))
         except HostRetired:
             data = await self._stored(code)
-            welcome = None if data is None else {"seq": data.seq, "view": data.view(seat)}
+            welcome = None if data is None else data.welcome(seat)
         if welcome is None:
             raise RoomNotFound(f"no room {room!r}")
         return welcome

@@ -236,7 +236,7 @@ class RoomHost:
         if room is not None:
             return room.welcome(seat, proof)
         data = await self._stored(code)  # finished or broken: served from its snapshot
-        return None if data is None else {"seq": data.seq, "view": data.view(seat)}
+        return None if data is None else data.welcome(seat)
 
     async def lobby(self, code: str) -> dict | None:
         room = await self._room(code)

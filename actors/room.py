@@ -398,13 +398,14 @@ class Room:
         return self.data
 
     def welcome(self, seat: int, proof: str | None = None) -> dict:
-        """The view of `seat` at exactly seq S (the committed state), as {"seq": S, "view": ...};
-        {"moved": True} if `proof` (the start of its token hash) is not that seat's any more."""
+        """The view of `seat` at exactly seq S (the committed state), as {"seq": S, "view": ...}
+        (`RoomData.welcome`: the end of the chat); {"moved": True} if `proof` (the start of its
+        token hash) is not that seat's any more."""
         data = self.data
         if proof is not None and seat != WATCHER and not (
                 0 <= seat < len(data.players) and data.players[seat].token_hash.startswith(proof)):
             return {"moved": True}
-        return {"seq": data.seq, "view": data.view(seat)}
+        return data.welcome(seat)
 
     def close(self) -> None:
         """Dispose: stop the timer and the mailbox; queued requests are answered room_closed."""

@@ -33,6 +33,10 @@ BOT_TOKEN = "bot:"
 # quick play sends no more strangers to a table that keeps voting them off.
 BARRED_KEPT = 32
 VOTED_OUT_UNLISTED = 3
+# Chat lines of each channel a welcome's view carries: the last ones. A chatty room's whole view
+# held 628 KB of chat, all of it in one frame no slow-socket rule could see, and built, pickled
+# and sent through Ray for each socket's hello, it held the room's host 4-5 ms a time.
+WELCOME_CHAT_LINES = 100
 
 
 def votes_to_remove(seated: int) -> int:
@@ -214,13 +218,19 @@ class RoomData:
             return set()
         return {seat for seat, player in enumerate(self.players) if player.bot}
 
-    def view(self, seat: int) -> dict:
-        """What `seat` may know; a spectator (WATCHER) gets the public table only."""
+    def view(self, seat: int, chat_lines: int | None = None) -> dict:
+        """What `seat` may know; a spectator (WATCHER) gets the public table only. With
+        `chat_lines`, the last that many lines of each chat channel (`rules.view`)."""
         view = self.lobby()
         if self.game is not None and self.status != "broken":  # a broken game may not even render
-            view.update(rules.public_view(self.game) if seat == WATCHER
-                        else rules.view(self.game, seat))
+            view.update(rules.public_view(self.game, chat_lines) if seat == WATCHER
+                        else rules.view(self.game, seat, chat_lines))
         return view
+
+    def welcome(self, seat: int) -> dict:
+        """{"seq": S, "view": ...}: what a socket of `seat` is welcomed with at this data's seq,
+        the last WELCOME_CHAT_LINES of each chat channel (`chat_omitted` counts the others)."""
+        return {"seq": self.seq, "view": self.view(seat, WELCOME_CHAT_LINES)}
 
 
 @dataclass

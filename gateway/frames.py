@@ -277,7 +277,7 @@ class View(LobbyFacts):
     chat_omitted: dict[str, Annotated[int, Field(ge=1)]] = Field(
         {}, description="a running or finished game's chat channels whose first lines the view "
         "leaves out: the welcome carries the last 100 lines of each "
-        "(gateway.welcome.WELCOME_CHAT_LINES)")
+        "(actors.room_data.WELCOME_CHAT_LINES)")
 
 
 class Welcome(Frame):

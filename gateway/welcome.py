@@ -10,10 +10,6 @@ import orjson
 
 from actors import WATCHER, RoomClient
 
-# Chat lines of each channel a welcome's view carries: the last ones (a chatty room's view held
-# 628 KB of chat, all of it in one frame no slow-socket rule could see).
-WELCOME_CHAT_LINES = 100
-
 
 def forbids_spectators(view: dict) -> bool:
     """The lobby facts, a view or a `settings` event say the house rule forbids spectators."""
@@ -44,9 +40,8 @@ _welcomes_in_flight: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 async def shared_welcome(rooms: RoomClient, room: str, seat: int, proof: str | None) -> Welcome:
     """The room's welcome for `seat`, one request for every socket of that seat (or, WATCHER, of
-    a spectator) asking while it is fetched: a room's view is the whole chat (695 KB of JSON in
-    a chatty room, parsed into several MB of objects), and 168 sockets saying hello at once held
-    168 of them. A welcome at S is right for any socket subscribed to the room, even one that
+    a spectator) asking while it is fetched: 168 sockets saying hello at once cost the room's host
+    one view. A welcome at S is right for any socket subscribed to the room, even one that
     subscribed after it was asked for: what it missed after S comes from the log (its `Since`,
     module docstring), and its queue skips what S already holds."""
     flights = _welcomes_in_flight.setdefault(rooms, {})
@@ -65,20 +60,5 @@ async def _fetch_welcome(rooms: RoomClient, room: str, seat: int, proof: str | N
         return Welcome(moved=True)
     view = welcome["view"]
     text = orjson.dumps({"type": "welcome", "seat": None if seat == WATCHER else seat,
-                         "seq": welcome["seq"], "view": last_chat_lines(view)}).decode()
+                         "seq": welcome["seq"], "view": view}).decode()
     return Welcome(welcome["seq"], text, forbids_spectators=forbids_spectators(view))
-
-
-def last_chat_lines(view: dict) -> dict:
-    """The view with the last WELCOME_CHAT_LINES lines of each chat channel; `chat_omitted`:
-    {channel: lines left out} (the first ones of the channel)."""
-    chat = view.get("chat")
-    if not chat:
-        return view
-    omitted = {channel: len(lines) - WELCOME_CHAT_LINES for channel, lines in chat.items()
-               if len(lines) > WELCOME_CHAT_LINES}
-    if not omitted:
-        return {**view, "chat_omitted": {}}
-    return {**view, "chat": {channel: lines[-WELCOME_CHAT_LINES:]
-                             for channel, lines in chat.items()},
-            "chat_omitted": omitted}

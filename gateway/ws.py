@@ -11,8 +11,9 @@ frame text.
 A socket that does not read what it is sent is dropped (close 1013; it resyncs with `since`): when
 it is SEND_QUEUE_FRAMES behind, when its unsent bytes (its queue's and its connection's write
 buffer's) pass `ws_unsent_bytes`, or when its connection has not drained for `ws_drain_seconds`,
-its welcome and replay included. The welcome's view carries the last WELCOME_CHAT_LINES of each
-chat channel (`chat_omitted` counts the others), so that no frame of a welcome is large.
+its welcome and replay included. The welcome's view carries the last WELCOME_CHAT_LINES
+(actors.room_data) of each chat channel (`chat_omitted` counts the others), so that no frame of a
+welcome is large.
 """
 from __future__ import annotations
 

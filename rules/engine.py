@@ -217,8 +217,27 @@ def prompts_for(state: GameState, seat: int) -> list:
             for p in state.prompts if p["seat"] == seat]
 
 
-def view(state: GameState, seat: int) -> dict:
-    """Everything `seat` may know now, and nothing more."""
+def _chat_seen(state: GameState, sees, chat_lines: int | None) -> tuple[dict, dict]:
+    """({channel: the lines `sees` lets through, without their audience}, {channel: lines left
+    out}): with `chat_lines`, only the last that many of each channel are built (a chatty room's
+    whole chat is thousands of lines, and a welcome needs its end)."""
+    shown: dict = {}
+    for at, line in enumerate(state.chat):
+        if sees(line):
+            shown.setdefault(line["channel"], []).append(at)
+    omitted: dict = {}
+    if chat_lines is not None:
+        for channel, ats in shown.items():
+            if len(ats) > chat_lines:
+                omitted[channel] = len(ats) - chat_lines
+                shown[channel] = ats[-chat_lines:]
+    return {channel: [{k: v for k, v in state.chat[at].items() if k != "to"} for at in ats]
+            for channel, ats in shown.items()}, omitted
+
+
+def view(state: GameState, seat: int, chat_lines: int | None = None) -> dict:
+    """Everything `seat` may know now, and nothing more. With `chat_lines`, each chat channel
+    holds its last that many lines and `chat_omitted` counts the others ({channel: lines})."""
     if type(seat) is not int or not 0 <= seat < len(state.roles):
         raise BadFrame(f"view: no seat {seat!r} at this table")
     over = state.phase == "over"
@@ -229,13 +248,9 @@ def view(state: GameState, seat: int) -> dict:
               "role": state.roles[i] if over or i == seat or i in revealed
               or (not alive and i not in hidden) else None}
              for i, (name, alive) in enumerate(zip(state.names, state.alive))]
-    chat: dict = {}
-    for line in state.chat:
-        # once over, every line of every channel, without the copies some readers were sent
-        if over and not line.get("overheard") or not over and (
-                line["to"] is None or seat in line["to"]):
-            chat.setdefault(line["channel"], []).append(
-                {k: v for k, v in line.items() if k != "to"})
+    # once over, every line of every channel, without the copies some readers were sent
+    chat, omitted = _chat_seen(state, lambda line: not line.get("overheard") if over
+                               else line["to"] is None or seat in line["to"], chat_lines)
     channel = None if over else channel_of(state, seat)
     result = {
         "phase": state.phase,
@@ -253,6 +268,8 @@ def view(state: GameState, seat: int) -> dict:
     }
     for fields in VIEW_FIELDS:
         result.update(fields(state, seat))
+    if chat_lines is not None:
+        result["chat_omitted"] = omitted
     return result
 
 
@@ -260,7 +277,7 @@ def view(state: GameState, seat: int) -> dict:
 PUBLIC_FIELDS = ("votes", "tally", "requests")
 
 
-def public_view(state: GameState) -> dict:
+def public_view(state: GameState, chat_lines: int | None = None) -> dict:
     """What a spectator (no seat) may know now: the public table only. Shaped like a seat's view,
     every field present: the cards of the dead and of revealed seats, day chat (every channel once
     over), the public votes and requests; everything that belongs to a seat is null or empty."""
@@ -273,11 +290,7 @@ def public_view(state: GameState) -> dict:
     result = {field: fields[field] if field in PUBLIC_FIELDS else None for field in fields}
     if requests := result.get("requests"):
         result["requests"] = {**requests, "mine": False}
-    chat: dict = {}
-    for line in state.chat:
-        if over or line["to"] is None:
-            chat.setdefault(line["channel"], []).append({k: v for k, v in line.items()
-                                                         if k != "to"})
+    chat, omitted = _chat_seen(state, lambda line: over or line["to"] is None, chat_lines)
     result.update({
         "phase": state.phase,
         "day": state.day,
@@ -295,6 +308,8 @@ def public_view(state: GameState) -> dict:
         "prompts": [],
         "outcome": state.outcome,
     })
+    if chat_lines is not None:
+        result["chat_omitted"] = omitted
     return result
 
 

@@ -12,7 +12,7 @@ from actors import room as room_module
 from actors.names import name_skeleton
 from actors.names import BadName, clean_name
 from actors.room import Room, wakeup
-from actors.room_data import RoomData
+from actors.room_data import WATCHER, WELCOME_CHAT_LINES, RoomData
 from actors.memory_store import MemoryStore
 from actors.store import FINAL
 from tests.actors.players import act_frames
@@ -346,6 +346,25 @@ async def test_the_welcome_matches_its_seq(store, clock):
     assert view["me"]["seat"] == 2
     assert view["phase"] == room.data.game.phase
     assert [p["name"] for p in view["players"]] == [f"Player{i}" for i in range(6)]
+
+
+async def test_a_welcome_carries_the_last_chat_lines_of_each_channel_and_counts_the_others(
+        store, clock):
+    room = await new_room(store, clock)
+    await seat(room, 6)
+    await room.command(0, {"type": "start", "id": 0})
+    wolf = next(s for s in range(6) if room.welcome(s)["view"]["channels"])
+    line = {"seat": 1, "name": "Player1", "ts": 0}
+    chat = ([{**line, "channel": "day", "text": f"d{i}", "to": None}
+             for i in range(WELCOME_CHAT_LINES + 150)]
+            + [{**line, "channel": "wolves", "text": f"w{i}", "to": [wolf]} for i in range(3)])
+    room.data = replace(room.data, game=replace(room.data.game, chat=chat))
+    for seat_, wolves in ((wolf, ["w0", "w1", "w2"]), (WATCHER, None)):
+        view = room.welcome(seat_)["view"]
+        assert [line["text"] for line in view["chat"]["day"]] == [
+            f"d{i}" for i in range(150, WELCOME_CHAT_LINES + 150)]
+        assert [line["text"] for line in view["chat"].get("wolves", [])] == (wolves or [])
+        assert view["chat_omitted"] == {"day": 150}
 
 
 async def test_nothing_is_acknowledged_or_visible_before_it_is_stored(store, clock):

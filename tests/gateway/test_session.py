@@ -19,7 +19,6 @@ from gateway.framing import FRAMED_SEND, WRITES
 from gateway.ws import (CLOSE_OVERFLOW, CLOSE_REMOVED, CLOSE_RESEATED, LOCAL_BURST_FACTOR,
                         MAX_REFUSED_IN_A_ROW, SEND_QUEUE_FRAMES, Session, WatchSession,
                         origin_allowed)
-from gateway.welcome import WELCOME_CHAT_LINES
 from actors.room import RATE_LIMITS
 
 
@@ -347,26 +346,6 @@ async def test_a_connection_that_does_not_drain_is_dropped_in_its_welcome_and_af
     writes.on_stall()
     await asyncio.wait_for(served, 5)
     assert writes.dropped == CLOSE_OVERFLOW
-
-
-async def test_a_welcome_carries_the_last_chat_lines_of_each_channel_and_counts_the_others():
-    lines = {"day": [{"channel": "day", "text": f"d{i}"} for i in range(WELCOME_CHAT_LINES + 150)],
-             "wolves": [{"channel": "wolves", "text": f"w{i}"} for i in range(3)]}
-
-    class ChattyRoom(Room):
-        async def welcome(self, room, seat, proof=None):
-            return {"seq": 0, "view": {"room": room, "chat": lines}}
-
-    socket = Socket()
-    session = asyncio.create_task(Session(socket, "ROOMAA", 1, gateway(ChattyRoom([]))).run(None))
-    await socket.until(lambda sent: sent)
-    view = socket.sent[0]["view"]
-    assert [line["text"] for line in view["chat"]["day"]] == [
-        f"d{i}" for i in range(150, WELCOME_CHAT_LINES + 150)]
-    assert view["chat"]["wolves"] == lines["wolves"]
-    assert view["chat_omitted"] == {"day": 150}
-    await socket.inbox.put({"type": "websocket.disconnect"})
-    await asyncio.wait_for(session, 5)
 
 
 def settings_event(seq: int, spectators: str) -> dict:

@@ -240,6 +240,7 @@ def check_views(state: GameState, seats: list) -> None:
         role = state.roles[seat]
         seen = view(state, seat)
         orjson.dumps(seen)
+        check_chat_bound(seen, view(state, seat, CHAT_BOUND))
         if over:
             continue
         revealed = state.memo.get("revealed", [])
@@ -298,9 +299,24 @@ def check_deck(state: GameState, table: Settings) -> None:
     assert any(r in PACK for r in state.roles)
 
 
+# A view's chat bound, small enough that random games' chat passes it.
+CHAT_BOUND = 2
+
+
+def check_chat_bound(seen: dict, bounded: dict) -> None:
+    """A view with a chat bound is the whole view with the last CHAT_BOUND lines of each channel,
+    and counts the others."""
+    assert bounded.pop("chat_omitted") == {channel: len(lines) - CHAT_BOUND
+                                           for channel, lines in seen["chat"].items()
+                                           if len(lines) > CHAT_BOUND}
+    assert bounded == {**seen, "chat": {channel: lines[-CHAT_BOUND:]
+                                        for channel, lines in seen["chat"].items()}}
+
+
 def check_public_view(state: GameState) -> None:
     """A spectator's view: the shape of a seat's, with nothing of any seat's before the end."""
     seen = public_view(state)
+    check_chat_bound(seen, public_view(state, CHAT_BOUND))
     assert set(seen) == set(view(state, 0)) and orjson.dumps(seen)
     if state.phase == "over":
         return
