@@ -104,7 +104,7 @@ async def settings_counters(url: str) -> tuple[float, float]:
 
 def cpu_seconds(stack, component: str) -> float:
     total = 0.0
-    for p in stack.components()[component]:
+    for p in stack.component(component):
         try:
             times = p.cpu_times()
             total += times.user + times.system

@@ -71,6 +71,14 @@ class Running:
         out["redis"] = redis_processes()
         return out
 
+    def component(self, name: str) -> list:
+        """One component's processes, read fresh. Cheaper than `components()[name]`, which finds
+        Redis's by reading every process of the machine: a probe polling a gateway's RSS on the
+        process whose loop times the honest load spent a third of its samples there."""
+        if name in self.roots:
+            return [p for pid in self.roots[name] for p in family(pid)]
+        return self.components()[name]
+
 
 @contextmanager
 def baseline_stack(n: int = 2, game_seconds: float = 120.0, ws: str | None = None):

@@ -50,12 +50,12 @@ class Target:
 
 def rss_mb(stack) -> float:
     """The gateway's process tree's RSS, MB."""
-    return total_rss_mb(stack.components()["gateway"])
+    return total_rss_mb(stack.component("gateway"))
 
 
 def cpu_s(stack, component: str = "gateway") -> float:
     """CPU seconds a component's processes have spent so far."""
-    return total_cpu_seconds(stack.components()[component])
+    return total_cpu_seconds(stack.component(component))
 
 
 async def metric(url: str, name: str, labels: str | None = None) -> float:
