@@ -34,8 +34,8 @@ BOT_TOKEN = "bot:"
 BARRED_KEPT = 32
 VOTED_OUT_UNLISTED = 3
 # Chat lines of each channel a welcome's view carries: the last ones. A chatty room's whole view
-# held 628 KB of chat, all of it in one frame no slow-socket rule could see, and built, pickled
-# and sent through Ray for each socket's hello, it held the room's host 4-5 ms a time.
+# held 628 KB of chat, all of it in one frame no slow-socket rule could see; built and encoded by
+# the host for each socket's hello, it rode the reply message that carried other seats' acks.
 WELCOME_CHAT_LINES = 100
 
 

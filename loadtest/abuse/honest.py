@@ -57,9 +57,14 @@ class Honest:
 
         def ms(values: list[float], q: float) -> float | None:
             return None if not values else percentile(values, q) * 1000
+        # When the slowest acks were asked for (s into the window) and how long they took (ms):
+        # a tail bunched at one moment of a probe names what in it holds them.
+        slowest = sorted(((s, t) for t, s in self.chat.samples if since <= t <= until),
+                         reverse=True)[:max(1, len(acks) // 100)]
         return {"seconds": until - since, "pings": len(pings), "acks": len(acks),
                 "ping_p50": ms(pings, 50), "ping_p99": ms(pings, 99),
-                "ack_p50": ms(acks, 50), "ack_p99": ms(acks, 99)}
+                "ack_p50": ms(acks, 50), "ack_p99": ms(acks, 99),
+                "ack_slowest": [(round(t - since, 2), round(s * 1000)) for s, t in slowest]}
 
     async def stop(self) -> None:
         await self.pings.stop()
