@@ -99,9 +99,12 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
                 found = await bounded(name, probe.run(target), args.probe_timeout, shared)
                 progress(f"{name}: done in {time.monotonic() - t_probe:.1f} s")
                 found = found if isinstance(found, list) else [found]
+                # A probe that prepares its scene faster than clients could (a room's long chat
+                # written straight into the room) says when the scene is set: `attack_from`.
+                t_attack = found[0].pop("attack_from", t_probe)
                 if load:  # the honest tables over the whole probe, on its first row
                     found[0] = {**found[0],
-                                "honest": await load.window_after(t_probe, args.honest_window)}
+                                "honest": await load.window_after(t_attack, args.honest_window)}
                 for row in found:
                     rows.append({"name": name, **row})
                 if load:
