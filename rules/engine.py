@@ -230,7 +230,7 @@ def _chat_seen(state: GameState, sees, chat_lines: int | None) -> tuple[dict, di
         for channel, ats in shown.items():
             if len(ats) > chat_lines:
                 omitted[channel] = len(ats) - chat_lines
-                shown[channel] = ats[-chat_lines:]
+                shown[channel] = ats[len(ats) - chat_lines:]  # [-0:] would keep all
     return {channel: [{k: v for k, v in state.chat[at].items() if k != "to"} for at in ats]
             for channel, ats in shown.items()}, omitted
 

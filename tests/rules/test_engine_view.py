@@ -74,3 +74,16 @@ def test_role_fields_are_null_for_the_other_seats():
     seen = game.view(7)
     assert all(seen[f] is None for f in fields)
     assert seen["votes"] is None and seen["tally"] is None and seen["requests"] is None
+
+
+@pytest.mark.parametrize("bound", [0, 1, 3, 10])
+def test_a_chat_bound_keeps_the_last_lines_of_each_channel_and_counts_the_others(bound):
+    game = Game(DEAL)
+    game.night(victim=None)
+    for n in range(3):
+        game.say(n, f"line {n}")
+    whole, bounded = view(game.state, 4), view(game.state, 4, bound)
+    kept = [] if bound == 0 else whole["chat"]["day"][-bound:]
+    assert bounded["chat"] == {"day": kept}
+    assert bounded["chat_omitted"] == ({"day": 3 - bound} if bound < 3 else {})
+    assert "chat_omitted" not in whole
