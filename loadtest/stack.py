@@ -55,9 +55,7 @@ class Running:
 
     def components(self) -> dict:
         """component -> processes, read fresh (Ray starts host processes as rooms appear)."""
-        out: dict = {}
-        for name, pids in self.roots.items():
-            out[name] = [p for pid in pids for p in family(pid)]
+        out: dict = {name: self.component(name) for name in self.roots}
         if self.ray_root:
             hosts, system = [], []
             for p in family(self.ray_root):
