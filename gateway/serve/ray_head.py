@@ -77,34 +77,38 @@ def attach_ray(address: str) -> None:
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 
+# A head that exits while starting is started again, on new ports, like systemd's Restart=: on a
+# loaded machine `ray start` gives up when its raylet has not registered in a fixed 30 s (a CI
+# run's `werewolf serve` exited so), and a free port can be taken before Ray binds it.
+HEAD_ATTEMPTS = 3
+
+
 @contextmanager
 def local_ray(session: list[str]):
     """A Ray head of our own; appends its session name (the prefix lease's owner) to `session`."""
     # Only for a head we start ourselves: loopback only, no token file to hand around.
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    temp_dir = tempfile.mkdtemp(prefix="ww-ray", dir="/tmp")  # short: Ray's socket paths
-    ray_exe = Path(sys.executable).with_name("ray")
-    proc = None
+    proc = temp_dir = None
     try:
         with ports_lock():
-            port = free_port(RAY_FIRST_PORT)
-            print(f"Starting a local Ray head on 127.0.0.1:{port} (its files in {temp_dir})",
-                  flush=True)
-            head_log = os.path.join(temp_dir, "head.log")
-            with open(head_log, "wb") as log:
-                proc = subprocess.Popen(
-                    [str(ray_exe) if ray_exe.exists() else "ray", "start", "--head", "--block",
-                     "--disable-usage-stats", "--node-ip-address=127.0.0.1", f"--port={port}",
-                     "--include-dashboard=false", f"--temp-dir={temp_dir}",
-                     f"--ray-client-server-port={free_port()}",
-                     f"--dashboard-agent-listen-port={free_port()}",
-                     f"--dashboard-agent-grpc-port={free_port()}",
-                     f"--runtime-env-agent-port={free_port()}",
-                     f"--metrics-export-port={free_port()}"],
-                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-            # The whole node, not the GCS port alone: it opens before the raylet registers, and
-            # a gateway connecting in between failed on a loaded machine (GCS timed out).
+            for attempt in range(1, HEAD_ATTEMPTS + 1):
+                port = free_port(RAY_FIRST_PORT)
+                temp_dir = tempfile.mkdtemp(prefix="ww-ray", dir="/tmp")  # short: socket paths
+                print(f"Starting a local Ray head on 127.0.0.1:{port} (its files in {temp_dir})",
+                      flush=True)
+                head_log = os.path.join(temp_dir, "head.log")
+                proc = _start_head(port, temp_dir, head_log)
+                # The whole node, not the GCS port alone: it opens before the raylet registers,
+                # and a gateway connecting in between failed on a loaded machine.
+                wait(lambda: _says(head_log, b"Ray runtime started") or proc.poll() is not None,
+                     None, "ray head")
+                if proc.poll() is None or attempt == HEAD_ATTEMPTS:
+                    break
+                print(f"The Ray head exited while starting ({_last_line(head_log)}): starting "
+                      "it again", flush=True)
+                _stop_ray(proc, temp_dir)
+                shutil.rmtree(temp_dir, ignore_errors=True)
             wait(lambda: _says(head_log, b"Ray runtime started"), proc, "ray head", head_log)
             wait(lambda: os.path.exists(os.path.join(temp_dir, "session_latest")), proc,
                  "ray head")
@@ -115,7 +119,29 @@ def local_ray(session: list[str]):
         if proc is not None:
             _stop_ray(proc, temp_dir)
             print("Stopped the local Ray head", flush=True)
-        shutil.rmtree(temp_dir, ignore_errors=True)
+        if temp_dir is not None:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _start_head(port: int, temp_dir: str, head_log: str) -> subprocess.Popen:
+    ray_exe = Path(sys.executable).with_name("ray")
+    with open(head_log, "wb") as log:
+        return subprocess.Popen(
+            [str(ray_exe) if ray_exe.exists() else "ray", "start", "--head", "--block",
+             "--disable-usage-stats", "--node-ip-address=127.0.0.1", f"--port={port}",
+             "--include-dashboard=false", f"--temp-dir={temp_dir}",
+             f"--ray-client-server-port={free_port()}",
+             f"--dashboard-agent-listen-port={free_port()}",
+             f"--dashboard-agent-grpc-port={free_port()}",
+             f"--runtime-env-agent-port={free_port()}",
+             f"--metrics-export-port={free_port()}"],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _last_line(path: str) -> str:
+    with open(path, "rb") as log:
+        lines = log.read().decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else "nothing said"
 
 
 def _says(path: str, text: bytes) -> bool:

@@ -208,3 +208,36 @@ def test_sigterm_while_it_starts_leaves_nothing_running(tmp_path):
         assert "Open " not in serve.output()
     finally:
         serve.cleanup()
+
+
+def test_a_ray_head_that_exits_while_starting_is_started_again(monkeypatch, capsys):
+    """On a loaded CI box `ray start` gave up waiting for its raylet (Ray's fixed 30 s) and the
+    whole serve exited. Here the first head says what Ray said then and exits; the second is real."""
+    from gateway.serve import ray_head
+    from gateway.serve.processes import listens
+
+    # local_ray sets these for its own process: restored after the test.
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    real_start = ray_head._start_head
+    started: list[str] = []
+
+    def first_gives_up(port: int, temp_dir: str, head_log: str) -> subprocess.Popen:
+        started.append(temp_dir)
+        if len(started) > 1:
+            return real_start(port, temp_dir, head_log)
+        with open(head_log, "wb") as log:
+            return subprocess.Popen(
+                [sys.executable, "-c", "print('Exception: The current node timed out during "
+                 "startup.'); raise SystemExit(1)"], stdout=log, stderr=subprocess.STDOUT)
+
+    monkeypatch.setattr(ray_head, "_start_head", first_gives_up)
+    session: list[str] = []
+    with ray_head.local_ray(session) as address:
+        assert listens("127.0.0.1", int(address.rpartition(":")[2]))
+        assert session and len(started) == 2
+        assert not os.path.exists(started[0])  # the failed head's files are gone
+    said = capsys.readouterr().out
+    assert ("The Ray head exited while starting (Exception: The current node timed out during "
+            "startup.): starting it again") in said
+    assert not os.path.exists(started[1])
