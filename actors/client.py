@@ -30,7 +30,7 @@ from actors.placement import PlacementActor
 from actors.names import BadName, clean_name
 from actors.redis_connect import connect
 from actors.refusals import (AgainRefused, ConfigMismatch, HostRetired, JoinRefused, NameTaken,
-                              RoomFull, RoomNotFound, RoomStarted, ServerFull)
+                              ROOM_MOVED, RoomFull, RoomNotFound, RoomStarted, ServerFull)
 from actors.reports import Filed, Refused as ReportRefused, Reports
 from actors.room_data import RoomData, error_frame
 from actors.store import REDIS_DOWN, Keys, RedisStore, StorageUnavailable, patiently
@@ -44,6 +44,7 @@ CODE_LENGTH = 6
 RESTART_PATIENCE = 60.0  # seconds a call keeps retrying while its host actor restarts
 REPLY_PATIENCE = 2.0  # seconds without a reply before asking whether the host restarted
 RESEND_AFTER = 10.0  # seconds without a reply before a request is sent again anyway (a lost reply)
+MOVED_RETRIES = 3  # a command answered ROOM_MOVED is sent again, this many times in all
 HOSTS_REMEMBERED = 50_000  # room -> host entries cached per process
 MAKING_POLL = 0.025  # seconds a quick-play press waits while another one opens its table
 PRESS_TTL = 600  # seconds a quick-play press's outcome is kept for its retries
@@ -479,12 +480,18 @@ class RoomClient:
         # Listening to the room (a seat's socket is, for as long as its commands run), this
         # process reads the room's events anyway: the reply may come with them.
         listening = self.subscriptions.listening(code)
-        try:
-            return await self._send(await self._host_of(code),
-                                    ("command", code, seat, (frame, received, proof, listening)))
-        except HostRetired:
-            return error_frame(frame.get("id") if isinstance(frame, dict) else None, "room_closed",
-                               "the room is closed")
+        for _ in range(MOVED_RETRIES):
+            try:
+                reply = await self._send(await self._host_of(code), (
+                    "command", code, seat, (frame, received, proof, listening)))
+            except HostRetired:
+                return error_frame(frame.get("id") if isinstance(frame, dict) else None,
+                                   "room_closed", "the room is closed")
+            # Fenced before it applied the command: the room goes on under its newer owner.
+            if not (isinstance(reply, dict) and reply.get("code") == "internal"
+                    and reply.get("message") == ROOM_MOVED):
+                break
+        return reply
 
     async def presence(self, room: str, seat: int, connected: bool) -> None:
         """This process has its first (connected) or no more (not connected) socket of the seat."""

@@ -269,8 +269,10 @@ class RoomHost:
             self.rooms[code] = room
         return room
 
-    def _forget(self, code: str) -> None:
-        self.rooms.pop(code, None)
+    def _forget(self, room: Room) -> None:
+        """A closed room leaves; not a newer Room of the same code that replaced it."""
+        if self.rooms.get(room.code) is room:
+            del self.rooms[room.code]
 
 
 @ray.remote(num_cpus=0)

@@ -42,3 +42,8 @@ class ServerFull(Exception):
 
 class HostRetired(Exception):
     """The room's host actor was stopped: all its rooms had ended (see placement.maintain)."""
+
+
+# The message of the `internal` error a room answers when a newer owner fenced it (its epoch) with
+# the command unapplied: the gateway sends the command again, to the room where it goes on.
+ROOM_MOVED = "the room moved, retry"

@@ -18,7 +18,8 @@ finished  the rules report an outcome, or the room ended by itself (actors/endin
 broken    an unexpected exception while applying a command: the room stops answering (errors
           `internal`, then `room_closed`) and is released like a finished room. Its neighbours in
           the same host never notice.
-disposed  `close()`: timer and mailbox stopped; whatever is still queued is answered `room_closed`.
+disposed  `close()`: timer and mailbox stopped; whatever is still queued is answered `room_closed`
+          (`internal`, retry, when a newer owner fenced the room: it goes on there).
 
 Every change is persisted (snapshot + numbered events, one atomic `Store.persist`) before the
 command that caused it is acknowledged (group commit: what the mailbox holds is applied in order,
@@ -50,6 +51,7 @@ from actors.moderation import (_bot_plays, _count_missed, _leave, _pass_for_gone
                                _remove_bot, _remove_seat, _shared_actions)
 from actors.presence import _check_seat, _gateways_gone, _presence, _watch
 from actors.ratelimit import TokenBucket
+from actors.refusals import ROOM_MOVED
 from actors.room_data import (EVENTS, WATCHER, Change, Refused, RoomData, _game_id, _gone_tokens,
                               _new_tokens, _only_logged, _with_ack, _with_game, encode_event,
                               error_frame)
@@ -258,7 +260,7 @@ _TAKES_TIMING = frozenset(("table", "leave", "remove", "remove_bot"))
 
 class Room:
     def __init__(self, data: RoomData, *, epoch: int, host: str, store: Store, clock: Clock,
-                 on_close: Callable[[str], None] | None = None, idle_close: int | None = None,
+                 on_close: Callable[[Room], None] | None = None, idle_close: int | None = None,
                  lobby_idle_close: int | None = None,
                  on_persist: Callable[[float, int], None] | None = None, chat_stored: int = 0,
                  timing: LobbyTiming = LobbyTiming(),
@@ -279,6 +281,8 @@ class Room:
         self._on_close = on_close
         self._mailbox: asyncio.Queue = asyncio.Queue()
         self._closed = False
+        self._closed_answer = ("room_closed", "the room is closed")  # (code, message) once closed
+        self._fenced = False  # a newer owner's epoch refused a write: this Room stops
         self._resync = False  # a write failed ambiguously: reload the snapshot before the next one
         self._writing: asyncio.Future | None = None  # the persist in flight, done when it returns
         self._armed: int | None = None
@@ -407,11 +411,15 @@ class Room:
             return {"moved": True}
         return data.welcome(seat)
 
-    def close(self) -> None:
-        """Dispose: stop the timer and the mailbox; queued requests are answered room_closed."""
+    def close(self, moved: bool = False) -> None:
+        """Dispose: stop the timer and the mailbox; queued requests are answered room_closed, or,
+        if a newer owner `moved` the room (its epoch fenced this one), told to retry: the room
+        goes on there, and a retried command is acknowledged once (its frame key)."""
         if self._closed:
             return
         self._closed = True
+        if moved:
+            self._closed_answer = ("internal", ROOM_MOVED)
         self._set_timer(None)
         self.bots.close()
         if asyncio.current_task() is not self._worker:
@@ -419,9 +427,9 @@ class Room:
         while not self._mailbox.empty():
             _, _, on_error, future, _ = self._mailbox.get_nowait()
             if not future.done():
-                future.set_result(on_error("room_closed", "the room is closed"))
+                future.set_result(on_error(*self._closed_answer))
         if self._on_close is not None:
-            self._on_close(self.code)
+            self._on_close(self)
 
     # -- the single writer -----------------------------------------------------------------
 
@@ -429,7 +437,7 @@ class Room:
                 rider: Rider | None = None) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         if self._closed:
-            future.set_result(on_error("room_closed", "the room is closed"))
+            future.set_result(on_error(*self._closed_answer))
         else:
             self._mailbox.put_nowait((handler, args, on_error, future, rider))
         return future
@@ -444,7 +452,7 @@ class Room:
             except asyncio.CancelledError:  # closed mid-command
                 for _, _, on_error, future, _ in group:
                     if not future.done():
-                        future.set_result(on_error("room_closed", "the room is closed"))
+                        future.set_result(on_error(*self._closed_answer))
                 raise
             except Exception:  # the loop must outlive any bug; the room does not
                 log.exception("room %s broke in its mailbox", self.code)
@@ -454,8 +462,8 @@ class Room:
             for (_, _, _, future, _), reply in zip(group, replies):
                 if not future.done():
                     future.set_result(reply)
-            if self.data.status in FINAL:
-                self.close()
+            if self._fenced or self.data.status in FINAL:
+                self.close(moved=self._fenced)
                 return
 
     async def _apply_group(self, group: list) -> list:
@@ -544,8 +552,8 @@ class Room:
                                       chat=[orjson.dumps(line) for line in lines[chat_from or 0:]])
         except StaleEpoch:
             log.warning("room %s: epoch %d fenced by a newer owner; stopping", old.code, self.epoch)
-            self.close()
-            return lambda on_error: on_error("internal", "the room moved, retry")
+            self._fenced = True  # closed once this group is answered: before the queued ones
+            return lambda on_error: on_error("internal", ROOM_MOVED)
         except Exception as e:  # storage down, or a write we cannot tell landed: reload first
             log.warning("room %s: persist failed (%r); will reload before the next write",
                         old.code, e)

@@ -17,6 +17,7 @@ from actors.refusals import RoomNotFound
 from actors.reports import REPORT_LINES
 from actors.store import RedisStore
 from actors.subscriptions import Subscriptions
+from tests.helpers import until
 
 
 def test_room_codes_are_case_insensitive_and_checked():
@@ -123,6 +124,30 @@ async def test_a_slow_room_never_delays_an_unrelated_one(wired):
     assert not slow.done()
     store.gate.set()
     assert await slow == {"type": "ack", "id": 1}
+
+
+async def test_commands_a_fenced_room_held_are_sent_again_and_applied_once(wired):
+    """A newer owner's epoch fences a room while a write of it is in flight and a command waits
+    behind it. Neither was applied, and the room goes on under that owner: they are answered
+    `internal` ROOM_MOVED (they were answered `room_closed`), and the gateway sends them again to
+    the room, loaded anew, which applies each once."""
+    rc, host, store = wired
+    store.held_room = "AAAAAA"
+    frames = [{"type": "settings", "id": i, "durations": {"vote": 10 + i}} for i in (1, 2)]
+    in_flight = asyncio.create_task(rc.command("AAAAAA", 0, frames[0]))
+    await asyncio.wait_for(store.holding.wait(), 5)
+    fenced = host.rooms["AAAAAA"]
+    queued = asyncio.create_task(rc.command("AAAAAA", 0, frames[1]))
+    await until(lambda: fenced.backlog == 1, 5, "the second command queued behind the first")
+    await store.claim("AAAAAA", "h1")  # what a second load of the room does first
+    store.held_room = None
+    store.gate.set()
+    assert await in_flight == {"type": "ack", "id": 1}
+    assert await queued == {"type": "ack", "id": 2}
+    assert fenced.closed and host.rooms["AAAAAA"] is not fenced
+    applied = [orjson.loads(e["frame"])["settings"]["durations"]["vote"]
+               for e in await rc.events_after("AAAAAA", 1)]
+    assert applied == [11, 12]
 
 
 async def test_commands_of_a_room_apply_in_the_order_sent(wired):

@@ -7,6 +7,7 @@ import rules
 from actors.config import Config
 from actors.host import RoomHost
 from actors.inbox import REPLY_OK, REPLY_UNAVAILABLE
+from actors.room import Room
 
 
 def host(store, clock, name="h1") -> RoomHost:
@@ -203,3 +204,17 @@ async def test_the_host_metrics_count_rooms_and_players(store, clock):
     text = h.metrics.text()
     assert "ww_host_rooms 2.0" in text and "ww_host_players 7.0" in text
     assert "ww_host_restarts_total 0.0" in text
+
+
+async def test_a_room_that_closes_late_leaves_the_newer_room_of_its_code_in_place(store, clock):
+    """A host forgets a closed room by the Room, not by its code: a Room fenced by a newer load in
+    this host, closing after that load took its place, must not unlist the live one (every later
+    request would load the room again, fencing it in turn)."""
+    h = host(store, clock)
+    await running_room(h, "AAAAAA")
+    fenced = h.rooms["AAAAAA"]
+    newer = await Room.load("AAAAAA", host=h.name, store=store, clock=clock, on_close=h._forget)
+    h.rooms["AAAAAA"] = newer  # what the load of a request does
+    fenced.close(moved=True)
+    assert h.rooms["AAAAAA"] is newer and not newer.closed
+    assert (await h.welcome("AAAAAA", 0))["seq"] == newer.data.seq

@@ -537,7 +537,7 @@ async def test_a_game_plays_to_its_end_and_the_room_releases_itself(store, clock
             await store.wait_for(lambda: room.data.seq > seq or room.closed)
     assert room.data.status == "finished"
     assert store.kinds(CODE)[-1] == "game_over"
-    assert closed == [CODE] and room.closed
+    assert closed == [room] and room.closed
     assert CODE not in store.hosted["h1"]
     assert (await room.command(0,
                                {"type": "chat", "id": "x", "text": "gg"}))["code"] == "room_closed"

@@ -212,7 +212,8 @@ def test_sigterm_while_it_starts_leaves_nothing_running(tmp_path):
 
 def test_a_ray_head_that_exits_while_starting_is_started_again(monkeypatch, capsys):
     """On a loaded CI box `ray start` gave up waiting for its raylet (Ray's fixed 30 s) and the
-    whole serve exited. Here the first head says what Ray said then and exits; the second is real."""
+    whole serve exited. Here the first head says what Ray said then and exits; the second is
+    real."""
     from gateway.serve import ray_head
     from gateway.serve.processes import listens
 
