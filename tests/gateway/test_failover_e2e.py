@@ -9,6 +9,8 @@ import httpx
 import orjson
 import pytest
 
+from actors.redis_connect import connect as connect_redis
+from actors.store import Keys
 from devstack.checks import assert_exact_stream, stored_log
 from devstack.failover import host_pid, play_through_failover
 from devstack.players import Bot, acked_acts, connect_all, in_day, is_phase, seat_table, start
@@ -86,6 +88,7 @@ async def test_the_game_survives_the_death_of_its_host_process(stack, redis_url)
     acked_before = {c.seat: acked_acts(c) for c in clients}
     assert any(acked_before.values())
     seq_at_kill = clients[0].last_seq
+    owner_at_kill = await room_owner(redis_url, stack.prefix, room)
     os.kill(await host_pid(stack, room), signal.SIGKILL)
 
     # Acknowledged means durable: the restarted room still knows the recent acked frames of
@@ -93,7 +96,9 @@ async def test_the_game_survives_the_death_of_its_host_process(stack, redis_url)
     # and not applied twice.
     resent = [(c, frame) for c in clients for frame in acked_before[c.seat][-3:]]
     replies = await asyncio.gather(*(client.request(frame) for client, frame in resent))
-    assert [r["type"] for r in replies] == ["ack"] * len(resent), replies
+    # Each load of the room takes an epoch: more than one after the kill means two owners.
+    assert [r["type"] for r in replies] == ["ack"] * len(resent), \
+        (replies, owner_at_kill, await room_owner(redis_url, stack.prefix, room))
     endings = await asyncio.wait_for(asyncio.gather(*games), 240)
     assert all(e["kind"] == "game_over" for e in endings)
     assert any(f.get("kind") == "phase" and f["seq"] > seq_at_kill for f in clients[0].frames)
@@ -105,3 +110,13 @@ async def test_the_game_survives_the_death_of_its_host_process(stack, redis_url)
 
 def orjson_kind(stored: dict) -> str:
     return orjson.loads(stored["frame"])["kind"]
+
+
+async def room_owner(redis_url: str, prefix: str, room: str) -> dict:
+    """The room's directory entry: its host, its owner's epoch, its status."""
+    redis = connect_redis(redis_url)
+    try:
+        entry = await redis.hgetall(Keys(prefix).room(room))
+        return {key.decode(): value.decode() for key, value in entry.items()}
+    finally:
+        await redis.aclose()
