@@ -89,6 +89,8 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
             rows[0]["honest"] = load.window(t_idle, time.monotonic())
         try:
             for name, probe in chosen.items():
+                quiet = await load.quiet_window(args.quiet_before) \
+                    if load and args.quiet_before else None
                 if not getattr(probe, "ALONE", False):  # after the probes that measure alone
                     if "finished" in shared_used:
                         shared.finished()  # its lobby ages while the probes run
@@ -105,6 +107,8 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
                 if load:  # the honest tables over the whole probe, on its first row
                     found[0] = {**found[0],
                                 "honest": await load.window_after(t_attack, args.honest_window)}
+                    if quiet is not None:
+                        found[0]["quiet"] = quiet
                 for row in found:
                     rows.append({"name": name, **row})
                 if load:

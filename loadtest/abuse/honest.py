@@ -4,8 +4,9 @@ own), `--honest-sockets` living seats of each connected, each seat pinging every
 saying a chat line every CHAT_EVERY s. A ping's ack is the gateway's answer (its event loop's
 latency); a chat line's ack is the room's (the gateway, the room's host and its write).
 
-Their p50 / p99 over the quiet window and over each probe's run make the second table of the
-suite: the issue's target is each probe's p99 within 2x of the quiet one."""
+Their p50 / p99 over the quiet windows (the suite's first and last, and one just before each
+probe) and over each probe's run make the second table of the suite: the issue's target is each
+probe's p99 within 2x of the quiet one."""
 from __future__ import annotations
 
 import asyncio
@@ -16,9 +17,11 @@ from loadtest.abuse.common import day_room, next_address
 from loadtest.measure import Pinger, percentile
 
 PING_EVERY = 0.6  # within the gateway's ping limit (2 a second)
+SETTLE = 2.0  # seconds between a probe's window and the next probe's quiet window
 CHAT_EVERY = 2.0  # within the room's chat limit (1 line a second)
 COLUMNS = ["probe", "seconds", "ping p50 / p99", "ack p50 / p99",
-           "p99 / quiet before (ping, ack)", "p99 / quiet after (ping, ack)"]
+           "p99 / quiet just before (ping, ack)", "p99 / quiet before (ping, ack)",
+           "p99 / quiet after (ping, ack)"]
 
 
 def add_arguments(parser) -> None:
@@ -28,6 +31,9 @@ def add_arguments(parser) -> None:
                         help="connected seats of each honest table (each pings and chats)")
     parser.add_argument("--honest-window", type=float, default=5,
                         help="seconds each probe's window lasts at least (its aftermath counts)")
+    parser.add_argument("--quiet-before", type=float, default=5,
+                        help="seconds of quiet measured just before each probe, after "
+                             f"{SETTLE:g} s for the last one's aftermath (0: none)")
 
 
 class Honest:
@@ -49,6 +55,14 @@ class Honest:
         """`window` from `since`, `least` seconds long at least: a probe of a few milliseconds
         leaves too few pings and chat lines to tell, and what it left behind counts too."""
         await asyncio.sleep(max(0.0, since + least - time.monotonic()))
+        return self.window(since, time.monotonic())
+
+    async def quiet_window(self, seconds: float) -> dict:
+        """`window` over `seconds` with no probe running, once the last one's aftermath has had
+        SETTLE s to pass: the quiet value the next probe is held to, the box as it is then."""
+        await asyncio.sleep(SETTLE)
+        since = time.monotonic()
+        await asyncio.sleep(seconds)
         return self.window(since, time.monotonic())
 
     def window(self, since: float, until: float) -> dict:
@@ -76,11 +90,12 @@ class Honest:
 def table(rows: list[dict]) -> list[str]:
     """The markdown lines of the honest tables' figures: the quiet window first, then each probe,
     then the quiet window after the probes if there is one (`rows`: the suite's rows; those with
-    an `honest` window). Each p99 against both quiet ones: on a shared machine they differ, and
-    how much tells the noise."""
-    windows = [(row["name"], row["honest"]) for row in rows if "honest" in row]
+    an `honest` window). Each p99 against the quiet window just before that probe (`quiet`, with
+    `--quiet-before`: the box as it was when the probe began) and against the suite's first and
+    last ones: on a shared machine they differ, and how much tells the noise."""
+    windows = [(row["name"], row["honest"], row.get("quiet")) for row in rows if "honest" in row]
     before = windows[0][1]
-    after = dict(windows).get("idle, after")
+    after = {name: w for name, w, _ in windows}.get("idle, after")
 
     def pair(w: dict, key: str) -> str:
         p50, p99 = w[f"{key}_p50"], w[f"{key}_p99"]
@@ -91,9 +106,10 @@ def table(rows: list[dict]) -> list[str]:
             return "-"
         return f"{w[f'{key}_p99'] / quiet[f'{key}_p99']:.2f}"
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for name, w in windows:
+    for name, w, quiet in windows:
         lines.append(f"| {name} | {w['seconds']:.1f} | {pair(w, 'ping')} (n={w['pings']}) | "
                      f"{pair(w, 'ack')} (n={w['acks']}) | "
+                     f"{ratio(w, quiet, 'ping')}, {ratio(w, quiet, 'ack')} | "
                      f"{ratio(w, before, 'ping')}, {ratio(w, before, 'ack')} | "
                      f"{ratio(w, after, 'ping')}, {ratio(w, after, 'ack')} |")
     return lines

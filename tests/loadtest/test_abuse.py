@@ -136,18 +136,19 @@ def test_behind_haproxy_the_limits_are_per_client(rows):
 
 
 def test_the_honest_tables_are_measured_quiet_and_during_each_probe(tmp_path):
-    """`--honest`: the honest tables' pings and chat acks, in the idle window, over the probe and in
-    a second idle window after it, and their table printed (figures only, no threshold: the
-    machine is shared)."""
+    """`--honest`: the honest tables' pings and chat acks, in the idle window, in a quiet window
+    just before the probe, over the probe and in a second idle window after it, and their table
+    printed (figures only, no threshold: the machine is shared)."""
     out = tmp_path / "honest.json"
     run = subprocess.run([sys.executable, "-m", "loadtest.abuse", "--only", "origin", "--idle", "2",
                           "--honest", "2", "--honest-sockets", "2", "--honest-window", "3",
-                          "--json", str(out)],
+                          "--quiet-before", "2", "--json", str(out)],
                          cwd=ROOT, check=True, timeout=600, capture_output=True, text=True)
-    windows = {row["name"]: row["honest"] for row in json.loads(out.read_text())
-               if "honest" in row}
+    rows = json.loads(out.read_text())
+    windows = {row["name"]: row["honest"] for row in rows if "honest" in row}
     assert list(windows) == ["idle", "origin", "idle, after"]
-    for window in windows.values():
+    (origin,) = [row for row in rows if row["name"] == "origin"]
+    for window in (*windows.values(), origin["quiet"]):
         assert window["pings"] > 0 and window["acks"] > 0
         assert 0 < window["ping_p50"] <= window["ping_p99"]
         assert 0 < window["ack_p50"] <= window["ack_p99"]
