@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -16,6 +17,13 @@ from actors.pubsub import shard_pubsub
 from actors.store import Keys
 
 log = logging.getLogger(__name__)
+
+# Listeners an event reaches in one go. A room with more (a crowd of spectators) gets a task of
+# its own that lets the loop run between each FAN_OUT_CHUNK of them: its fan-out held the one
+# reader, and with it every other room's events and acks and every socket's pings, for as long
+# as it took (168 sockets at ~30 us a frame: 5 ms a line, ~17 lines a second; loadtest/README.md,
+# the `readers` probe).
+FAN_OUT_CHUNK = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +52,13 @@ class _Channel:
         # Last seq delivered, to drop repeats and fill gaps: from the first one on, every event
         # reaches the listeners, in order.
         self.last: int | None = None
+        # A crowded room's messages (events, replies), in order, and the task delivering them:
+        # while it runs, every message of the room waits its turn here.
+        self.backlog: deque[tuple[list[dict], list]] = deque()
+        self.task: asyncio.Task | None = None
+
+    def crowded(self) -> bool:
+        return self.task is not None or len(self.listeners) > FAN_OUT_CHUNK
 
 
 class Subscriptions:
@@ -85,6 +100,9 @@ class Subscriptions:
     async def close(self) -> None:
         if self._reader is not None:
             self._reader.cancel()
+        for channel in self._channels.values():
+            if channel.task is not None:
+                channel.task.cancel()
         await self._pubsub.aclose()
 
     def listening(self, code: str) -> bool:
@@ -144,24 +162,51 @@ class Subscriptions:
                 # subscribed again (redis-py reconnected, or the channel followed its slot to
                 # another node), without a word: what went out
                 # meanwhile is in the log (else only the room's next message would show the gap).
-                await self._deliver_all(code, channel, await self._events_after(code, channel.last))
+                await self._dispatch(code, channel,
+                                     await self._events_after(code, channel.last), [])
         elif message["type"] == "smessage":  # a write's events, in order (inbox.events_message)
-            events, replies = events_and_replies(message["data"], self._me)
-            await self._deliver_all(code, channel, events)
-            if replies:  # after the events: an ack never overtakes what it caused
-                self._on_replies(replies)
+            await self._dispatch(code, channel, *events_and_replies(message["data"], self._me))
 
-    async def _deliver_all(self, code: str, channel: _Channel, events: list[dict]) -> None:
-        """Events read from Redis (a message, or the log after a resubscription), in order."""
+    async def _dispatch(self, code: str, channel: _Channel, events: list[dict],
+                        replies: list) -> None:
+        """Deliver events read from Redis (a message, or the log after a resubscription), in
+        order, then settle the replies that rode them (an ack never overtakes what it caused):
+        here, or, for a crowded room, in the room's own task (`_drain`)."""
+        if channel.crowded():
+            channel.backlog.append((events, replies))
+            if channel.task is None:
+                channel.task = asyncio.create_task(self._drain(code, channel),
+                                                   name=f"fan-out {code}")
+            return
+        await self._deliver_all(code, channel, events)
+        if replies:
+            self._on_replies(replies)
+
+    async def _drain(self, code: str, channel: _Channel) -> None:
+        try:
+            while channel.backlog:
+                events, replies = channel.backlog.popleft()
+                try:
+                    await self._deliver_all(code, channel, events, chunked=True)
+                except Exception as e:  # a gap's refill failed: the next message refills it
+                    log.warning("room %s: delivery failed (%r)", code, e)
+                if replies:
+                    self._on_replies(replies)
+        finally:
+            channel.task = None
+
+    async def _deliver_all(self, code: str, channel: _Channel, events: list[dict],
+                           chunked: bool = False) -> None:
         self._count(len(events))
         for event in events:
-            await self._deliver(code, channel, event)
+            await self._deliver(code, channel, event, chunked)
 
     def _count(self, events: int) -> None:
         if self.observe_read is not None:
             self.observe_read(events)
 
-    async def _deliver(self, code: str, channel: _Channel, event: dict) -> None:
+    async def _deliver(self, code: str, channel: _Channel, event: dict,
+                       chunked: bool = False) -> None:
         seq = event["seq"]
         if channel.last is None:
             for queue in channel.listeners:
@@ -175,8 +220,13 @@ class Subscriptions:
         channel.last = seq
         for item in events:
             to = item["to"]
-            for queue, seat in channel.listeners.items():  # a private event wakes only its audience
-                if to is None or seat is None or seat in to:
+            # `chunked`: the loop runs between chunks, and listeners may come and go meanwhile
+            # (one that joins then starts after this event: its Since says so).
+            listeners = list(channel.listeners.items()) if chunked else channel.listeners.items()
+            for i, (queue, seat) in enumerate(listeners):
+                if chunked and i and not i % FAN_OUT_CHUNK:
+                    await asyncio.sleep(0)
+                if to is None or seat is None or seat in to:  # a private event: its audience
                     queue.put_nowait(item)
             # a lobby seat removed: its listeners and the moved one's stop here
             if "unseat" in item:
@@ -184,4 +234,4 @@ class Subscriptions:
                 for queue, seat in list(channel.listeners.items()):
                     if seat == removed or seat in moved:
                         queue.put_nowait(Unseated(removed=seat == removed))
-                        del channel.listeners[queue]
+                        channel.listeners.pop(queue, None)

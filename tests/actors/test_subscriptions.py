@@ -2,15 +2,17 @@
 `Since(n)`, then every event after n its seat may see, once and in order, through lost messages
 and dropped connections (on a Redis Cluster: tests/actors/test_pubsub.py)."""
 import asyncio
+import contextlib
+from collections import Counter
 
 import orjson
 import pytest
 import redis.asyncio as aioredis
 
-from actors.inbox import events_message
+from actors.inbox import REPLY_OK, events_message
 from actors.room_data import encode_event
 from actors.store import Keys, RedisStore
-from actors.subscriptions import Since, Subscriptions
+from actors.subscriptions import FAN_OUT_CHUNK, Since, Subscriptions
 from tests.actors.conftest import REDIS_URL
 from tests.actors.rooms import CODE, take, write
 from tests.helpers import until
@@ -143,3 +145,60 @@ async def test_a_connection_dropped_before_the_first_message_is_told_to_its_list
 
 async def resubscribed(redis, channel: str) -> int:
     return (await redis.pubsub_shardnumsub(channel))[0][1]
+
+
+class TickedQueue(asyncio.Queue):
+    """A listener's queue that notes, in `puts`, the loop's tick (`ticks[0]`) at each event put."""
+
+    def __init__(self, ticks: list[int], puts: list[int]) -> None:
+        super().__init__()
+        self.ticks, self.puts = ticks, puts
+
+    def put_nowait(self, item) -> None:
+        if not isinstance(item, Since):
+            self.puts.append(self.ticks[0])
+        super().put_nowait(item)
+
+
+async def test_a_crowded_room_lets_the_loop_run_between_chunks_of_its_fan_out(redis, prefix,
+                                                                              rstore):
+    """Past FAN_OUT_CHUNK listeners, a room's events go out from a task of its own that lets the
+    loop run (other rooms' events and acks, every socket's pings) between chunks of listeners;
+    a room of FAN_OUT_CHUNK goes out in one go. Each listener still gets every event once and in
+    order, and the ack riding them comes after them."""
+    keys = Keys(prefix)
+    ticks = [0]  # turns of the loop so far
+
+    async def ticker() -> None:
+        while True:
+            ticks[0] += 1
+            await asyncio.sleep(0)
+
+    settled: dict[str, int] = {}  # the room whose ack settled -> the loop's tick then
+    subs = Subscriptions(redis, keys, rstore.events_after)
+    await subs.start(keys.replies("gw"), lambda replies: settled.update(
+        {reply["id"]: ticks[0] for _, _, reply in replies}), me="gw")
+    ticking = asyncio.create_task(ticker())
+    rooms = {CODE: FAN_OUT_CHUNK * 3, "BBBBBB": FAN_OUT_CHUNK}
+    puts: dict[str, list[int]] = {code: [] for code in rooms}
+    chat = [encode_event(seq, {"kind": "chat", "to": None}) for seq in (1, 2)]
+    try:
+        async with contextlib.AsyncExitStack() as listening:
+            queues = [await listening.enter_async_context(
+                subs.listen(code, None, TickedQueue(ticks, puts[code])))
+                for code, count in rooms.items() for _ in range(count)]
+            for code in rooms:
+                riding = {"replies": {"gw": [[7, REPLY_OK, {"type": "ack", "id": code}]]}}
+                await redis.spublish(keys.room(code), events_message(chat, orjson.dumps(riding)))
+            for queue in queues:
+                assert await take(queue, 2) == [1, 2]
+            await until(lambda: len(settled) == 2, 5, "both acks settled")
+    finally:
+        ticking.cancel()
+        await subs.close()
+    assert len(set(puts["BBBBBB"])) == 1  # in one go: the loop did not run meanwhile
+    # The crowd's 2 x 3 chunks over turns of the loop; no turn does more than the end of one
+    # event and the start of the next.
+    assert max(Counter(puts[CODE]).values()) <= 2 * FAN_OUT_CHUNK < len(puts[CODE])
+    for code in rooms:
+        assert settled[code] >= max(puts[code])  # the ack after the events it rode
