@@ -281,7 +281,6 @@ class Room:
         self._on_close = on_close
         self._mailbox: asyncio.Queue = asyncio.Queue()
         self._closed = False
-        self._closed_answer = ("room_closed", "the room is closed")  # (code, message) once closed
         self._fenced = False  # a newer owner's epoch refused a write: this Room stops
         self._resync = False  # a write failed ambiguously: reload the snapshot before the next one
         self._writing: asyncio.Future | None = None  # the persist in flight, done when it returns
@@ -411,15 +410,13 @@ class Room:
             return {"moved": True}
         return data.welcome(seat)
 
-    def close(self, moved: bool = False) -> None:
+    def close(self) -> None:
         """Dispose: stop the timer and the mailbox; queued requests are answered room_closed, or,
-        if a newer owner `moved` the room (its epoch fenced this one), told to retry: the room
-        goes on there, and a retried command is acknowledged once (its frame key)."""
+        if a newer owner fenced this Room (its epoch), told to retry: the room goes on there,
+        and a retried command is acknowledged once (its frame key)."""
         if self._closed:
             return
         self._closed = True
-        if moved:
-            self._closed_answer = ("internal", ROOM_MOVED)
         self._set_timer(None)
         self.bots.close()
         if asyncio.current_task() is not self._worker:
@@ -427,9 +424,14 @@ class Room:
         while not self._mailbox.empty():
             _, _, on_error, future, _ = self._mailbox.get_nowait()
             if not future.done():
-                future.set_result(on_error(*self._closed_answer))
+                future.set_result(self._closed_answer(on_error))
         if self._on_close is not None:
             self._on_close(self)
+
+    def _closed_answer(self, on_error):
+        if self._fenced:
+            return on_error("internal", ROOM_MOVED)
+        return on_error("room_closed", "the room is closed")
 
     # -- the single writer -----------------------------------------------------------------
 
@@ -437,7 +439,7 @@ class Room:
                 rider: Rider | None = None) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         if self._closed:
-            future.set_result(on_error(*self._closed_answer))
+            future.set_result(self._closed_answer(on_error))
         else:
             self._mailbox.put_nowait((handler, args, on_error, future, rider))
         return future
@@ -452,7 +454,7 @@ class Room:
             except asyncio.CancelledError:  # closed mid-command
                 for _, _, on_error, future, _ in group:
                     if not future.done():
-                        future.set_result(on_error(*self._closed_answer))
+                        future.set_result(self._closed_answer(on_error))
                 raise
             except Exception:  # the loop must outlive any bug; the room does not
                 log.exception("room %s broke in its mailbox", self.code)
@@ -463,7 +465,7 @@ class Room:
                 if not future.done():
                     future.set_result(reply)
             if self._fenced or self.data.status in FINAL:
-                self.close(moved=self._fenced)
+                self.close()
                 return
 
     async def _apply_group(self, group: list) -> list:
@@ -553,7 +555,7 @@ class Room:
         except StaleEpoch:
             log.warning("room %s: epoch %d fenced by a newer owner; stopping", old.code, self.epoch)
             self._fenced = True  # closed once this group is answered: before the queued ones
-            return lambda on_error: on_error("internal", ROOM_MOVED)
+            return self._closed_answer
         except Exception as e:  # storage down, or a write we cannot tell landed: reload first
             log.warning("room %s: persist failed (%r); will reload before the next write",
                         old.code, e)

@@ -17,8 +17,8 @@ from loadtest.abuse.common import day_room, next_address
 from loadtest.measure import Pinger, percentile
 
 PING_EVERY = 0.6  # within the gateway's ping limit (2 a second)
-SETTLE = 2.0  # seconds between a probe's window and the next probe's quiet window
 CHAT_EVERY = 2.0  # within the room's chat limit (1 line a second)
+SETTLE = 2.0  # seconds between a probe's window and the next probe's quiet window
 COLUMNS = ["probe", "seconds", "ping p50 / p99", "ack p50 / p99",
            "p99 / quiet just before (ping, ack)", "p99 / quiet before (ping, ack)",
            "p99 / quiet after (ping, ack)"]

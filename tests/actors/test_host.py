@@ -215,6 +215,6 @@ async def test_a_room_that_closes_late_leaves_the_newer_room_of_its_code_in_plac
     fenced = h.rooms["AAAAAA"]
     newer = await Room.load("AAAAAA", host=h.name, store=store, clock=clock, on_close=h._forget)
     h.rooms["AAAAAA"] = newer  # what the load of a request does
-    fenced.close(moved=True)
+    fenced.close()
     assert h.rooms["AAAAAA"] is newer and not newer.closed
     assert (await h.welcome("AAAAAA", 0))["seq"] == newer.data.seq

@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from actors.redis_connect import connect as connect_redis
-from actors.store import Keys
+from actors.store import RedisStore
 from devstack.checks import assert_exact_stream, stored_log
 from devstack.failover import host_pid, play_through_failover
 from devstack.players import Bot, acked_acts, connect_all, in_day, is_phase, seat_table, start
@@ -116,7 +116,6 @@ async def room_owner(redis_url: str, prefix: str, room: str) -> dict:
     """The room's directory entry: its host, its owner's epoch, its status."""
     redis = connect_redis(redis_url)
     try:
-        entry = await redis.hgetall(Keys(prefix).room(room))
-        return {key.decode(): value.decode() for key, value in entry.items()}
+        return await RedisStore(redis, prefix, finished_ttl=0).status(room)
     finally:
         await redis.aclose()
