@@ -166,14 +166,16 @@ class Pinger:
         self.sockets, self.every = sockets, every
         self.frame = frame or {"type": "ping"}
         self.samples: list[tuple[float, float]] = []  # (sent at, seconds to the ack)
-        self._tasks = [asyncio.create_task(self._run(s, i * every / len(sockets)))
+        self.in_flight: dict[int, float] = {}  # socket's index -> when its unanswered one was sent
+        self._tasks = [asyncio.create_task(self._run(i, s, i * every / len(sockets)))
                        for i, s in enumerate(sockets)]
 
-    async def _run(self, sock, offset: float) -> None:
+    async def _run(self, index: int, sock, offset: float) -> None:
         await asyncio.sleep(offset)
         while True:
-            started = time.monotonic()
+            started = self.in_flight[index] = time.monotonic()
             reply = await sock.request(self.frame, timeout=120)
+            del self.in_flight[index]
             if reply["type"] == "ack":
                 self.samples.append((started, time.monotonic() - started))
             await asyncio.sleep(max(0.0, self.every - (time.monotonic() - started)))

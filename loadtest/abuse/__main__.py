@@ -77,7 +77,7 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
         load = await honest.Honest.start(url, rc, args.honest, args.honest_sockets) \
             if args.honest else None
         if load:
-            progress(f"{len(load.sockets)} honest sockets connected; {args.idle:g} s idle")
+            progress(f"{load.connected} honest sockets connected; {args.idle:g} s idle")
         shared = Shared(url, rc, args.lobby_max_age, args.review_events)
         target = Target(args, stack, url, port, rc, pinger, config, shared)
         t_idle = time.monotonic()
@@ -86,7 +86,7 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
                              "time": f"{args.idle:g} s", "rss": f"{rss_mb(stack):.0f} MB",
                              "ping": pinger.p99(t_idle)}]
         if load:
-            rows[0]["honest"] = load.window(t_idle, time.monotonic())
+            rows[0]["honest"] = await load.window(t_idle, time.monotonic())
         try:
             for name, probe in chosen.items():
                 quiet = await load.quiet_window(args.quiet_before) \
@@ -122,7 +122,7 @@ async def probes(args, only: set, stack, url: str, port: int, config: Config) ->
                 await asyncio.sleep(args.idle)
                 rows.append({"name": "idle, after", "probe": "idle again, after the probes",
                              "result": "-", "time": f"{args.idle:g} s",
-                             "honest": load.window(t_end, time.monotonic())})
+                             "honest": await load.window(t_end, time.monotonic())})
         finally:
             await ended("the shared rooms", shared.close())
             if load:

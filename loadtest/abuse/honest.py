@@ -6,10 +6,19 @@ latency); a chat line's ack is the room's (the gateway, the room's host and its 
 
 Their p50 / p99 over the quiet windows (the suite's first and last, and one just before each
 probe) and over each probe's run make the second table of the suite: the issue's target is each
-probe's p99 within 2x of the quiet one."""
+probe's p99 within 2x of the quiet one.
+
+The seats play from a process of their own (`python -m loadtest.abuse.honest`, started by
+`Honest.start`), as players on other machines would: in the probes' process, a probe's own client
+work (its HTTP calls, its sockets' handshakes, its JSON) held the pings' replies in the same event
+loop and counted as the server's latency. The two processes share CLOCK_MONOTONIC, so the probes'
+`time.monotonic()` bounds the player's samples."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
 import time
 
 from devstack.stack import connect
@@ -19,6 +28,7 @@ from loadtest.measure import Pinger, percentile
 PING_EVERY = 0.6  # within the gateway's ping limit (2 a second)
 CHAT_EVERY = 2.0  # within the room's chat limit (1 line a second)
 SETTLE = 2.0  # seconds between a probe's window and the next probe's quiet window
+SAMPLES_LINE = 1 << 26  # bytes of one line of samples from the player (~40 bytes a sample)
 COLUMNS = ["probe", "seconds", "ping p50 / p99", "ack p50 / p99",
            "p99 / quiet just before (ping, ack)", "p99 / quiet before (ping, ack)",
            "p99 / quiet after (ping, ack)"]
@@ -37,25 +47,50 @@ def add_arguments(parser) -> None:
 
 
 class Honest:
-    """The honest tables' sockets, their pings and their chat lines."""
+    """The honest tables, their seats pinging and chatting in the player process (`player`);
+    their samples, fetched from it as the windows need them."""
 
-    def __init__(self, sockets: list) -> None:
-        self.sockets = sockets
-        self.pings = Pinger(sockets, PING_EVERY)
-        self.chat = Pinger(sockets, CHAT_EVERY, {"type": "chat", "text": "honest"})
+    def __init__(self, player: asyncio.subprocess.Process) -> None:
+        self.player, self.connected = player, 0
+        self.pings: list[tuple[float, float]] = []  # (sent at, seconds to the ack)
+        self.chat: list[tuple[float, float]] = []
 
     @classmethod
     async def start(cls, url: str, rc, tables: int, sockets: int) -> Honest:
         rooms = await asyncio.gather(*(day_room(url, rc, next_address()) for _ in range(tables)))
-        ws_url = url.replace("http", "ws")
-        return cls([await connect(ws_url, seats[0]["room"], seats[s]["token"])
-                    for seats, living in rooms for s in living[:sockets]])
+        seats = [(seats[0]["room"], seats[s]["token"])
+                 for seats, living in rooms for s in living[:sockets]]
+        player = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "loadtest.abuse.honest", stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, limit=SAMPLES_LINE)
+        honest = cls(player)
+        ready = await honest._ask({"ws_url": url.replace("http", "ws"), "seats": seats})
+        honest.connected = ready["connected"]
+        return honest
+
+    async def _ask(self, request: dict) -> dict:
+        assert self.player.stdin and self.player.stdout
+        self.player.stdin.write(json.dumps(request).encode() + b"\n")
+        await self.player.stdin.drain()
+        line = await self.player.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the honest player exited ({await self.player.wait()})")
+        return json.loads(line)
+
+    async def _fetch(self) -> dict[str, list[tuple[float, float]]]:
+        """Take the samples the player took since the last fetch; answer its requests still
+        unanswered, each with its age so far (a lower bound of its latency: the slowest are
+        those, and a window that left them out would miss its tail)."""
+        new = await self._ask({"samples": True})
+        self.pings += map(tuple, new["pings"])
+        self.chat += map(tuple, new["chat"])
+        return {name: list(map(tuple, pending)) for name, pending in new["in_flight"].items()}
 
     async def window_after(self, since: float, least: float) -> dict:
         """`window` from `since`, `least` seconds long at least: a probe of a few milliseconds
         leaves too few pings and chat lines to tell, and what it left behind counts too."""
         await asyncio.sleep(max(0.0, since + least - time.monotonic()))
-        return self.window(since, time.monotonic())
+        return await self.window(since, time.monotonic())
 
     async def quiet_window(self, seconds: float) -> dict:
         """`window` over `seconds` with no probe running, once the last one's aftermath has had
@@ -63,28 +98,32 @@ class Honest:
         await asyncio.sleep(SETTLE)
         since = time.monotonic()
         await asyncio.sleep(seconds)
-        return self.window(since, time.monotonic())
+        return await self.window(since, time.monotonic())
 
-    def window(self, since: float, until: float) -> dict:
-        """ms: the pings' and the chat acks' p50 and p99 between `since` and `until`."""
-        pings, acks = self.pings.latencies(since, until), self.chat.latencies(since, until)
+    async def window(self, since: float, until: float) -> dict:
+        """ms: the p50 and p99 of the pings and the chat acks sent between `since` and
+        `until`."""
+        pending = await self._fetch()
+        pings = [s for t, s in (*self.pings, *pending["pings"]) if since <= t <= until]
+        chat = [(t, s) for t, s in (*self.chat, *pending["chat"]) if since <= t <= until]
+        acks = [s for _, s in chat]
 
         def ms(values: list[float], q: float) -> float | None:
             return None if not values else percentile(values, q) * 1000
         # When the slowest acks were asked for (s into the window) and how long they took (ms):
         # a tail bunched at one moment of a probe names what in it holds them.
-        slowest = sorted(((s, t) for t, s in self.chat.samples if since <= t <= until),
-                         reverse=True)[:max(1, len(acks) // 100)]
+        slowest = sorted(((s, t) for t, s in chat), reverse=True)[:max(1, len(acks) // 100)]
         return {"seconds": until - since, "pings": len(pings), "acks": len(acks),
                 "ping_p50": ms(pings, 50), "ping_p99": ms(pings, 99),
                 "ack_p50": ms(acks, 50), "ack_p99": ms(acks, 99),
                 "ack_slowest": [(round(t - since, 2), round(s * 1000)) for s, t in slowest]}
 
     async def stop(self) -> None:
-        await self.pings.stop()
-        await self.chat.stop()
-        for s in self.sockets:
-            await s.close()
+        try:
+            await self._ask({"stop": True})
+        finally:
+            if self.player.returncode is None:
+                await asyncio.wait_for(self.player.wait(), 30)
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -113,3 +152,37 @@ def table(rows: list[dict]) -> list[str]:
                      f"{ratio(w, before, 'ping')}, {ratio(w, before, 'ack')} | "
                      f"{ratio(w, after, 'ping')}, {ratio(w, after, 'ack')} |")
     return lines
+
+
+async def play() -> None:
+    """The player process: seats as the first request names them, then samples on request,
+    until asked to stop (one JSON line each way; stdout is the answers' alone)."""
+    answers = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)  # anything else printed goes to stderr
+    requests = asyncio.StreamReader(limit=SAMPLES_LINE)
+    await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(requests), sys.stdin)
+    setup = json.loads(await requests.readline())
+    sockets = [await connect(setup["ws_url"], room, token) for room, token in setup["seats"]]
+    pings = Pinger(sockets, PING_EVERY)
+    chat = Pinger(sockets, CHAT_EVERY, {"type": "chat", "text": "honest"})
+    answers.write(json.dumps({"connected": len(sockets)}).encode() + b"\n")
+    sent = {"pings": 0, "chat": 0}
+    while line := await requests.readline():
+        request = json.loads(line)
+        if request.get("stop"):
+            await pings.stop()
+            await chat.stop()
+            await asyncio.gather(*(s.close() for s in sockets))
+            answers.write(b"{}\n")
+            return
+        now, new = time.monotonic(), {"in_flight": {}}
+        for name, pinger in (("pings", pings), ("chat", chat)):
+            new[name] = pinger.samples[sent[name]:]
+            sent[name] += len(new[name])
+            new["in_flight"][name] = [(t, now - t) for t in pinger.in_flight.values()]
+        answers.write(json.dumps(new).encode() + b"\n")
+
+
+if __name__ == "__main__":
+    asyncio.run(play())

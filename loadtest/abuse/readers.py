@@ -144,9 +144,8 @@ async def run(t: Target) -> list[dict]:
             for i, s in enumerate(socks):
                 if i not in gone and not established(s):
                     gone[i] = time.monotonic() - t0
-            # The honest tables' pings and acks are timed on this process: the RSS and
-            # /proc/net/tcp (hundreds of rows parsed) are read in a thread, once a second, and it
-            # still holds the interpreter while it parses.
+            # The RSS and /proc/net/tcp (hundreds of rows parsed) are read in a thread, once a
+            # second: the probe's sockets are watched meanwhile.
             if time.monotonic() - sampled >= 1:
                 sampled = time.monotonic()
                 rss, (_, queued) = await asyncio.to_thread(
