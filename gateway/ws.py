@@ -61,8 +61,15 @@ REPLAY_STALL_SECONDS = 5.0
 WATCHERS_PER_ROOM = 100  # spectator sockets of one room on one gateway process
 CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame either
 # Commands of one socket awaiting their reply. The receive loop reads on while they travel (a seat's
-# next frame never waits for the previous reply); past this, it stops reading that socket.
+# next frame never waits for the previous reply); past this, it stops reading that socket. A socket
+# whose last answer was not an ack (or that has had none yet) has one at a time: a flood from the
+# first frame reaches its room once before the refusal spends the socket's copy of the limit, not
+# COMMANDS_IN_FLIGHT times for each of its sockets (36 flooding sockets sent ~38 commands each
+# to the rooms before their limits were spent, all at once: loadtest/README.md, "A flooding socket").
+# It waits for its command's answer ONE_AT_A_TIME_SECONDS at most, then reads on: while the socket
+# is not read its pings wait too, and the client's dead-link rule is 2.5 s (static/js/conn.js).
 COMMANDS_IN_FLIGHT = 8
+ONE_AT_A_TIME_SECONDS = 1.0
 PING_BURST, PING_RATE = 10, 2.0  # per socket: a client pings to see it is connected, not to load us
 # The room's rate limit per seat and kind is the authority; each socket also keeps a copy, at the
 # same rate with a larger burst, so a flood is refused here without a trip to the room. The copy
@@ -284,6 +291,7 @@ class Session:
         self._commands: set[asyncio.Task] = set()
         self._pings = TokenBucket(PING_RATE, PING_BURST)
         self._refused_in_a_row = 0
+        self._acked = False  # the room's last answer to this socket: commands in flight at once
         self._refused_enough = False  # MAX_REFUSED_IN_A_ROW reached: the socket is closing
         self._limits: dict[str, TokenBucket] = {}  # made on a kind's first command
         self._replay_left = 0  # events of the replay not written yet (at most)
@@ -572,6 +580,8 @@ class Session:
                                          "too many pings, slow down"))
                     await self._hold(self._pings.wait())
                 continue
+            if not self._acked and self._commands:  # one at a time (COMMANDS_IN_FLIGHT)
+                await asyncio.wait(tuple(self._commands), timeout=ONE_AT_A_TIME_SECONDS)
             # The socket's copy of the limit runs on the monotonic clock, as its hold does (the
             # room's stamps are whole milliseconds, and would refuse a frame read on time).
             read_at = monotonic()
@@ -621,7 +631,8 @@ class Session:
             self._in_flight.release()
         self.metrics.command_seconds.labels(command["type"]).observe(time.perf_counter() - started)
         code = reply.get("code")
-        if reply["type"] == "ack":
+        self._acked = reply["type"] == "ack"
+        if self._acked:
             self._refused_in_a_row = 0
         elif code in ("rate_limited", "not_host"):
             self._spend(command["type"])
