@@ -104,19 +104,22 @@ class Honest:
         """ms: the p50 and p99 of the pings and the chat acks sent between `since` and
         `until`."""
         pending = await self._fetch()
-        pings = [s for t, s in (*self.pings, *pending["pings"]) if since <= t <= until]
-        chat = [(t, s) for t, s in (*self.chat, *pending["chat"]) if since <= t <= until]
-        acks = [s for _, s in chat]
+        pings = [(t, s) for t, s in (*self.pings, *pending["pings"]) if since <= t <= until]
+        acks = [(t, s) for t, s in (*self.chat, *pending["chat"]) if since <= t <= until]
 
-        def ms(values: list[float], q: float) -> float | None:
-            return None if not values else percentile(values, q) * 1000
-        # When the slowest acks were asked for (s into the window) and how long they took (ms):
-        # a tail bunched at one moment of a probe names what in it holds them.
-        slowest = sorted(((s, t) for t, s in chat), reverse=True)[:max(1, len(acks) // 100)]
+        def ms(samples: list[tuple[float, float]], q: float) -> float | None:
+            return None if not samples else percentile([s for _, s in samples], q) * 1000
+
+        def slowest(samples: list[tuple[float, float]]) -> list[tuple[float, int]]:
+            """When the slowest were asked for (s into the window) and how long they took (ms):
+            a tail bunched at one moment of a probe names what in it holds them."""
+            worst = sorted(samples, key=lambda sample: sample[1], reverse=True)
+            return [(round(t - since, 2), round(s * 1000))
+                    for t, s in worst[:max(1, len(samples) // 100)]]
         return {"seconds": until - since, "pings": len(pings), "acks": len(acks),
                 "ping_p50": ms(pings, 50), "ping_p99": ms(pings, 99),
                 "ack_p50": ms(acks, 50), "ack_p99": ms(acks, 99),
-                "ack_slowest": [(round(t - since, 2), round(s * 1000)) for s, t in slowest]}
+                "ping_slowest": slowest(pings), "ack_slowest": slowest(acks)}
 
     async def stop(self) -> None:
         try:
