@@ -193,6 +193,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--probe-timeout", type=float, default=600,
                     help="seconds a probe may take before it is cancelled and the next one runs")
     ap.add_argument("--json", type=Path, help="also write the rows, with their raw figures")
+    ap.add_argument("--medians", type=Path, nargs="+", metavar="JSON",
+                    help="run nothing: the honest tables' table over these runs' --json "
+                         "files, each probe's median ratio to its quiet window")
     honest.add_arguments(ap)
     for probe in PROBES.values():
         if hasattr(probe, "add_arguments"):
@@ -203,6 +206,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     ap = parser()
     args = ap.parse_args(argv)
+    if args.medians:  # earlier runs' figures, nothing run
+        print("\n".join(honest.medians([json.loads(path.read_text()) for path in args.medians])))
+        return 0
     tear_down_on_signals()  # a `timeout` or Ctrl-C tears everything down, once
     unknown = set(args.only.split(",")) - set(PROBES)
     if unknown:

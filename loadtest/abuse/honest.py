@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -154,6 +155,36 @@ def table(rows: list[dict]) -> list[str]:
                      f"{ratio(w, quiet, 'ping')}, {ratio(w, quiet, 'ack')} | "
                      f"{ratio(w, before, 'ping')}, {ratio(w, before, 'ack')} | "
                      f"{ratio(w, after, 'ping')}, {ratio(w, after, 'ack')} |")
+    return lines
+
+
+MEDIAN_COLUMNS = ["probe", "runs", "ping p99, each run (ms)", "ack p99, each run (ms)",
+                  "median p99 / quiet just before (ping, ack)", "within 2x in runs (ping, ack)"]
+
+
+def medians(runs: list[list[dict]]) -> list[str]:
+    """The markdown lines of several runs' honest figures (each run: the rows of its `--json`):
+    per probe, each run's p99 and the median of its ratios to the quiet window just before it.
+    One run's short window holds ~220 acks, its p99 the third-worst: one stall moves it, so the
+    target is read on the median of several runs."""
+    by_probe: dict[str, list[dict]] = {}
+    for rows in runs:
+        for row in rows:
+            if "honest" in row and row.get("quiet"):
+                by_probe.setdefault(row["name"], []).append(row)
+    lines = ["| " + " | ".join(MEDIAN_COLUMNS) + " |", "|" + "---|" * len(MEDIAN_COLUMNS)]
+    for name, rows in by_probe.items():
+        cells = [name, str(len(rows))]
+        ratios = {}
+        for key in ("ping", "ack"):
+            cells.append(", ".join(f"{row['honest'][f'{key}_p99']:.0f}" for row in rows))
+            ratios[key] = [row["honest"][f"{key}_p99"] / row["quiet"][f"{key}_p99"]
+                           for row in rows]
+        median = {key: statistics.median(values) for key, values in ratios.items()}
+        cells.append(", ".join(f"**{m:.2f}**" if m > 2 else f"{m:.2f}" for m in median.values()))
+        cells.append(", ".join(f"{sum(r <= 2 for r in values)} of {len(values)}"
+                               for values in ratios.values()))
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 

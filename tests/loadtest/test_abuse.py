@@ -22,6 +22,7 @@ from actors.config import Config
 from actors.room import RATE_LIMITS
 from gateway.headers import SECURITY_HEADERS
 from gateway.limits import SITE_SHARE
+from loadtest.abuse import honest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBES = "names,origin,headers500,review,again,flood,lobbies,proxy"
@@ -153,3 +154,16 @@ def test_the_honest_tables_are_measured_quiet_and_during_each_probe(tmp_path):
         assert 0 < window["ping_p50"] <= window["ping_p99"]
         assert 0 < window["ack_p50"] <= window["ack_p99"]
     assert "| origin |" in run.stdout.split("honest tables")[1]
+
+
+def test_several_runs_are_read_on_each_probe_s_median_ratio_to_its_quiet_window():
+    """`--medians`: each probe's p99 in each run, and the median of its ratios to the quiet window
+    just before it (a probe within 2x in two runs of three is within on the median)."""
+    def run(ping: float, ack: float) -> list[dict]:
+        window = {"ping_p99": ping, "ack_p99": ack}
+        return [{"name": "idle", "honest": window},  # the suite's first window: no quiet of its own
+                {"name": "lobbies", "honest": window, "quiet": {"ping_p99": 2.0, "ack_p99": 4.0}}]
+    lines = honest.medians([run(3.0, 4.0), run(9.0, 4.0), run(2.0, 16.0)])
+    assert len(lines) == 3  # the header, its rule, one probe: the idle window has no ratio
+    cells = [cell.strip() for cell in lines[2].strip("|").split("|")]
+    assert cells == ["lobbies", "3", "3, 9, 2", "4, 4, 16", "1.50, 1.00", "2 of 3, 2 of 3"]
