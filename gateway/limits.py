@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import secrets
 import time
 
 import redis.asyncio as aioredis
@@ -46,6 +47,17 @@ def address_groups(address: str) -> list[tuple[str, int]]:
 
 SITE_SHARE = 4  # an IPv6 /56 holds this many times what one /64 may hold
 HELD_STATUSES = (b"lobby", b"running")  # a room holds its host slot until it is over
+# A place reserved for a request in progress (`reserve`), counted until the request settles it
+# (`hold` and `unreserve`), or RESERVATION_SECONDS at most if its gateway died meanwhile.
+RESERVED = "+"
+RESERVATION_SECONDS = 60
+# Adds reservation ARGV[1] to KEYS[1] (expiring in ARGV[2] s) at Redis's own time: the
+# reservations of one key are in the order Redis took them, whichever gateway made them.
+_RESERVE = """
+local now = redis.call('TIME')
+redis.call('ZADD', KEYS[1], now[1] .. '.' .. string.format('%06d', now[2]), ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+"""
 
 
 class AddressLimits:
@@ -56,6 +68,7 @@ class AddressLimits:
         self._patience = patience  # seconds a count retries while Redis is unreachable
         self._window = window
         self._max_age = room_max_age  # seconds a room lives at most, lobby and game (0: no limit)
+        self._reserve = redis.register_script(_RESERVE)
 
     def _key(self, what: str, address: str) -> str:
         return self._keys.limit(what, address, int(time.time() // self._window))
@@ -86,44 +99,72 @@ class AddressLimits:
         """Seconds until the current window ends."""
         return self._window - int(time.time()) % self._window
 
-    async def holds_too_much(self, what: str, address: str, limit: int) -> bool:
-        """Whether `address` (or its IPv6 /56) already holds `limit` of `what` ("lobbies": rooms
-        it opened, "seats" it took), counting only rooms not over (lobbies and running games)."""
-        if not limit:
-            return False
-        for group, share in address_groups(address):
-            if await patiently(lambda: self._held(what, group), f"held {what}",
-                               self._deadline()) >= limit * share:
-                return True
-        return False
+    async def reserve(self, what: str, address: str, limit: int) -> str | None:
+        """Reserve one more `what` ("lobbies": a room it opens, "seats": a seat it takes) for
+        `address` before the request takes it, counting only rooms not over (lobbies and running
+        games): the reservation (returned, to `unreserve` once the request is settled), or None
+        if `address` (or its IPv6 /56) would hold more than `limit` (> 0). Reserved first, counted
+        after with the reservations made before it, so concurrent requests never hold more than
+        `limit` between them (120 presses at once were seated 106 times against a cap of 40 when
+        each counted, then held), and the first of them are not refused for the later ones."""
+        item = RESERVED + secrets.token_hex(8)
+        groups = address_groups(address)
+        for group, _ in groups:
+            key = self._keys.held(what, group)
+            await patiently(lambda: self._reserve(keys=[key], args=[item, self._ttl()]),
+                            f"held {what}", self._deadline())
+        for group, share in groups:
+            if await patiently(lambda: self._held(what, group, item), f"held {what}",
+                               self._deadline()) > limit * share:
+                await self.unreserve(what, address, item)
+                return None
+        return item
+
+    async def unreserve(self, what: str, address: str, item: str) -> None:
+        """Let go of a reservation of `reserve` (its request settled: held, or refused)."""
+        for group, _ in address_groups(address):
+            key = self._keys.held(what, group)
+            await patiently(lambda: self._redis.zrem(key, item), f"held {what}",
+                            self._deadline())
 
     async def hold(self, what: str, address: str, code: str, item: str) -> None:
         """`address` now holds `item` of room `code` (a lobby: its code; a seat: code:seat)."""
         now = time.time()
-        ttl = self._max_age or 86400
         for group, _ in address_groups(address):
             key = self._keys.held(what, group)
 
             async def add() -> None:
                 async with self._redis.pipeline(transaction=True) as pipe:
                     pipe.zadd(key, {item: now})
-                    pipe.expire(key, ttl)
+                    pipe.expire(key, self._ttl())
                     await pipe.execute()
             await patiently(add, f"held {what}", self._deadline())
 
-    async def _held(self, what: str, group: str) -> int:
+    def _ttl(self) -> int:
+        return self._max_age or 86400
+
+    async def _held(self, what: str, group: str, mine: str) -> int:
+        """What `group` holds of `what`: its rooms not over, and its live reservations up to
+        `mine` in the order Redis took them."""
         key = self._keys.held(what, group)
         if self._max_age:
             await self._redis.zremrangebyscore(key, 0, time.time() - self._max_age)
-        items = [item.decode() for item in await self._redis.zrange(key, 0, -1)]
-        codes = sorted({item.partition(":")[0] for item in items})
-        if not codes:
-            return 0
-        pipe = self._redis.pipeline(transaction=False)  # one slot each on a cluster
-        for code in codes:
-            pipe.hget(self._keys.room(code), "status")
-        statuses = dict(zip(codes, await pipe.execute()))
-        gone = [item for item in items if statuses[item.partition(":")[0]] not in HELD_STATUSES]
+        fresh = time.time() - RESERVATION_SECONDS
+        items = [(item.decode(), when)
+                 for item, when in await self._redis.zrange(key, 0, -1, withscores=True)]
+        codes = sorted({item.partition(":")[0] for item, _ in items
+                        if not item.startswith(RESERVED)})
+        statuses = {}
+        if codes:
+            pipe = self._redis.pipeline(transaction=False)  # one slot each on a cluster
+            for code in codes:
+                pipe.hget(self._keys.room(code), "status")
+            statuses = dict(zip(codes, await pipe.execute()))
+        gone = [item for item, when in items if (when < fresh if item.startswith(RESERVED)
+                else statuses[item.partition(":")[0]] not in HELD_STATUSES)]
         if gone:
             await self._redis.zrem(key, *gone)
-        return len(items) - len(gone)
+        mine_at = next(((when, item) for item, when in items if item == mine), None)
+        later = [item for item, when in items if item.startswith(RESERVED) and mine_at
+                 and (when, item) > mine_at and item not in gone]
+        return len(items) - len(gone) - len(later)

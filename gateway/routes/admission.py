@@ -44,29 +44,48 @@ async def spend(gw: GatewayState, what: str, address: str, limit: int, things: s
                       f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
 
 
-async def not_holding_too_much(gw: GatewayState, address: str, lobby: bool = False) -> None:
-    """429 if the address already holds its share of rooms (opening one) or seats, lobbies
-    and running games alike: held rooms must not fill the server (docs/architecture.md,
-    "Abuse limits")."""
-    config, limits = gw.config, gw.limits
-    if lobby and await limits.holds_too_much("lobbies", address,
-                                             config.open_lobbies_per_address):
-        raise refusal(429, "rate_limited", f"at most {config.open_lobbies_per_address} rooms "
-                      "(lobbies and games) per address at once: leave one, or wait for a game "
-                      "to end", 60)
-    if await limits.holds_too_much("seats", address, config.lobby_seats_per_address):
-        raise refusal(429, "rate_limited", f"at most {config.lobby_seats_per_address} seats "
-                      "in lobbies and games per address at once: leave one, or wait for a game "
-                      "to end", 60)
+class Holding:
+    """What a request of `address` is about to hold (a room it opens, the seat it takes),
+    reserved before the request acts (`reserve`: a 429 past the address's caps, lobbies and
+    running games alike: held rooms must not fill the server, docs/architecture.md, "Abuse
+    limits"), held once it has (`settle`); `release` lets go of what was reserved and not
+    held (the request refused or failed)."""
 
+    def __init__(self, gw: GatewayState, address: str) -> None:
+        self.gw, self.address = gw, address
+        self._reserved: list[tuple[str, str]] = []  # (what, the reservation)
 
-async def held(gw: GatewayState, address: str, seated: dict, lobby: bool = False) -> None:
-    """Count what the address now holds (only while a cap is on)."""
-    config, room = gw.config, seated["room"]
-    if lobby and config.open_lobbies_per_address:
-        await gw.limits.hold("lobbies", address, room, room)
-    if config.lobby_seats_per_address:
-        await gw.limits.hold("seats", address, room, f"{room}:{seated['seat']}")
+    async def reserve(self, lobby: bool = False) -> None:
+        config = self.gw.config
+        caps = [("seats", config.lobby_seats_per_address,
+                 f"at most {config.lobby_seats_per_address} seats in lobbies and games per "
+                 "address at once: leave one, or wait for a game to end")]
+        if lobby:
+            caps.insert(0, ("lobbies", config.open_lobbies_per_address,
+                            f"at most {config.open_lobbies_per_address} rooms (lobbies and games) "
+                            "per address at once: leave one, or wait for a game to end"))
+        for what, limit, message in caps:
+            if not limit:
+                continue
+            reservation = await self.gw.limits.reserve(what, self.address, limit)
+            if reservation is None:
+                await self.release()
+                raise refusal(429, "rate_limited", message, 60)
+            self._reserved.append((what, reservation))
+
+    async def settle(self, seated: dict, lobby: bool = False) -> None:
+        """Hold what the request took (`lobby`: it opened the room), then release the rest."""
+        config, room = self.gw.config, seated["room"]
+        if lobby and config.open_lobbies_per_address:
+            await self.gw.limits.hold("lobbies", self.address, room, room)
+        if config.lobby_seats_per_address:
+            await self.gw.limits.hold("seats", self.address, room, f"{room}:{seated['seat']}")
+        await self.release()
+
+    async def release(self) -> None:
+        reserved, self._reserved = self._reserved, []
+        for what, reservation in reserved:
+            await self.gw.limits.unreserve(what, self.address, reservation)
 
 
 async def admit_room(gw: GatewayState, address: str) -> None:

@@ -8,9 +8,8 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from actors import (AgainRefused, Kind, NameTaken, RoomFull, RoomNotFound, RoomStarted,
                     ServerFull)
 from gateway.frames import HttpCreate, HttpName, HttpReport, HttpSeat, HttpToken
-from gateway.routes.admission import (address_of, admit_room, held, not_found, not_guessing,
-                                      not_holding_too_much, refusal, server_full,
-                                      spend)
+from gateway.routes.admission import (Holding, address_of, admit_room, not_found, not_guessing,
+                                      refusal, server_full, spend)
 from gateway.state import Gateway, GatewayState
 
 # Bytes of events a review answers at most: it is read whole and sent at once, so its bound is
@@ -32,15 +31,18 @@ router = APIRouter()
                                              "storage_unavailable: Redis unreachable"}})
 async def create_room(body: HttpCreate, request: Request, gw: Gateway):
     address = address_of(request)
-    await not_holding_too_much(gw, address, lobby=True)
-    await admit_room(gw, address)
+    holding = Holding(gw, address)
+    await holding.reserve(lobby=True)
     try:
+        await admit_room(gw, address)
         seated = await gw.rooms.create_room(
             body.name, Kind(body.preset, body.language) if body.public else None, address)
-        await held(gw, address, seated, lobby=True)
+        await holding.settle(seated, lobby=True)
         return seated
     except ServerFull:
         raise server_full("room") from None
+    finally:
+        await holding.release()
 
 
 @router.post("/api/rooms/{room}/join", response_model=HttpSeat,
@@ -54,12 +56,13 @@ async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
     if limit and await gw.limits.spent("joins", address) >= limit:
         raise refusal(429, "rate_limited", f"at most {limit} joins per address in "
                       f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
-    await not_holding_too_much(gw, address)
+    holding = Holding(gw, address)
+    await holding.reserve()
     try:
         seated = await gw.rooms.join(room, body.name, address=address)
         if limit:
             await gw.limits.spend("joins", address)
-        await held(gw, address, seated)
+        await holding.settle(seated)
         return seated
     except RoomNotFound:
         raise await not_found(gw, address) from None
@@ -69,6 +72,8 @@ async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
         raise HTTPException(409, {"code": "room_started"}) from None
     except NameTaken:
         raise HTTPException(409, {"code": "name_taken"}) from None
+    finally:
+        await holding.release()
 
 
 @router.post("/api/rooms/{room}/again", response_model=HttpSeat,
@@ -81,15 +86,16 @@ async def join_room(room: str, body: HttpName, request: Request, gw: Gateway):
                                              "storage_unavailable: Redis unreachable"}})
 async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
     address = await not_guessing(request, gw)
+    holding = Holding(gw, address)
 
     async def admit() -> None:  # not for a retried click: that room is counted already
-        await not_holding_too_much(gw, address, lobby=True)
+        await holding.reserve(lobby=True)
         await admit_room(gw, address)
     try:
         # The next game is a new room: it counts against the clicking address's rooms, and is
         # one it holds (else a finished game, even an unplayed one, was a way out of the count).
         seated = await gw.rooms.again(room, body.token, admit=admit)
-        await held(gw, address, seated, lobby=True)
+        await holding.settle(seated, lobby=True)
         return seated
     except RoomNotFound:
         raise await not_found(gw, address) from None
@@ -97,6 +103,8 @@ async def play_again(room: str, body: HttpToken, request: Request, gw: Gateway):
         raise server_full("room") from None
     except AgainRefused as e:
         raise HTTPException(AGAIN_STATUS.get(e.code, 409), {"code": e.code}) from None
+    finally:
+        await holding.release()
 
 
 @router.post("/api/rooms/{room}/reports", status_code=201,

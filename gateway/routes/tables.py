@@ -7,8 +7,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 
 from actors import Kind, ServerFull
 from gateway.frames import HttpQuickPlay, HttpSeat, HttpTables
-from gateway.routes.admission import (address_of, held, not_holding_too_much, refusal, server_full,
-                                      spend)
+from gateway.routes.admission import Holding, address_of, refusal, server_full, spend
 from gateway.state import Gateway
 
 router = APIRouter()
@@ -23,11 +22,12 @@ async def quick_play(body: HttpQuickPlay, request: Request, gw: Gateway):
     a new one (which the caller then hosts, for its durations only)."""
     address = address_of(request)
     await spend(gw, "quickplay", address, gw.config.quick_plays_per_address, "quick plays")
-    await not_holding_too_much(gw, address, lobby=True)  # the press may open a table
     limit = gw.config.rooms_per_address
     if limit and await gw.limits.spent("rooms", address) >= limit:
         raise refusal(429, "rate_limited", f"at most {limit} new rooms per address in "
                       f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
+    holding = Holding(gw, address)
+    await holding.reserve(lobby=True)  # the press may open a table
     try:
         seated = await gw.rooms.quick_play(body.name, Kind(body.preset, body.language),
                                            body.press, address)
@@ -36,10 +36,12 @@ async def quick_play(body: HttpQuickPlay, request: Request, gw: Gateway):
         opened = seated["seat"] == 0
         if opened and limit:
             await gw.limits.spend("rooms", address)
-        await held(gw, address, seated, lobby=opened)
+        await holding.settle(seated, lobby=opened)
         return seated
     except ServerFull:
         raise server_full("table") from None
+    finally:
+        await holding.release()
 
 
 @router.get("/api/tables", response_model=HttpTables)

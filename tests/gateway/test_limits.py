@@ -1,13 +1,15 @@
 """What an address holds (gateway/limits.py) on the shared Redis, under a prefix of its own: rooms
 and seats count while their room is a lobby or a running game (issue 34: a started game left every
 cap, and 80 of them from one IPv6 /56 held the server)."""
+import asyncio
 import secrets
+import time
 
 import pytest
 
 from actors.redis_connect import connect
 from actors.store import Keys
-from gateway.limits import SITE_SHARE, AddressLimits
+from gateway.limits import RESERVATION_SECONDS, SITE_SHARE, AddressLimits
 
 
 @pytest.fixture
@@ -26,6 +28,14 @@ async def room(redis, keys, code: str, status: str) -> str:
     return code
 
 
+async def holds_too_much(limits: AddressLimits, what: str, address: str, limit: int) -> bool:
+    """Whether one more `what` of `address` is refused (one that is not, is let go again)."""
+    reservation = await limits.reserve(what, address, limit)
+    if reservation is not None:
+        await limits.unreserve(what, address, reservation)
+    return reservation is None
+
+
 async def test_a_running_game_is_held_like_a_lobby_and_a_finished_one_is_not(held):
     redis, keys, limits = held
     address = "198.51.100.7"
@@ -33,8 +43,8 @@ async def test_a_running_game_is_held_like_a_lobby_and_a_finished_one_is_not(hel
         await limits.hold("lobbies", address, await room(redis, keys, code, status), code)
         await limits.hold("seats", address, code, f"{code}:3")
     for what in ("lobbies", "seats"):
-        assert await limits.holds_too_much(what, address, 2)  # the lobby and the game
-        assert not await limits.holds_too_much(what, address, 3)  # the finished one let go
+        assert await holds_too_much(limits, what, address, 2)  # the lobby and the game
+        assert not await holds_too_much(limits, what, address, 3)  # the finished one let go
 
 
 async def test_running_games_fill_an_ipv6_site_s_share(held):
@@ -44,7 +54,25 @@ async def test_running_games_fill_an_ipv6_site_s_share(held):
     for i, address in enumerate(site):
         code = await room(redis, keys, f"GAME{i:02d}", "running")
         await limits.hold("lobbies", address, code, code)
-        assert not await limits.holds_too_much("lobbies", address, 2)
+        assert not await holds_too_much(limits, "lobbies", address, 2)
     newcomer = "2001:db8:0:1ff::"  # another /64 of the same /56, holding nothing itself
-    assert await limits.holds_too_much("lobbies", newcomer, 1)
-    assert not await limits.holds_too_much("lobbies", "2001:db8:0:200::", 1)  # another /56
+    assert await holds_too_much(limits, "lobbies", newcomer, 1)
+    assert not await holds_too_much(limits, "lobbies", "2001:db8:0:200::", 1)  # another /56
+
+
+async def test_concurrent_requests_never_reserve_past_the_cap_and_a_reservation_counts(held):
+    """Reserved first, counted after: 40 requests at once, a cap of 5, at most 5 reserved (each
+    counting, then holding, let 106 presses at once past a cap of 40); a reservation counts as
+    held until it is let go, and one whose gateway died counts RESERVATION_SECONDS at most."""
+    redis, keys, limits = held
+    address = "198.51.100.8"
+    reservations = await asyncio.gather(*(limits.reserve("seats", address, 5) for _ in range(40)))
+    kept = [r for r in reservations if r is not None]
+    assert len(kept) == 5  # the first five Redis took
+    for reservation in kept[1:]:
+        await limits.unreserve("seats", address, reservation)
+    assert await holds_too_much(limits, "seats", address, 1)  # the one left counts
+    # A reservation left behind (its gateway died) is counted until it is stale.
+    await redis.zadd(keys.held("seats", address),
+                     {kept[0]: time.time() - RESERVATION_SECONDS - 1})
+    assert not await holds_too_much(limits, "seats", address, 1)
