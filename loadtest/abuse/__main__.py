@@ -19,8 +19,8 @@ from actors.config import Config
 from devstack.stack import connect
 from gateway.routes.rooms import REVIEW_BYTES
 from loadtest.abuse import honest
-from loadtest.abuse.common import (DURATIONS, GAMES_PER_ACTOR, METRICS_TOKEN, PING_SOCKETS, Shared,
-                                   Target, rss_mb, table)
+from loadtest.abuse.common import (ADMIN_SECRET, DURATIONS, GAMES_PER_ACTOR, METRICS_TOKEN,
+                                   PING_SOCKETS, Shared, Target, rss_mb, table)
 from loadtest.abuse.probes import PROBES
 from loadtest.measure import Pinger
 from loadtest.stack import LOAD_LIMITS, ray_driver, real_stack, tear_down_on_signals
@@ -30,8 +30,9 @@ COLUMNS = ["probe", "result", "time", "cpu", "rss", "ping", "healthz"]
 
 def stack_env(args) -> dict:
     """The probes' stack: the per-address limits as shipped (Config's defaults, over LOAD_LIMITS'
-    zeros) in one window for the whole run, a short lobby age, a metrics token, and X-Forwarded-For
-    believed from 127.0.0.1 (the probes' clients, and the proxy probe's HAProxy)."""
+    zeros) in one window for the whole run, a short lobby age, a metrics token, an operators'
+    secret, and X-Forwarded-For believed from 127.0.0.1 (the probes' clients, and the proxy
+    probe's HAProxy)."""
     shipped = Config()
     limits = {var: str(getattr(shipped, name)) for var, name in (
         ("WW_ROOMS_PER_ADDRESS", "rooms_per_address"),
@@ -41,7 +42,8 @@ def stack_env(args) -> dict:
         ("WW_OPEN_LOBBIES_PER_ADDRESS", "open_lobbies_per_address"),
         ("WW_LOBBY_SEATS_PER_ADDRESS", "lobby_seats_per_address"))}
     return {**limits, "WW_LIMIT_WINDOW": "86400", "WW_LOBBY_MAX_AGE": str(args.lobby_max_age),
-            "WW_METRICS_TOKEN": METRICS_TOKEN, "FORWARDED_ALLOW_IPS": "127.0.0.1"}
+            "WW_METRICS_TOKEN": METRICS_TOKEN, "WW_ADMIN_SECRET": ADMIN_SECRET,
+            "FORWARDED_ALLOW_IPS": "127.0.0.1"}
 
 
 async def run(args) -> list[dict]:

@@ -24,6 +24,7 @@ SEATS = 18
 GAMES_PER_ACTOR = 50
 PING_SOCKETS = 5  # seats of another room pinging (each at most 2 a second: the gateway's limit)
 METRICS_TOKEN = "abuse-probe"  # the stack's WW_METRICS_TOKEN
+ADMIN_SECRET = "abuse-operator"  # the stack's WW_ADMIN_SECRET (the reports probe reads them)
 # Clients of the suite's probes, told apart by X-Forwarded-For (198.18.0.0/15: never a real one).
 _addresses = (f"198.18.{i // 250}.{i % 250 + 1}" for i in itertools.count())
 

@@ -25,7 +25,7 @@ from gateway.limits import SITE_SHARE
 from loadtest.abuse import honest
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBES = "names,origin,headers500,review,again,flood,lobbies,proxy"
+PROBES = "names,origin,headers500,review,again,flood,lobbies,proxy,presses,reports"
 LOBBY_MAX_AGE = 12  # the stack's: the finished table and the lobbies' close wait for it
 FLOOD = 300
 SHIPPED = Config()
@@ -134,6 +134,26 @@ def test_behind_haproxy_the_limits_are_per_client(rows):
     assert (proxy["a_forged"], proxy["a_join"]) == (429, 429)
     assert (proxy["b_room"], proxy["b_join"]) == (200, 200)
     assert proxy["metrics_via_proxy"] == 404
+
+
+def test_quick_play_presses_open_no_more_than_an_address_may_hold_and_an_id_is_no_credential(
+        rows):
+    presses = facts(rows, "presses")
+    assert presses["seated"] > 0
+    assert presses["opened"] <= SHIPPED.open_lobbies_per_address
+    assert presses["seated"] <= SHIPPED.lobby_seats_per_address
+    assert set(presses["answers"]) - {"200"} <= {"429 rate_limited"}
+    assert presses["reused"] == "a seat of its own"
+
+
+def test_reports_are_bounded_per_room_point_at_the_chat_and_are_read_a_page_at_a_time(rows):
+    reports = facts(rows, "reports")
+    statuses = reports["statuses"]
+    assert statuses.count("201") == SHIPPED.reports_per_room
+    assert set(statuses) == {"201", "409"}  # too_many_reports: the room's bound, or the seat's
+    assert reports["read"] == SHIPPED.reports_per_room  # this stack's only reports
+    # A report is its few hundred bytes and the reporter's text, never a copy of the chat.
+    assert reports["stored_bytes"] < reports["chat_bytes"]
 
 
 def test_the_honest_tables_are_measured_quiet_and_during_each_probe(tmp_path):
