@@ -9,7 +9,7 @@
 - `placement`: picks or starts the host for a new room, keeping warm hosts ready.
 - `client`: `RoomClient`, the gateway's only entry point; `refusals`, what it raises;
   `subscriptions`, the per-process pub/sub multiplexer; `reports`, players' reports.
-- `config`, `clock`: explicit configuration, and real or fake time.
+- `config`, `clock`: explicit configuration, and real or fake time; `heap`: the startup heap frozen.
 
 This module is the face the gateway sees: `gateway/` imports `from actors import ...` only the
 names in `__all__`, never a submodule (tests/test_layout.py checks it). They are loaded lazily,
@@ -24,7 +24,7 @@ each from its submodule on first use, so `from actors import Config` costs what 
 - public tables: `Kind`, `kinds`, `LANGUAGES`, `QUICK_PRESETS`;
 - Redis: `connect` (any URL: one server, Sentinel, Cluster), `Keys`, `patiently`,
   `persistence`, `StorageUnavailable`; the prefix lease: `PrefixTaken`, `release`;
-- metrics: `GROUP_BUCKETS`, `LATENCY_BUCKETS`, `watch_loop_lag`.
+- metrics: `GROUP_BUCKETS`, `LATENCY_BUCKETS`, `watch_loop_lag`; the heap: `freeze_startup_heap`.
 """
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ __all__ = [
     "connect", "persistence",  # redis_connect
     "PrefixTaken", "release",  # ownership
     "GROUP_BUCKETS", "LATENCY_BUCKETS", "watch_loop_lag",  # metrics
+    "freeze_startup_heap",  # heap
 ]
 
 # The submodule that defines each name of __all__ (tests/test_layout.py: the two agree).
@@ -66,6 +67,7 @@ _FACE = {
     "redis_connect": ("connect", "persistence"),
     "ownership": ("PrefixTaken", "release"),
     "metrics": ("GROUP_BUCKETS", "LATENCY_BUCKETS", "watch_loop_lag"),
+    "heap": ("freeze_startup_heap",),
 }
 _MODULE_OF = {name: module for module, names in _FACE.items() for name in names}
 
@@ -90,6 +92,7 @@ if TYPE_CHECKING:
     from actors.client import RoomClient, token_hash
     from actors.clock import Clock, RealClock
     from actors.config import Config
+    from actors.heap import freeze_startup_heap
     from actors.metrics import GROUP_BUCKETS, LATENCY_BUCKETS, watch_loop_lag
     from actors.ownership import PrefixTaken, release
     from actors.ratelimit import TokenBucket

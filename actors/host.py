@@ -27,6 +27,7 @@ import secrets
 import ray
 
 from actors.clock import Clock, RealClock
+from actors.heap import freeze_startup_heap
 from actors.config import Config
 from actors.metrics import HostMetrics, export_gauges, watch_loop_lag
 from actors.inbox import Outbox, Request, Rider, RoomUnavailable, read_request
@@ -292,6 +293,7 @@ class GameHost:
         await self._host.start()
         self._lag = asyncio.create_task(watch_loop_lag(metrics.observe_lag))
         self._export = asyncio.create_task(export_gauges(metrics))
+        freeze_startup_heap()
 
     async def create_room(self, code: str, name: str, token_hash: str,
                           table: tuple[str, str] | None = None, address: str = "") -> dict:

@@ -18,7 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from actors import Config, RoomClient, StorageUnavailable, watch_loop_lag
+from actors import Config, RoomClient, StorageUnavailable, freeze_startup_heap, watch_loop_lag
 from gateway.limits import AddressLimits
 from gateway.metrics import Metrics
 from gateway.routes import admin, health, pages, rooms, tables
@@ -138,6 +138,7 @@ def create_app(config: Config) -> FastAPI:
         watchdogs = [asyncio.create_task(keep_presence_lease(gw)),
                      asyncio.create_task(watch_loop_lag(metrics.loop_lag.observe)),
                      asyncio.create_task(sample_gauges(metrics, seats, rooms))]
+        freeze_startup_heap()
         try:
             yield
         finally:
