@@ -64,8 +64,8 @@ CLOSE_TIMEOUT = 5.0  # a socket that reads nothing cannot take a close frame eit
 # next frame never waits for the previous reply); past this, it stops reading that socket. A socket
 # whose last answer was not an ack (or that has had none yet) has one at a time: a flood from the
 # first frame reaches its room once before the refusal spends the socket's copy of the limit, not
-# COMMANDS_IN_FLIGHT times for each of its sockets (36 flooding sockets sent ~38 commands each
-# to the rooms before their limits were spent, all at once: loadtest/README.md, "A flooding socket").
+# COMMANDS_IN_FLIGHT times for each of its sockets (36 flooding sockets sent ~38 commands each to
+# the rooms before their limits were spent, all at once: loadtest/README.md, "A flooding socket").
 # It waits for its command's answer ONE_AT_A_TIME_SECONDS at most, then reads on: while the socket
 # is not read its pings wait too, and the client's dead-link rule is 2.5 s (static/js/conn.js).
 COMMANDS_IN_FLIGHT = 8
