@@ -195,19 +195,21 @@ class RoomClient:
         return {"room": code, "seat": 0, "token": token}
 
     async def quick_play(self, name: str, kind: Kind, press: str | None = None,
-                         address: str = "") -> dict:
+                         address: str = "",
+                         admit: Callable[[], Awaitable[None]] | None = None) -> dict:
         """Seat `name` at the fullest public table of `kind` not started yet, or at a new one:
         {"room", "seat", "token"}. The index (actors.tables) promises the seat atomically, so
         concurrent presses on any gateways never overfill a table, and open a new one only when
         none has a seat left. `press`: the client's id of this press; a retry of it from the
         same `address` with the same name gets the same seat (a press is seated once), the same
         id from elsewhere or with another name is another press (the id is no credential: the
-        first press's seat and token never go to another). Raises BadName, ServerFull,
-        StorageUnavailable."""
+        first press's seat and token never go to another). `admit` is awaited just before the
+        press opens a new table (not when it joins one): what it raises refuses the press. Raises
+        BadName, ServerFull, StorageUnavailable."""
         name = clean_name(name)
         until = self._deadline()
         if press is None:
-            return await self._press(name, kind, until, address)
+            return await self._press(name, kind, until, address, admit)
         bound = "\0".join((press, address, name)).encode("utf-8", "surrogatepass")
         key = self.keys.press(hashlib.sha256(bound).hexdigest())
         while not await patiently(lambda: self.redis.set(key, b"", nx=True, ex=PRESS_TTL),
@@ -219,7 +221,7 @@ class RoomClient:
                 raise StorageUnavailable("quick play: the same press is still being seated")
             await asyncio.sleep(MAKING_POLL)  # the same press, in progress elsewhere
         try:
-            seated = await self._press(name, kind, until, address)
+            seated = await self._press(name, kind, until, address, admit)
         except BaseException:
             await self.redis.delete(key)
             raise
@@ -227,13 +229,16 @@ class RoomClient:
                         "quick play", until)
         return seated
 
-    async def _press(self, name: str, kind: Kind, until: float, address: str) -> dict:
+    async def _press(self, name: str, kind: Kind, until: float, address: str,
+                     admit: Callable[[], Awaitable[None]] | None) -> dict:
         tables, size, tried = self.store.tables, kind.size(), list[str]()
         while True:
             verdict, code = await patiently(lambda: tables.claim(kind, size, tried),
                                             "quick play", until)
             if verdict == "create":
                 try:
+                    if admit is not None:
+                        await admit()
                     return await self.create_room(name, kind, address)
                 finally:
                     await patiently(lambda: tables.made(kind), "quick play")

@@ -55,15 +55,18 @@ class Holding:
         self.gw, self.address = gw, address
         self._reserved: list[tuple[str, str]] = []  # (what, the reservation)
 
-    async def reserve(self, lobby: bool = False) -> None:
+    async def reserve(self, lobby: bool = False, seat: bool = True) -> None:
+        """Reserve the seat the request takes, and with `lobby` the room it opens."""
         config = self.gw.config
-        caps = [("seats", config.lobby_seats_per_address,
-                 f"at most {config.lobby_seats_per_address} seats in lobbies and games per "
-                 "address at once: leave one, or wait for a game to end")]
+        caps = []
         if lobby:
-            caps.insert(0, ("lobbies", config.open_lobbies_per_address,
-                            f"at most {config.open_lobbies_per_address} rooms (lobbies and games) "
-                            "per address at once: leave one, or wait for a game to end"))
+            caps.append(("lobbies", config.open_lobbies_per_address,
+                         f"at most {config.open_lobbies_per_address} rooms (lobbies and games) "
+                         "per address at once: leave one, or wait for a game to end"))
+        if seat:
+            caps.append(("seats", config.lobby_seats_per_address,
+                         f"at most {config.lobby_seats_per_address} seats in lobbies and games "
+                         "per address at once: leave one, or wait for a game to end"))
         for what, limit, message in caps:
             if not limit:
                 continue

@@ -1,6 +1,7 @@
 """The public tables: quick play (a seat at the fullest open table of a kind) and their list."""
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -27,10 +28,11 @@ async def quick_play(body: HttpQuickPlay, request: Request, gw: Gateway):
         raise refusal(429, "rate_limited", f"at most {limit} new rooms per address in "
                       f"{gw.limits.retry_after() // 60 + 1} minutes", gw.limits.retry_after())
     holding = Holding(gw, address)
-    await holding.reserve(lobby=True)  # the press may open a table
+    await holding.reserve()  # its seat; a room only if it opens a table (a join holds none)
     try:
-        seated = await gw.rooms.quick_play(body.name, Kind(body.preset, body.language),
-                                           body.press, address)
+        seated = await gw.rooms.quick_play(
+            body.name, Kind(body.preset, body.language), body.press, address,
+            admit=functools.partial(holding.reserve, lobby=True, seat=False))
         # Seat 0: the press opened the table (a join takes the next seat), so it is a room of
         # this address, as if created by link.
         opened = seated["seat"] == 0
