@@ -3,9 +3,9 @@
 Python's full (generation 2) collection walks every tracked object, and most of a gateway's or a
 game host's are its startup's: the modules of FastAPI, pydantic, Ray and the rules, the app, the
 clients. Under 30 honest tables it paused a gateway's event loop 16-139 ms at a time, every socket
-of the process waiting (loadtest/README.md, "The stalls were the collector's"). Frozen once the
-process has started, they are never walked again: a full collection walks what the process made
-since, its rooms and sockets.
+of the process waiting (loadtest/README.md, "The honest tables measured from a process of their
+own", point 2). Frozen once the process has started, they are never walked again: a full
+collection walks what the process made since, its rooms and sockets.
 """
 from __future__ import annotations
 
