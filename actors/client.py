@@ -430,11 +430,15 @@ class RoomClient:
         reporter = await self.authenticate(code, token)
         if reporter is None:
             raise AgainRefused("not_authenticated", "no seat of this room has that token")
-        facts = await self.lobby(code)
-        players = {p["seat"]: p["name"] for p in facts["players"]}
-        if seat == reporter or seat not in players:
+        if seat == reporter:
             raise AgainRefused("illegal_target", "a report names another seat of the room")
         try:
+            if not await self._reports.admissible(code, reporter, seat):
+                return False
+            facts = await self.lobby(code)  # the seats' names, from the room's host
+            players = {p["seat"]: p["name"] for p in facts["players"]}
+            if seat not in players:
+                raise AgainRefused("illegal_target", "a report names another seat of the room")
             return await self._reports.file(Filed(code, (reporter, players[reporter]),
                                                   (seat, players[seat]), reason, text, time_ms()))
         except ReportRefused as e:

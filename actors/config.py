@@ -104,6 +104,13 @@ class Config:
     reports_per_seat: int = 5  # reports one seat may file in a room (of as many other seats)
     reports_per_room: int = 30  # reports a room holds at most (each points at its chat)
     report_ttl: int = 30 * 86400  # seconds a report is kept for the operators
+    # Of the quick-play presses and the reports above, how many one address may make at once,
+    # then one per how many seconds; each gateway process counts its own (gateway.limits.Bursts).
+    # Off with its per-address limit, or at 0.
+    quick_play_burst: int = 10
+    quick_play_pace: float = 1.0
+    report_burst: int = 5
+    report_pace: float = 10.0
     # The operators' secret for /api/admin/* (Authorization: Bearer ...); None: no admin API.
     admin_secret: str | None = field(default=None, repr=False)
     # The bearer token Prometheus must send for /metrics; None: /metrics is open (to be kept to
@@ -130,7 +137,7 @@ class Config:
                      "quick_plays_per_address",
                      "joins_per_address", "open_lobbies_per_address", "lobby_seats_per_address",
                      "reports_per_address", "reports_per_seat", "reports_per_room",
-                     "reviews_per_address",
+                     "reviews_per_address", "quick_play_burst", "report_burst",
                      "lookup_failures_per_address",
                      "max_hosts"):
             if getattr(self, name) < 0:
@@ -147,6 +154,8 @@ class Config:
             raise ValueError("host_start_wait must be > 0")
         if self.request_patience < 0:
             raise ValueError("request_patience must be >= 0")
+        if self.quick_play_pace <= 0 or self.report_pace <= 0:
+            raise ValueError("quick_play_pace and report_pace must be > 0")
         if self.ws_unsent_bytes < 1 or self.ws_drain_seconds <= 0:
             raise ValueError("ws_unsent_bytes must be >= 1 and ws_drain_seconds > 0")
         try:  # refuse bad durations here, not later inside every host actor that starts
@@ -216,6 +225,10 @@ class Config:
             ("WW_REPORTS_PER_SEAT", "reports_per_seat", int),
             ("WW_REPORTS_PER_ROOM", "reports_per_room", int),
             ("WW_REPORT_TTL", "report_ttl", int),
+            ("WW_QUICK_PLAY_BURST", "quick_play_burst", int),
+            ("WW_QUICK_PLAY_PACE", "quick_play_pace", float),
+            ("WW_REPORT_BURST", "report_burst", int),
+            ("WW_REPORT_PACE", "report_pace", float),
             ("WW_ADMIN_SECRET", "admin_secret", str),
             ("WW_METRICS_TOKEN", "metrics_token", str),
             ("WW_WS_UNSENT_BYTES", "ws_unsent_bytes", int),

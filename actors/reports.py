@@ -21,12 +21,10 @@ from actors.store import Keys
 # page of reports stays a few MB at most, whatever a seat wrote).
 REPORT_LINES = 200
 
-# Files one report (KEYS: the room's reports, its chat; ARGV: field "reporter>reported", the
-# report, reports per seat, reports per room, ttl). 1: filed; 0: that pair was reported already;
-# -1: the room holds its bound; -2: the reporting seat does. The chat of a room already over
-# (it has a TTL) is kept as long as the report; a live room's (no TTL) is left to its final
-# persist, which does the same (EXPIRE GT leaves a key without a TTL as it is).
-_FILE = """
+# Whether one report may be filed (KEYS: the room's reports, its chat; ARGV: field
+# "reporter>reported", the report, reports per seat, reports per room, ttl): 0: that pair was
+# reported already; -1: the room holds its bound; -2: the reporting seat does.
+_BOUNDS = """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 local fields = redis.call('HKEYS', KEYS[1])
 if #fields >= tonumber(ARGV[4]) then return -1 end
@@ -35,6 +33,13 @@ for _, field in ipairs(fields) do
   if string.sub(field, 1, #reporter) == reporter then mine = mine + 1 end
 end
 if mine >= tonumber(ARGV[3]) then return -2 end
+"""
+# The bounds, then 1: may be filed.
+_ADMISSIBLE = _BOUNDS + "return 1"
+# The bounds, then files it: 1. The chat of a room already over (it has a TTL) is kept as long as
+# the report; a live room's (no TTL) is left to its final persist, which does the same (EXPIRE GT
+# leaves a key without a TTL as it is).
+_FILE = _BOUNDS + """
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[5], 'GT')
@@ -66,6 +71,24 @@ class Reports:
         self._per_seat = per_seat
         self._per_room = per_room
         self._file = redis.register_script(_FILE)
+        self._admissible = redis.register_script(_ADMISSIBLE)
+
+    async def admissible(self, code: str, reporter: int, reported: int) -> bool:
+        """Whether `file` would store a report of seat `reported` by seat `reporter` now: False
+        if that pair was reported already; raises Refused past a bound. Read before anything
+        costlier than Redis (the seats' names are the room host's): 306 reports at once, most
+        past the bounds, kept the host from the honest tables' commands (issue 34). `file`
+        checks again, atomically."""
+        return self._verdict(await self._admissible(
+            keys=[self._keys.reports(code)],
+            args=[f"{reporter}>{reported}", "", self._per_seat, self._per_room, self._ttl]))
+
+    def _verdict(self, answer: int) -> bool:
+        if answer == -1:
+            raise Refused(f"this room holds {self._per_room} reports already")
+        if answer == -2:
+            raise Refused(f"a seat files at most {self._per_seat} reports in a room")
+        return bool(answer)
 
     async def file(self, report: Filed) -> bool:
         """Store `report`, pointing at the room's chat as it stands; False if this seat had
@@ -80,11 +103,7 @@ class Reports:
         filed = await self._file(keys=[keys.reports(code), keys.chat(code)],
                                  args=[field, orjson.dumps(entry), self._per_seat, self._per_room,
                                        self._ttl])
-        if filed == -1:
-            raise Refused(f"this room holds {self._per_room} reports already")
-        if filed == -2:
-            raise Refused(f"a seat files at most {self._per_seat} reports in a room")
-        if not filed:
+        if not self._verdict(filed):
             return False
         async with self._redis.pipeline(transaction=True) as pipe:  # the index's own slot
             pipe.zadd(keys.reported(), {f"{code} {field}": report.at})

@@ -9,17 +9,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import signal
 import threading
 import time
 from contextlib import asynccontextmanager
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from actors import Config, RoomClient, StorageUnavailable, freeze_startup_heap, watch_loop_lag
-from gateway.limits import AddressLimits
+from gateway.limits import AddressLimits, Bursts, client_address
 from gateway.metrics import Metrics
 from gateway.routes import admin, health, pages, rooms, tables
 from gateway.seats import LocalSeats, PresenceReports
@@ -97,6 +99,48 @@ class GuardRequests:
         await self.app(scope, receive_body, send)
 
 
+class LimitBursts:
+    """Plain ASGI, outermost: a request of a kind past its address's burst (`Bursts`) is answered
+    429 before the body is read or the app runs (a refusal the app answered cost it every
+    middleware, the body's validation and a Redis count)."""
+
+    def __init__(self, app, bursts: Bursts) -> None:
+        self.app, self.bursts = app, bursts
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and (what := burst_kind(scope["method"], scope["path"])):
+            client = scope.get("client")
+            wait = self.bursts.wait(what, client_address(client[0] if client else None))
+            if wait:
+                return await _rate_limited(send, what, math.ceil(wait))
+        await self.app(scope, receive, send)
+
+
+def burst_kind(method: str, path: str) -> str | None:
+    """The kind of burst a request counts in (Config's quick_play_burst, report_burst)."""
+    if method != "POST":
+        return None
+    if path == "/api/quickplay":
+        return "quickplay"
+    if path.startswith("/api/rooms/") and path.endswith("/reports"):
+        return "reports"
+    return None
+
+
+async def _rate_limited(send, what: str, retry_after: int) -> None:
+    body = orjson.dumps({"detail": {"code": "rate_limited",
+                                    "message": f"too many {BURST_THINGS[what]} at once from this "
+                                               f"address: try again in {retry_after} s"}})
+    await send({"type": "http.response.start", "status": 429,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"retry-after", str(retry_after).encode()),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+BURST_THINGS = {"quickplay": "quick-play presses", "reports": "reports"}
+
+
 async def _too_large(send) -> None:
     body = b'{"detail":{"code":"too_large","message":"a request body is at most %d bytes"}}' % (
         MAX_BODY_BYTES)
@@ -152,6 +196,11 @@ def create_app(config: Config) -> FastAPI:
     app = FastAPI(title="Werewolf gateway", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.add_middleware(TimeRequests, metrics=metrics)
     app.add_middleware(GuardRequests)
+    app.add_middleware(LimitBursts, bursts=Bursts({
+        "quickplay": (config.quick_play_burst if config.quick_plays_per_address else 0,
+                      config.quick_play_pace),
+        "reports": (config.report_burst if config.reports_per_address else 0,
+                    config.report_pace)}))
 
     @app.exception_handler(RequestValidationError)
     async def unprocessable(request: Request, exc: RequestValidationError):

@@ -26,7 +26,9 @@ class GatewayState:
     tables: PublicTables
 
 
-def gateway_state(conn: HTTPConnection) -> GatewayState:
+async def gateway_state(conn: HTTPConnection) -> GatewayState:
+    # async: a plain function dependency runs on a worker thread (anyio), a thread hop per request
+    # and up to 40 new threads for a burst of requests
     return conn.app.state.gateway
 
 

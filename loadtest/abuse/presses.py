@@ -25,8 +25,10 @@ def answered(response) -> str:
 
 
 async def run(t: Target) -> dict:
-    """Quick play counts in the room limit and the seat cap: one address's presses open no more
-    tables than its lobbies may be, and a press id is no credential elsewhere."""
+    """One address's presses at once: past its burst they are refused before the gateway's app
+    reads them, the rest count in the room limit and the seat cap (tests/gateway/test_limits.py
+    holds those to their caps under requests at once), and a press id is no credential
+    elsewhere."""
     url, count = t.url, t.args.presses
     presser, presses = next_address(), [secrets.token_urlsafe(12) for _ in range(t.args.presses)]
     gw0, t0 = cpu_s(t.stack), time.monotonic()
@@ -50,6 +52,8 @@ async def run(t: Target) -> dict:
             else "a seat of its own")
     return {"probe": f"one address presses \"Play now\" {count} times at once (its own id each; "
                      f"WW_QUICK_PLAYS_PER_ADDRESS={t.config.quick_plays_per_address}, "
+                     f"WW_QUICK_PLAY_BURST={t.config.quick_play_burst} then one per "
+                     f"{t.config.quick_play_pace:g} s, "
                      f"WW_OPEN_LOBBIES_PER_ADDRESS={t.config.open_lobbies_per_address}, "
                      f"WW_LOBBY_SEATS_PER_ADDRESS={t.config.lobby_seats_per_address}); then a "
                      f"seated press's id from another address",
@@ -59,4 +63,5 @@ async def run(t: Target) -> dict:
             "time": f"{took:.1f} s", "cpu": f"gateway {cpu_s(t.stack) - gw0:.2f} s", "rss": "-",
             "ping": t.pinger.p99(t0),
             "facts": {"answers": [answered(a) for a in answers], "seated": len(seated),
+                      "seconds": took,
                       "tables": len(tables), "opened": opened, "reused": reused}}

@@ -18,7 +18,8 @@ LINES, LETTERS = 5, 500  # each living seat's: the chat limit's burst, the longe
 
 async def run(t: Target) -> dict:
     """A report points at the lines instead of copying them, each seat and room holds a bounded
-    number, and the operators' read is paged."""
+    number (past them, and past its address's burst, refused before the room's host is asked),
+    and the operators' read is paged."""
     url, config = t.url, t.config
     seats, living = await day_room(url, t.rc, next_address())
     room = seats[0]["room"]
@@ -61,7 +62,9 @@ async def run(t: Target) -> dict:
     for sock in sockets:
         await sock.close()
     return {"probe": f"every seat of an 18-seat game reports every other ({SEATS * (SEATS - 1)} "
-                     f"reports, an address each; WW_REPORTS_PER_SEAT={config.reports_per_seat}, "
+                     f"reports, an address each; WW_REPORT_BURST={config.report_burst} then one "
+                     f"per {config.report_pace:g} s, "
+                     f"WW_REPORTS_PER_SEAT={config.reports_per_seat}, "
                      f"WW_REPORTS_PER_ROOM={config.reports_per_room}), {len(living)} seats "
                      f"having said {LINES} lines of {LETTERS} letters; then the operators' read",
             "result": f"{counted(statuses)}; stored: the room's reports {stored / 1024:.0f} KiB "

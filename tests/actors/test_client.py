@@ -13,7 +13,7 @@ from actors.config import Config
 from actors.host import RoomHost
 from actors.room import RATE_LIMITS
 from actors.pubsub import shard_pubsub
-from actors.refusals import RoomNotFound
+from actors.refusals import AgainRefused, RoomNotFound
 from actors.reports import REPORT_LINES
 from actors.store import RedisStore
 from actors.subscriptions import Subscriptions
@@ -240,3 +240,27 @@ async def test_reports_store_no_copy_of_the_chat_however_much_was_said(wired, re
     assert chatty < quiet + 64, (quiet, chatty)  # 400 lines of 250 bytes: 100 KB if copied
     page = await rc.reports(10)
     assert [len(r["lines"]) for r in page["reports"] if r["room"] == "BBBBBB"] == [REPORT_LINES] * 2
+
+
+async def test_a_report_past_its_bounds_or_again_never_reaches_the_room_s_host(wired, monkeypatch):
+    """306 reports at once, most past the bounds, each asked the room's host for the seats'
+    names and kept it from the honest tables' commands (issue 34): the bounds and a duplicate
+    are refused from Redis alone."""
+    rc, _, _ = wired
+    seats = [await rc.join("AAAAAA", f"P{i}") for i in range(rc.config.reports_per_seat + 3)]
+    reporter = seats[0]
+    for seat in seats[1:rc.config.reports_per_seat + 1]:
+        assert await rc.report("AAAAAA", reporter["token"], seat["seat"], "abuse", "")
+    asked = []
+    real_lobby = rc.lobby
+
+    async def lobby(code):
+        asked.append(code)
+        return await real_lobby(code)
+    monkeypatch.setattr(rc, "lobby", lobby)
+    assert not await rc.report("AAAAAA", reporter["token"], seats[1]["seat"], "abuse", "")
+    with pytest.raises(AgainRefused, match="at most"):
+        await rc.report("AAAAAA", reporter["token"], seats[-1]["seat"], "abuse", "")
+    assert asked == []
+    assert await rc.report("AAAAAA", seats[1]["token"], reporter["seat"], "abuse", "")
+    assert asked == ["AAAAAA"]  # one that is filed reads the names

@@ -1,6 +1,6 @@
 """What an address holds (gateway/limits.py) on the shared Redis, under a prefix of its own: rooms
 and seats count while their room is a lobby or a running game (issue 34: a started game left every
-cap, and 80 of them from one IPv6 /56 held the server)."""
+cap, and 80 of them from one IPv6 /56 held the server). A process's bursts, on a fake clock."""
 import asyncio
 import secrets
 import time
@@ -9,7 +9,7 @@ import pytest
 
 from actors.redis_connect import connect
 from actors.store import Keys
-from gateway.limits import RESERVATION_SECONDS, SITE_SHARE, AddressLimits
+from gateway.limits import RESERVATION_SECONDS, SITE_SHARE, SWEEP_AT, AddressLimits, Bursts
 
 
 @pytest.fixture
@@ -76,3 +76,38 @@ async def test_concurrent_requests_never_reserve_past_the_cap_and_a_reservation_
     await redis.zadd(keys.held("seats", address),
                      {kept[0]: time.time() - RESERVATION_SECONDS - 1})
     assert not await holds_too_much(limits, "seats", address, 1)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_burst_then_the_pace_per_address_and_kind():
+    clock = Clock()
+    bursts = Bursts({"quickplay": (3, 2.0), "reports": (0, 1.0)}, clock)
+    assert [bursts.wait("quickplay", "a") for _ in range(3)] == [0, 0, 0]
+    assert bursts.wait("quickplay", "a") == pytest.approx(2.0)  # refused: counted nothing
+    assert bursts.wait("quickplay", "a") == pytest.approx(2.0)
+    assert bursts.wait("quickplay", "b") == 0  # another address has its own
+    clock.now += 1.5
+    assert bursts.wait("quickplay", "a") == pytest.approx(0.5)
+    clock.now += 0.5
+    assert bursts.wait("quickplay", "a") == 0  # one more at the pace...
+    assert bursts.wait("quickplay", "a") == pytest.approx(2.0)  # ...and only one
+    clock.now += 60
+    assert [bursts.wait("quickplay", "a") for _ in range(4)][-1] > 0  # the burst whole, no more
+    assert all(bursts.wait("reports", "a") == 0 for _ in range(100))  # burst 0: off
+    assert bursts.wait("review", "a") == 0  # a kind with no burst
+
+
+def test_the_addresses_whose_burst_is_whole_are_forgotten():
+    clock = Clock()
+    bursts = Bursts({"quickplay": (2, 1.0)}, clock)
+    for i in range(SWEEP_AT * 4):
+        bursts.wait("quickplay", f"10.0.{i // 256}.{i % 256}")
+        clock.now += 0.01  # each address whole again 1 s after its request
+    assert len(bursts._due) < SWEEP_AT  # noqa: SLF001 (what the process keeps)

@@ -22,7 +22,7 @@ def gateway(stack):
     return stack.start_gateway(games_per_actor=10, env={
         "WW_ADMIN_SECRET": SECRET, "WW_QUICK_PLAYS_PER_ADDRESS": "0",
         "WW_PUBLIC_COUNTDOWN": "600", "WW_VOTE_SETTLED": "0",  # settled: tests/actors
-        "WW_REPORTS_PER_SEAT": "1"})
+        "WW_REPORTS_PER_SEAT": "1", "WW_REPORT_BURST": "10"})  # 6 reports in a row from here
 
 
 async def seated(gateway, count: int) -> tuple[str, list[dict], list]:

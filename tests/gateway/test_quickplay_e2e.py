@@ -3,6 +3,7 @@ cluster, Redis. Concurrent presses on both gateways fill 18-seat tables one afte
 none overfilled, no press seated twice, one table left part-full; a full table started by itself
 and is listed for spectators."""
 import asyncio
+from collections import Counter
 import secrets
 
 import httpx
@@ -65,6 +66,23 @@ async def test_concurrent_presses_fill_tables_in_turn_across_gateways(gateways):
     finally:
         for http in clients:
             await http.aclose()
+
+
+async def test_presses_at_once_from_one_address_are_seated_up_to_its_seat_cap(stack):
+    """Each press counted what its address held, then was seated: 120 presses at once were seated
+    106 times at 6 tables against caps of 40 seats and 5 rooms (issue 34). Then each reserved a
+    room, joins too, and 120 at once seated 9. Exactly the cap, at the tables it fills."""
+    gateway = stack.start_gateway(games_per_actor=10, env={
+        "WW_PUBLIC_COUNTDOWN": "600", "WW_LOBBY_SEATS_PER_ADDRESS": "40",
+        "WW_OPEN_LOBBIES_PER_ADDRESS": "5", "WW_QUICK_PLAY_BURST": "0"})  # all of them at once
+    async with httpx.AsyncClient(base_url=gateway.url, timeout=HTTP_TIMEOUT) as http:
+        answers = await asyncio.gather(*(http.post("/api/quickplay", json={
+            "name": f"P{i}", "preset": "seed_000", "language": "en"}) for i in range(60)))
+    seated = [a.json() for a in answers if a.status_code == 200]
+    assert len(seated) == 40
+    assert sorted(Counter(s["room"] for s in seated).values()) == [4, 18, 18]
+    assert {a.json()["detail"]["code"] for a in answers if a.status_code != 200} == {
+        "rate_limited"}
 
 
 async def test_a_retried_press_gets_the_same_seat(gateways):
