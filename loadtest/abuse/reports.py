@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 
 from actors.store import Keys
 from devstack.stack import connect
-from loadtest.abuse.common import (ADMIN_SECRET, SEATS, Target, client, counted, day_room,
+from loadtest.abuse.common import (ADMIN_SECRET, SEATS, Target, client, counted, cpu_s, day_room,
                                    next_address)
 
 LINES, LETTERS = 5, 500  # each living seat's: the chat limit's burst, the longest line
@@ -29,7 +29,7 @@ async def run(t: Target) -> dict:
             reply = await sock.request({"type": "chat", "text": chr(0x61 + i % 26) * LETTERS},
                                        timeout=60)
             assert reply["type"] == "ack", reply
-    t0 = time.monotonic()
+    gw0, hosts0, t0 = cpu_s(t.stack), cpu_s(t.stack, "ray-hosts"), time.monotonic()
 
     async def report_all(reporter: int) -> list[str]:
         async with client(url, next_address()) as http:
@@ -39,6 +39,8 @@ async def run(t: Target) -> dict:
     statuses = [s for each in await asyncio.gather(*(report_all(r) for r in range(SEATS)))
                 for s in each]
     took = time.monotonic() - t0
+    hosts = cpu_s(t.stack, "ray-hosts") - hosts0
+    cpu = f"gateway {cpu_s(t.stack) - gw0:.2f} s, hosts {hosts:.2f} s"
     pages, largest, read = 0, 0, 0
     async with client(url) as http:
         cursor = None
@@ -70,6 +72,6 @@ async def run(t: Target) -> dict:
             "result": f"{counted(statuses)}; stored: the room's reports {stored / 1024:.0f} KiB "
                       f"(its chat {chat / 1024:.0f} KiB); read: {read} reports in {pages} "
                       f"page(s), the largest {largest / 1024:.0f} KiB",
-            "time": f"{took:.1f} s", "rss": "-", "ping": t.pinger.p99(t0),
+            "time": f"{took:.1f} s", "cpu": cpu, "rss": "-", "ping": t.pinger.p99(t0),
             "facts": {"statuses": statuses, "stored_bytes": stored, "chat_bytes": chat,
                       "read": read, "pages": pages, "largest_page": largest}}
