@@ -152,9 +152,11 @@ async def _too_large(send) -> None:
 
 async def sample_gauges(metrics: Metrics, seats: LocalSeats, rooms: RoomClient) -> None:
     """Lifespan task: gauges read from this process's state, set every second (prometheus_client's
-    multiprocess mode reads values from its files, so a gauge cannot be a callback)."""
+    multiprocess mode reads values from its files, so a gauge cannot be a callback), and the
+    counts kept off the per-frame path added to their counters."""
     while True:
         metrics.rooms.set(seats.room_count)
+        metrics.flush()
         metrics.requests_waiting.set(rooms.pending_requests())
         await asyncio.sleep(GAUGE_INTERVAL)
 

@@ -69,15 +69,26 @@ class Metrics:
         self.requests_waiting = Gauge("ww_requests_waiting",
                                       "Requests to hosts waiting for their reply", registry=r,
                                       multiprocess_mode=live)
-        # Hot path: one child per label value, bound once.
+        # Hot path: one child per label value, bound once. The events written through as they
+        # arrive (`Session.write_through`: a frame each) are counted in a plain int, added to the
+        # counter by `flush` (every second, and before an exposition): in multiprocess mode an
+        # inc is a lock and a write to a mapped file.
         self.out_event = self.messages_out.labels("event")
+        self.events_written = 0
         self.welcome_stages = {stage: self.welcome_seconds.labels(stage)
                                for stage in ("subscribe", "welcome", "replay", "total")}
 
 
+    def flush(self) -> None:
+        """Add the events counted since the last flush to their counter."""
+        if self.events_written:
+            written, self.events_written = self.events_written, 0
+            self.out_event.inc(written)
+
     def text(self) -> bytes:
         """The exposition of this process, or in multiprocess mode of every worker of the
         replica."""
+        self.flush()
         if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             return generate_latest(self.registry)
         merged = CollectorRegistry()

@@ -321,7 +321,7 @@ class Session:
             if not self._send_framed(framed(event)):
                 return False
             self.last = event["seq"]
-            self.metrics.out_event.inc()
+            self.metrics.events_written += 1
         return True
 
     def overflow(self) -> None:
