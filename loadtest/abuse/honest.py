@@ -31,9 +31,14 @@ PING_EVERY = 0.6  # within the gateway's ping limit (2 a second)
 CHAT_EVERY = 2.0  # within the room's chat limit (1 line a second)
 SETTLE = 2.0  # seconds between a probe's window and the next probe's quiet window
 SAMPLES_LINE = 1 << 26  # bytes of one line of samples from the player (~40 bytes a sample)
+# This box is a virtual machine: its host takes CPU time from it at moments (steal time, in
+# /proc/stat), 30-52 % of it for minutes on end while every honest p99 went to 100-460 ms.
+STEAL_EVERY = 0.5  # seconds between two readings of the machine's CPU time
+STEAL_LIMIT = 5.0  # % of the CPU time stolen in a window, or its quiet one, past which
+                   # `medians` leaves that run of the probe out: what it measured was the host
 COLUMNS = ["probe", "seconds", "ping p50 / p99", "ack p50 / p99",
            "p99 / quiet just before (ping, ack)", "p99 / quiet before (ping, ack)",
-           "p99 / quiet after (ping, ack)"]
+           "p99 / quiet after (ping, ack)", "CPU stolen (window, quiet before)"]
 
 
 def add_arguments(parser) -> None:
@@ -56,6 +61,22 @@ class Honest:
         self.player, self.connected = player, 0
         self.pings: list[tuple[float, float]] = []  # (sent at, seconds to the ack)
         self.chat: list[tuple[float, float]] = []
+        self.cpu: list[tuple[float, int, int]] = []  # (when, stolen, all: jiffies since boot)
+        self._cpu_readings = asyncio.create_task(self._read_cpu())
+
+    async def _read_cpu(self) -> None:
+        while True:
+            self.cpu.append((time.monotonic(), *cpu_jiffies()))
+            await asyncio.sleep(STEAL_EVERY)
+
+    def stolen(self, since: float, until: float) -> float | None:
+        """% of the machine's CPU time its host took between `since` and `until` (the readings
+        around them), None without readings there."""
+        first = next((r for r in reversed(self.cpu) if r[0] <= since), None)
+        last = next((r for r in self.cpu if r[0] >= until), self.cpu[-1] if self.cpu else None)
+        if first is None or last is None or last[2] <= first[2]:
+            return None
+        return 100 * (last[1] - first[1]) / (last[2] - first[2])
 
     @classmethod
     async def start(cls, url: str, rc, tables: int, sockets: int) -> Honest:
@@ -118,17 +139,28 @@ class Honest:
             worst = sorted(samples, key=lambda sample: sample[1], reverse=True)
             return [(round(t - since, 2), round(s * 1000))
                     for t, s in worst[:max(1, len(samples) // 100)]]
+        self.cpu.append((time.monotonic(), *cpu_jiffies()))
         return {"seconds": until - since, "pings": len(pings), "acks": len(acks),
+                "stolen": self.stolen(since, until),
                 "ping_p50": ms(pings, 50), "ping_p99": ms(pings, 99),
                 "ack_p50": ms(acks, 50), "ack_p99": ms(acks, 99),
                 "ping_slowest": slowest(pings), "ack_slowest": slowest(acks)}
 
     async def stop(self) -> None:
+        self._cpu_readings.cancel()
         try:
             await self._ask({"stop": True})
         finally:
             if self.player.returncode is None:
                 await asyncio.wait_for(self.player.wait(), 30)
+
+
+def cpu_jiffies() -> tuple[int, int]:
+    """The machine's CPU time stolen by its host, and all of it, since boot (/proc/stat)."""
+    with open("/proc/stat") as stat:
+        fields = [int(f) for f in stat.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal [guest guest_nice: in user already]
+    return fields[7], sum(fields[:8])
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -149,17 +181,21 @@ def table(rows: list[dict]) -> list[str]:
         if quiet is None or w[f"{key}_p99"] is None or not quiet[f"{key}_p99"]:
             return "-"
         return f"{w[f'{key}_p99'] / quiet[f'{key}_p99']:.2f}"
+    def stolen(w: dict | None) -> str:
+        return "-" if w is None or w.get("stolen") is None else f"{w['stolen']:.1f} %"
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for name, w, quiet in windows:
         lines.append(f"| {name} | {w['seconds']:.1f} | {pair(w, 'ping')} (n={w['pings']}) | "
                      f"{pair(w, 'ack')} (n={w['acks']}) | "
                      f"{ratio(w, quiet, 'ping')}, {ratio(w, quiet, 'ack')} | "
                      f"{ratio(w, before, 'ping')}, {ratio(w, before, 'ack')} | "
-                     f"{ratio(w, after, 'ping')}, {ratio(w, after, 'ack')} |")
+                     f"{ratio(w, after, 'ping')}, {ratio(w, after, 'ack')} | "
+                     f"{stolen(w)}, {stolen(quiet)} |")
     return lines
 
 
-MEDIAN_COLUMNS = ["probe", "runs", "ping p99, each run (ms)", "ack p99, each run (ms)",
+MEDIAN_COLUMNS = ["probe", "runs (left out: host stole > STEAL_LIMIT)", "ping p99, each run (ms)",
+                  "ack p99, each run (ms)",
                   "median p99 / quiet just before (ping, ack)", "within 2x in runs (ping, ack)"]
 
 
@@ -167,15 +203,27 @@ def medians(runs: list[list[dict]]) -> list[str]:
     """The markdown lines of several runs' honest figures (each run: the rows of its `--json`):
     per probe, each run's p99 and the median of its ratios to the quiet window just before it.
     One run's short window holds ~220 acks, its p99 the third-worst: one stall moves it, so the
-    target is read on the median of several runs."""
+    target is read on the median of several runs. A run of a probe whose window, or its quiet
+    one, had more than STEAL_LIMIT % of the machine's CPU taken by its host is left out."""
     by_probe: dict[str, list[dict]] = {}
+    left_out: dict[str, int] = {}
     for rows in runs:
         for row in rows:
-            if "honest" in row and row.get("quiet"):
+            if "honest" not in row or not row.get("quiet"):
+                continue
+            if max(row["honest"].get("stolen") or 0, row["quiet"].get("stolen") or 0) \
+                    > STEAL_LIMIT:
+                left_out[row["name"]] = left_out.get(row["name"], 0) + 1
+                by_probe.setdefault(row["name"], [])
+            else:
                 by_probe.setdefault(row["name"], []).append(row)
-    lines = ["| " + " | ".join(MEDIAN_COLUMNS) + " |", "|" + "---|" * len(MEDIAN_COLUMNS)]
+    lines = ["| " + " | ".join(MEDIAN_COLUMNS).replace("STEAL_LIMIT", f"{STEAL_LIMIT:g} %")
+             + " |", "|" + "---|" * len(MEDIAN_COLUMNS)]
     for name, rows in by_probe.items():
-        cells = [name, str(len(rows))]
+        cells = [name, f"{len(rows)} ({left_out.get(name, 0)})"]
+        if not rows:
+            lines.append("| " + " | ".join(cells + ["-"] * (len(MEDIAN_COLUMNS) - 2)) + " |")
+            continue
         ratios = {}
         for key in ("ping", "ack"):
             cells.append(", ".join(f"{row['honest'][f'{key}_p99']:.0f}" for row in rows))

@@ -178,6 +178,7 @@ def test_the_honest_tables_are_measured_quiet_and_during_each_probe(tmp_path):
         assert window["pings"] > 0 and window["acks"] > 0
         assert 0 < window["ping_p50"] <= window["ping_p99"]
         assert 0 < window["ack_p50"] <= window["ack_p99"]
+        assert 0 <= window["stolen"] <= 100  # the host's share of the machine's CPU meanwhile
     assert "| origin |" in run.stdout.split("honest tables")[1]
 
 
@@ -191,4 +192,20 @@ def test_several_runs_are_read_on_each_probe_s_median_ratio_to_its_quiet_window(
     lines = honest.medians([run(3.0, 4.0), run(9.0, 4.0), run(2.0, 16.0)])
     assert len(lines) == 3  # the header, its rule, one probe: the idle window has no ratio
     cells = [cell.strip() for cell in lines[2].strip("|").split("|")]
-    assert cells == ["lobbies", "3", "3, 9, 2", "4, 4, 16", "1.50, 1.00", "2 of 3, 2 of 3"]
+    assert cells == ["lobbies", "3 (0)", "3, 9, 2", "4, 4, 16", "1.50, 1.00", "2 of 3, 2 of 3"]
+    # a run whose window, or its quiet one, lost CPU to the machine's host is left out
+    stolen = run(40.0, 40.0)
+    stolen[1]["quiet"] = {**stolen[1]["quiet"], "stolen": honest.STEAL_LIMIT + 1}
+    cells = [cell.strip() for cell in honest.medians(
+        [run(3.0, 4.0), stolen, run(2.0, 16.0)])[2].strip("|").split("|")]
+    assert cells[:3] == ["lobbies", "2 (1)", "3, 2"]
+
+
+def test_the_cpu_its_host_took_from_the_machine_is_read_over_a_window():
+    load = object.__new__(honest.Honest)  # no player: the readings only
+    load.cpu = [(10.0, 100, 1000), (10.5, 100, 1100), (11.0, 150, 1200), (11.5, 150, 1300)]
+    assert load.stolen(10.2, 11.2) == pytest.approx(100 * 50 / 300)  # from 10.0 to 11.5
+    assert load.stolen(10.5, 10.9) == pytest.approx(50.0)
+    assert load.stolen(9.0, 10.9) is None  # no reading before it began
+    stolen, everything = honest.cpu_jiffies()
+    assert 0 <= stolen <= everything
