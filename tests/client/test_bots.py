@@ -16,6 +16,7 @@ import time
 
 import httpx
 import pytest
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from bots.claims import Claim, Reader, render
 from devstack.stack import HTTP_TIMEOUT, durations
@@ -245,7 +246,16 @@ async def test_a_player_closes_the_page_a_bot_plays_the_seat_and_the_player_come
             # The player comes back to the seat: the table is told, the mark goes.
             back.page = await back.context.new_page()
             await back.page.goto(f"{gateway.url}/#/r/{room}")
-            await back.page.wait_for_selector(f"{GAME} #players li.me[data-seat='{seat}']")
+            # As long as the first deal may take: a page loading beside the whole suite (CI,
+            # once) took more than the default 30 s.
+            try:
+                await back.page.wait_for_selector(f"{GAME} #players li.me[data-seat='{seat}']",
+                                                  timeout=120_000)
+            except PlaywrightTimeout:
+                shown = await back.page.eval_on_selector_all(
+                    "[id^='screen-']:not([hidden])", "els => els.map((e) => e.id)")
+                raise AssertionError(f"the seat's page came back to {shown}, not the game") \
+                    from None
             await feed_says(alice.page, EN["event.bot_seat.back"].format(name=back.name))
             await alice.page.wait_for_selector(f"#table .seat[data-seat='{seat}']:not([data-bot])")
             assert await back.page.get_attribute(
