@@ -15,7 +15,6 @@ import threading
 import time
 from contextlib import asynccontextmanager
 
-import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -112,7 +111,13 @@ class LimitBursts:
             client = scope.get("client")
             wait = self.bursts.wait(what, client_address(client[0] if client else None))
             if wait:
-                return await _rate_limited(send, what, math.ceil(wait))
+                retry_after = math.ceil(wait)
+                refusal = JSONResponse(
+                    {"detail": {"code": "rate_limited",
+                                "message": f"too many {BURST_THINGS[what]} at once from this "
+                                           f"address: try again in {retry_after} s"}},
+                    status_code=429, headers={"Retry-After": str(retry_after)})
+                return await refusal(scope, receive, send)
         await self.app(scope, receive, send)
 
 
@@ -127,15 +132,6 @@ def burst_kind(method: str, path: str) -> str | None:
     return None
 
 
-async def _rate_limited(send, what: str, retry_after: int) -> None:
-    body = orjson.dumps({"detail": {"code": "rate_limited",
-                                    "message": f"too many {BURST_THINGS[what]} at once from this "
-                                               f"address: try again in {retry_after} s"}})
-    await send({"type": "http.response.start", "status": 429,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"retry-after", str(retry_after).encode()),
-                            (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
 
 
 BURST_THINGS = {"quickplay": "quick-play presses", "reports": "reports"}

@@ -66,8 +66,11 @@ class Honest:
 
     async def _read_cpu(self) -> None:
         while True:
-            self.cpu.append((time.monotonic(), *cpu_jiffies()))
+            self._read_cpu_now()
             await asyncio.sleep(STEAL_EVERY)
+
+    def _read_cpu_now(self) -> None:
+        self.cpu.append((time.monotonic(), *cpu_jiffies()))
 
     def stolen(self, since: float, until: float) -> float | None:
         """% of the machine's CPU time its host took between `since` and `until` (the readings
@@ -139,7 +142,7 @@ class Honest:
             worst = sorted(samples, key=lambda sample: sample[1], reverse=True)
             return [(round(t - since, 2), round(s * 1000))
                     for t, s in worst[:max(1, len(samples) // 100)]]
-        self.cpu.append((time.monotonic(), *cpu_jiffies()))
+        self._read_cpu_now()  # the window's end, however late the last periodic reading
         return {"seconds": until - since, "pings": len(pings), "acks": len(acks),
                 "stolen": self.stolen(since, until),
                 "ping_p50": ms(pings, 50), "ping_p99": ms(pings, 99),
@@ -211,12 +214,12 @@ def medians(runs: list[list[dict]]) -> list[str]:
         for row in rows:
             if "honest" not in row or not row.get("quiet"):
                 continue
+            kept = by_probe.setdefault(row["name"], [])
             if max(row["honest"].get("stolen") or 0, row["quiet"].get("stolen") or 0) \
                     > STEAL_LIMIT:
                 left_out[row["name"]] = left_out.get(row["name"], 0) + 1
-                by_probe.setdefault(row["name"], [])
             else:
-                by_probe.setdefault(row["name"], []).append(row)
+                kept.append(row)
     lines = ["| " + " | ".join(MEDIAN_COLUMNS).replace("STEAL_LIMIT", f"{STEAL_LIMIT:g} %")
              + " |", "|" + "---|" * len(MEDIAN_COLUMNS)]
     for name, rows in by_probe.items():
